@@ -1,0 +1,1 @@
+"""Machines, engines, configs, engine clients and the simulator."""

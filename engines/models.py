@@ -1,0 +1,127 @@
+"""Machines, the engines on them, and the configs a run is measured with."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.urls import reverse
+from django.utils.text import slugify
+
+
+class Machine(models.Model):
+    """One workstation. It has its own Celery queue, so two jobs never share the box."""
+
+    name = models.CharField(max_length=100, unique=True)
+    bandwidth_gbps = models.FloatField(
+        "memory bandwidth (GB/s)", validators=[MinValueValidator(0.1), MaxValueValidator(100_000)]
+    )
+    memory_gb = models.FloatField(
+        "memory (GB)", validators=[MinValueValidator(0.1), MaxValueValidator(100_000)]
+    )
+    notes = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def queue_name(self) -> str:
+        """The Celery queue a worker on this machine consumes (`celery worker -Q ...`)."""
+        return f"machine.{slugify(self.name)}"
+
+
+class Engine(models.Model):
+    """An inference engine's HTTP endpoint on a machine."""
+
+    class Kind(models.TextChoices):
+        OLLAMA = "ollama", "Ollama"
+        LLAMA_SERVER = "llama-server", "llama-server"
+        SGLANG = "sglang", "SGLang"
+        VLLM = "vllm", "vLLM"
+
+    machine = models.ForeignKey(Machine, models.PROTECT, related_name="engines")
+    name = models.CharField(max_length=100, unique=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    base_url = models.URLField("base URL", max_length=300)
+    # Sent as a bearer token; never rendered on a page, in the API or in an export.
+    api_key = models.CharField(max_length=300, blank=True)
+    simulator = models.BooleanField(
+        default=False, help_text="The SparkDash simulator, not a real engine (shown as such)."
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} (simulator)" if self.simulator else self.name
+
+
+class EngineConfig(models.Model):
+    """One set of engine and sampling settings that runs are measured with."""
+
+    engine = models.ForeignKey(Engine, models.PROTECT, related_name="configs")
+    name = models.CharField(max_length=100, unique=True)
+    model = models.CharField(max_length=300)
+    quantization = models.CharField(max_length=50, blank=True)
+    speculative_method = models.CharField(
+        max_length=50, blank=True, help_text="e.g. draft-simple, draft-mtp, ngram, mtp, EAGLE3"
+    )
+    draft_model = models.CharField(max_length=300, blank=True)
+    lookahead = models.PositiveIntegerField(
+        default=0, validators=[MaxValueValidator(64)], help_text="draft tokens per verification"
+    )
+    kv_cache_dtype = models.CharField("KV-cache dtype", max_length=30, blank=True)
+    prefix_caching = models.BooleanField(null=True, blank=True)
+    context_length = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(128), MaxValueValidator(10_000_000)]
+    )
+    temperature = models.FloatField(default=0.0, validators=[MinValueValidator(0), MaxValueValidator(5)])
+    top_p = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0), MaxValueValidator(1)])
+    top_k = models.PositiveIntegerField(null=True, blank=True)
+    seed = models.IntegerField(default=0)
+    max_tokens = models.PositiveIntegerField(
+        default=256, validators=[MinValueValidator(1), MaxValueValidator(131_072)]
+    )
+    extra_flags = models.TextField(blank=True, help_text="extra engine flags, as typed on its command line")
+    notes = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("engines:config-detail", args=[self.pk])
+
+    @property
+    def machine(self) -> Machine:
+        return self.engine.machine
+
+    def sampling(self) -> dict[str, Any]:
+        """The fixed sampling settings every request of a run is sent with."""
+        values = {"temperature": self.temperature, "top_p": self.top_p, "top_k": self.top_k}
+        values |= {"seed": self.seed, "max_tokens": self.max_tokens}
+        return {k: v for k, v in values.items() if v is not None}
+
+    def snapshot(self) -> dict[str, Any]:
+        """Every setting of this config and its engine, frozen into a run's provenance."""
+        fields = [f.name for f in self._meta.fields if f.name not in ("id", "engine", "created", "updated")]
+        data: dict[str, Any] = {name: getattr(self, name) for name in fields}
+        data["engine"] = {
+            "name": self.engine.name,
+            "kind": self.engine.kind,
+            "base_url": self.engine.base_url,
+            "simulator": self.engine.simulator,
+        }
+        data["machine"] = {
+            "name": self.machine.name,
+            "bandwidth_gbps": self.machine.bandwidth_gbps,
+            "memory_gb": self.machine.memory_gb,
+        }
+        return data

@@ -1,0 +1,1 @@
+"""Runs, samples, the jobs' Django glue, Celery tasks and live updates."""

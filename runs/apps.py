@@ -1,0 +1,7 @@
+"""App config for runs."""
+from django.apps import AppConfig
+
+
+class RunsConfig(AppConfig):
+    name = "runs"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,117 @@
+"""Runs (one job against one config) and their samples."""
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+from engines.models import EngineConfig, Machine
+
+
+class RunDict(TypedDict):
+    id: int
+    status: str
+    config: str
+    job: str
+    machine: str
+    engine: str
+    simulator: bool
+    params: dict[str, Any]
+    progress: dict[str, int]
+    summary: dict[str, Any]
+    provenance: dict[str, Any]
+    error: str
+    created: str
+    started: str | None
+    finished: str | None
+
+
+class Run(models.Model):
+    """One job run against one config, with its summary and provenance."""
+
+    class Job(models.TextChoices):
+        SPEED = "speed", "Speed"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    TERMINAL = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
+
+    config = models.ForeignKey(EngineConfig, models.PROTECT, related_name="runs")
+    # Copied from the config at creation: which box's queue the run waits in.
+    machine = models.ForeignKey(Machine, models.PROTECT, related_name="runs")
+    job = models.CharField(max_length=30, choices=Job.choices)
+    params = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    created = models.DateTimeField(default=timezone.now)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    summary = models.JSONField(default=dict, blank=True)
+    provenance = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [
+            models.Index(fields=["machine", "status"]),
+            models.Index(fields=["config", "-created"]),
+            models.Index(fields=["status", "-created"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} ({self.job} on {self.config_id})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("runs:detail", args=[self.pk])
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.TERMINAL
+
+    def to_dict(self) -> RunDict:
+        """The one shape of a run: API, CLI, websocket and polling all send this."""
+        engine = self.config.engine
+        return {
+            "id": self.pk,
+            "status": self.status,
+            "config": self.config.name,
+            "job": self.job,
+            "machine": self.machine.name,
+            "engine": engine.name,
+            "simulator": engine.simulator,
+            "params": self.params,
+            "progress": {"done": self.progress_done, "total": self.progress_total},
+            "summary": self.summary,
+            "provenance": self.provenance,
+            "error": self.error,
+            "created": self.created.isoformat(),
+            "started": self.started.isoformat() if self.started else None,
+            "finished": self.finished.isoformat() if self.finished else None,
+        }
+
+
+class Sample(models.Model):
+    """One measurement of a run (e.g. one request's figures), numbered within the run."""
+
+    run = models.ForeignKey(Run, models.CASCADE, related_name="samples")
+    seq = models.PositiveIntegerField()
+    t = models.FloatField(help_text="seconds since the run started")
+    kind = models.CharField(max_length=30)
+    values = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["run", "seq"]
+        constraints = [models.UniqueConstraint(fields=["run", "seq"], name="sample_run_seq_unique")]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seq": self.seq, "t": self.t, "kind": self.kind, "values": self.values}

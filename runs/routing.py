@@ -1,0 +1,2 @@
+"""Websocket routes of the runs app."""
+websocket_urlpatterns: list = []
