@@ -4,6 +4,8 @@ Plain async Python with no Django import, so the measurement core is testable al
 """
 from __future__ import annotations
 
+import json
+import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
@@ -17,6 +19,7 @@ __all__ = [
     "EngineClient",
     "EngineError",
     "EngineFigures",
+    "EngineHTTPError",
     "Generation",
     "GenerationRequest",
     "now",
@@ -30,6 +33,14 @@ def now() -> float:
 
 class EngineError(Exception):
     """A request to an engine failed; the message is a reason a user can read."""
+
+
+class EngineHTTPError(EngineError):
+    """The engine answered with an HTTP error status (kept apart so callers can tell a missing endpoint)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -97,13 +108,21 @@ class EngineClient(ABC):
 
     kind: ClassVar[str]
 
-    def __init__(self, base_url: str, api_key: str = "", timeout: float = 300.0) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str = "",
+        timeout: float = 300.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        """:param transport: an httpx transport to use instead of the network (tests pass a MockTransport)."""
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.base_url = base_url.rstrip("/")
         self.http = httpx.AsyncClient(
             base_url=self.base_url,
             headers=headers,
             timeout=httpx.Timeout(timeout, connect=10.0),
+            transport=transport,
         )
 
     async def __aenter__(self) -> EngineClient:
@@ -141,3 +160,112 @@ class EngineClient(ABC):
     @abstractmethod
     async def model_info(self, model: str) -> dict[str, Any]:
         """What the engine says about a model: at least `id`, and `digest` where known."""
+
+    async def _stream_lines(self, path: str, body: dict[str, Any]) -> AsyncIterator[str]:
+        """POST `body` and yield the answer's lines as they arrive; every failure becomes EngineError."""
+        try:
+            async with self.http.stream("POST", path, json=body) as response:
+                if response.status_code >= 400:
+                    raise await _http_error(response)
+                async for line in _utf8_lines(response.aiter_bytes()):
+                    yield line
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise self._transport_error(exc) from exc
+
+    async def _get_object(self, path: str) -> dict[str, Any]:
+        return await self._request_object("GET", path)
+
+    async def _post_object(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        return await self._request_object("POST", path, body)
+
+    async def _request_object(
+        self, method: str, path: str, body: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """One plain request whose answer must be a JSON object."""
+        try:
+            response = await self.http.request(method, path, json=body)
+            if response.status_code >= 400:
+                raise await _http_error(response)
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise self._transport_error(exc) from exc
+        return load_json_object(_decode(response.content), f"answer from {self.base_url}{path}")
+
+    def _transport_error(self, exc: Exception) -> EngineError:
+        reason = str(exc) or type(exc).__name__
+        if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.InvalidURL):
+            return EngineError(f"cannot reach {self.base_url}: {reason}")
+        if isinstance(exc, httpx.TimeoutException):
+            limit = self.http.timeout.read
+            return EngineError(f"{self.base_url} timed out ({type(exc).__name__}, limit {limit:g}s)")
+        return EngineError(f"connection to {self.base_url} failed: {reason}")
+
+
+def load_json_object(text: str, what: str) -> dict[str, Any]:
+    """Parse one JSON object from an engine, or raise EngineError naming `what` and the text."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise EngineError(f"malformed {what}: {text[:100]}")
+    return data
+
+
+def merge_extra(body: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """The request body with `extra` laid over it; nested dicts (options, stream_options) merge a level."""
+    merged = dict(body)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def stopped_mid_answer(n_chunks: int) -> EngineError:
+    return EngineError(f"engine stopped mid-answer after {n_chunks} chunks")
+
+
+def as_int(value: Any) -> int | None:
+    """An engine count as int; None when missing or not a number (bool is not a count)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value)
+
+
+def as_float(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+_TAG = re.compile(r"<[^>]*>")
+
+
+async def _http_error(response: httpx.Response) -> EngineHTTPError:
+    body = await response.aread()
+    text = " ".join(_TAG.sub(" ", body.decode("utf-8", errors="replace")).split())
+    url = response.request.url
+    return EngineHTTPError(
+        f"{url} answered HTTP {response.status_code}: {text[:200] or '(empty body)'}",
+        response.status_code,
+    )
+
+
+async def _utf8_lines(pieces: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    """Split a byte stream on newlines; each line goes out as soon as its newline arrives."""
+    pending = b""
+    async for piece in pieces:
+        # Splitting bytes, not text, is safe: no multi-byte UTF-8 sequence contains b"\n".
+        *lines, pending = (pending + piece).split(b"\n")
+        for line in lines:
+            yield _decode(line.rstrip(b"\r"))
+    if pending.strip():
+        yield _decode(pending.rstrip(b"\r"))
+
+
+def _decode(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise EngineError(f"engine sent bytes that are not UTF-8 ({exc.reason}): {raw[:100]!r}") from None

@@ -1,0 +1,228 @@
+"""The OpenAI-compatible API of llama-server, vLLM and SGLang: /v1/chat/completions streamed as SSE.
+
+Token counts come from the usage chunk (stream_options.include_usage). llama-server also attaches
+`timings` (milliseconds) to its last chunk: engine-side prompt and decode time, cache and draft counts.
+"""
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import httpx
+
+from engines.clients import base
+from engines.clients.base import (
+    Chunk,
+    EngineClient,
+    EngineError,
+    EngineFigures,
+    EngineHTTPError,
+    GenerationRequest,
+    as_float,
+    as_int,
+    load_json_object,
+    merge_extra,
+    stopped_mid_answer,
+)
+
+__all__ = ["OpenAIClient"]
+
+# Where each engine tells its version: (path, key), tried in order; SGLang renamed its endpoint.
+_VERSION_SOURCES: dict[str, tuple[tuple[str, str], ...]] = {
+    "llama-server": (("/props", "build_info"),),
+    "vllm": (("/version", "version"),),
+    "sglang": (("/server_info", "version"), ("/get_server_info", "version")),
+}
+_IGNORED_SSE_FIELDS = ("event", "id", "retry")
+
+
+class OpenAIClient(EngineClient):
+    """Talks to an engine's OpenAI-compatible API; `flavour` says which engine is behind it."""
+
+    kind: ClassVar[str] = "openai"
+    flavours: ClassVar[tuple[str, ...]] = tuple(_VERSION_SOURCES)
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str = "",
+        timeout: float = 300.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+        *,
+        flavour: str,
+    ) -> None:
+        """:param flavour: "llama-server", "sglang" or "vllm"; other arguments as EngineClient."""
+        if flavour not in self.flavours:
+            raise ValueError(f"unknown OpenAI-compatible engine {flavour!r}")
+        super().__init__(base_url, api_key, timeout, transport)
+        self.flavour = flavour
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[Chunk | EngineFigures]:
+        answer = _Answer()
+        done = False
+        async with aclosing(self._stream_lines("/v1/chat/completions", self.chat_body(request))) as lines:
+            async for line in lines:
+                payload = self._sse_data(line)
+                if payload is None:
+                    continue
+                if payload == "[DONE]":
+                    done = True
+                    break
+                data = load_json_object(payload, "SSE data line")
+                t = base.now()
+                _raise_reported_error(data, self.base_url)
+                text = answer.take(data)
+                if text:
+                    answer.n_chunks += 1
+                    yield Chunk(t, text)
+        if not done or answer.finish_reason is None:
+            raise stopped_mid_answer(answer.n_chunks)
+        yield answer.figures()
+
+    def chat_body(self, request: GenerationRequest) -> dict[str, Any]:
+        """The /v1/chat/completions body; `request.extra` is laid over it."""
+        body: dict[str, Any] = {
+            "model": request.model,
+            "messages": request.messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+        }
+        optional = {"seed": request.seed, "top_p": request.top_p, "top_k": request.top_k}
+        body.update({key: value for key, value in optional.items() if value is not None})
+        if self.flavour == "llama-server":
+            body["cache_prompt"] = True
+        return merge_extra(body, request.extra)
+
+    async def version(self) -> str | None:
+        for path, key in _VERSION_SOURCES[self.flavour]:
+            try:
+                data = await self._get_object(path)
+            except EngineHTTPError:
+                continue
+            value = data.get(key)
+            return str(value) if value else None
+        return None
+
+    async def model_info(self, model: str) -> dict[str, Any]:
+        """The /v1/models entry whose id is `model`, or the first one (llama-server serves one model)."""
+        listed = (await self._get_object("/v1/models")).get("data")
+        entries = [e for e in listed if isinstance(e, dict)] if isinstance(listed, list) else []
+        if not entries:
+            raise EngineError(f"{self.base_url}/v1/models lists no models")
+        entry = next((e for e in entries if e.get("id") == model), entries[0])
+        meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+        return {
+            "id": entry.get("id"),
+            "digest": None,
+            "max_model_len": entry.get("max_model_len"),
+            "root": entry.get("root"),
+            "owned_by": entry.get("owned_by"),
+            "n_params": meta.get("n_params"),
+            "n_ctx_train": meta.get("n_ctx_train"),
+            "size": meta.get("size"),
+        }
+
+    def _sse_data(self, line: str) -> str | None:
+        """The payload of a `data:` line; None for blank lines, comments and fields we do not use."""
+        if not line or line.startswith(":"):
+            return None
+        field, sep, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if field == "data" and sep:
+            return value
+        if field == "error" and sep:
+            # Older llama-server builds report a mid-stream failure as an `error:` line.
+            raise EngineError(f"{self.base_url} reported an error: {value[:200]}")
+        if field in _IGNORED_SSE_FIELDS:
+            return None
+        raise EngineError(f"malformed SSE line: {line[:100]}")
+
+
+@dataclass
+class _Answer:
+    """What the stream has told so far, beyond the content itself."""
+
+    n_chunks: int = 0
+    finish_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    timings: dict[str, Any] | None = None
+
+    def take(self, data: dict[str, Any]) -> str:
+        """Note the chunk's finish reason, usage and timings; return its content."""
+        text = ""
+        choices = data.get("choices") if isinstance(data.get("choices"), list) else []
+        for choice in (c for c in choices if isinstance(c, dict)):
+            delta = choice.get("delta")
+            content = delta.get("content") if isinstance(delta, dict) else None
+            text += content if isinstance(content, str) else ""
+            if choice.get("finish_reason"):
+                self.finish_reason = str(choice["finish_reason"])
+        # Later chunks win: with continuous usage stats every chunk carries a running total.
+        if isinstance(data.get("usage"), dict):
+            self.usage = data["usage"]
+        if isinstance(data.get("timings"), dict):
+            self.timings = data["timings"]
+        return text
+
+    def figures(self) -> EngineFigures:
+        usage = self.usage or {}
+        details = usage.get("prompt_tokens_details")
+        figures = EngineFigures(
+            output_tokens=as_int(usage.get("completion_tokens")),
+            prompt_tokens=as_int(usage.get("prompt_tokens")),
+            cached_tokens=as_int(details.get("cached_tokens")) if isinstance(details, dict) else None,
+            finish_reason=self.finish_reason,
+        )
+        if self.timings:
+            add_timings(figures, self.timings)
+        return figures
+
+
+def add_timings(figures: EngineFigures, timings: dict[str, Any]) -> None:
+    """Fill `figures` from llama-server's `timings`; usage counts, when present, are kept."""
+    predicted_n = as_int(timings.get("predicted_n"))
+    cache_n = as_int(timings.get("cache_n"))
+    prompt_n = as_int(timings.get("prompt_n"))
+    if figures.output_tokens is None:
+        figures.output_tokens = predicted_n
+    if figures.prompt_tokens is None and cache_n is not None and prompt_n is not None:
+        figures.prompt_tokens = cache_n + prompt_n
+    if cache_n is not None:
+        figures.cached_tokens = cache_n
+    figures.prompt_s = _seconds(timings.get("prompt_ms"))
+    figures.decode_s = _seconds(timings.get("predicted_ms"))
+    figures.decode_tps = as_float(timings.get("predicted_per_second"))
+    _add_drafts(figures, timings, predicted_n)
+
+
+def _add_drafts(figures: EngineFigures, timings: dict[str, Any], predicted_n: int | None) -> None:
+    draft_n = as_int(timings.get("draft_n"))
+    if not draft_n:  # llama-server omits the draft fields when nothing was drafted
+        return
+    accepted = as_int(timings.get("draft_n_accepted"))
+    figures.draft_tokens = draft_n
+    figures.accepted_tokens = accepted
+    if predicted_n is not None and accepted is not None:
+        # An estimate: llama-server does not report its verification steps. Each step emits its
+        # accepted drafts plus one token, and the first token comes from prefill; exact only when
+        # every step had a non-empty draft (ENGINES.md section 6).
+        figures.verifications = max(predicted_n - 1 - accepted, 0)
+
+
+def _seconds(ms: Any) -> float | None:
+    value = as_float(ms)
+    return value / 1000 if value is not None else None
+
+
+def _raise_reported_error(data: dict[str, Any], url: str) -> None:
+    """Raise the error an engine reports inside the stream: {"error": ...} or vLLM's {"object": "error"}."""
+    error = data.get("error")
+    if error is None and data.get("object") == "error":
+        error = data
+    if error is not None:
+        message = error.get("message", error) if isinstance(error, dict) else error
+        raise EngineError(f"{url} reported an error: {str(message)[:200]}")
