@@ -1,0 +1,64 @@
+"""`manage.py simengine --port P`: serve the SparkDash SIMULATOR, a fake engine, in the foreground."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from engines.simulator import FAULTS, SimProfile, serve_forever
+
+# flag -> (option dest = SimProfile field, rule, what it says); None is "not given" where allowed.
+RULES: dict[str, tuple[str, Callable[[Any], bool], str]] = {
+    "--port": ("port", lambda v: 0 <= v <= 65535, "must be in 0..65535"),
+    "--decode-tps": ("decode_tps", lambda v: v is None or v > 0, "must be > 0"),
+    "--ttft-ms": ("ttft_ms", lambda v: v >= 0, "must be >= 0"),
+    "--acceptance": ("acceptance", lambda v: 0 <= v <= 1, "must be in [0, 1]"),
+    "--lookahead": ("lookahead", lambda v: 0 <= v <= 64, "must be in 0..64"),
+    "--draft-cost": ("draft_cost", lambda v: v >= 0, "must be >= 0"),
+    "--max-tokens": ("default_max_tokens", lambda v: v >= 1, "must be >= 1"),
+    "--bandwidth-gbps": ("bandwidth_gbps", lambda v: v is None or v > 0, "must be > 0"),
+    "--model-gb": ("model_gb", lambda v: v is None or v > 0, "must be > 0"),
+    "--fault-after": ("fault_after", lambda v: v >= 0, "must be >= 0"),
+}
+PROFILE_FIELDS = [name for flag, (name, _, _) in RULES.items() if flag != "--port"] + ["fault"]
+
+
+class Command(BaseCommand):
+    help = (
+        "Serve the SparkDash simulator: a fake, bandwidth-bound engine speaking the Ollama and "
+        "OpenAI-compatible (llama-server) APIs with scheduled, deterministic timings."
+    )
+    requires_system_checks: list[str] = []  # it uses no models or settings
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--port", type=int, required=True, help="0 picks a free port")
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--decode-tps", type=float, help="plain decode speed (default 40)")
+        parser.add_argument("--ttft-ms", type=float, default=150.0)
+        parser.add_argument("--acceptance", type=float, default=0.7, help="per draft position")
+        parser.add_argument("--lookahead", type=int, default=0, help="draft tokens; 0 = off")
+        parser.add_argument("--draft-cost", type=float, default=0.05, help="x one target pass")
+        parser.add_argument("--max-tokens", dest="default_max_tokens", type=int, default=128)
+        parser.add_argument("--bandwidth-gbps", type=float, help="with --model-gb, sets decode speed")
+        parser.add_argument("--model-gb", type=float)
+        parser.add_argument("--fault", choices=FAULTS)
+        parser.add_argument("--fault-after", type=int, default=0, help="tokens before the fault")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        for flag, (name, rule, says) in RULES.items():
+            if not rule(options[name]):
+                raise CommandError(f"{flag} {says}, not {options[name]}")
+        profile = SimProfile(**{name: options[name] for name in PROFILE_FIELDS})
+        serve_forever(profile, options["host"], options["port"], lambda url: self._announce(profile, url))
+
+    def _announce(self, profile: SimProfile, url: str) -> None:
+        spec = "no drafts"
+        if profile.lookahead:
+            spec = f"lookahead {profile.lookahead}, acceptance {profile.acceptance:g}"
+        fault = f", fault {profile.fault} after {profile.fault_after} tokens" if profile.fault else ""
+        self.stdout.write(
+            f"SparkDash SIMULATOR (not a real engine) listening on {url} (Ollama /api/*, OpenAI /v1/*): "
+            f"decode {profile.tps:g} tok/s, TTFT {profile.ttft_ms:g} ms, {spec}{fault}"
+        )
+        self.stdout.flush()

@@ -1,0 +1,23 @@
+"""SparkDash's demo engine: a SIMULATOR of a bandwidth-bound inference box.
+
+It speaks Ollama's native API and llama-server's OpenAI-compatible API with timings taken from
+a deterministic schedule, so the dashboard can be demoed and tested without a GPU. Every
+version string it reports contains "sparkdash-simulator". No Django import here.
+"""
+from .app import ASGIApp, build_app
+from .schedule import FAULTS, Emission, Schedule, SimProfile, plan, schedule
+from .server import SimServer, serve_forever, serve_in_thread
+
+__all__ = [
+    "FAULTS",
+    "ASGIApp",
+    "Emission",
+    "Schedule",
+    "SimProfile",
+    "SimServer",
+    "build_app",
+    "plan",
+    "schedule",
+    "serve_forever",
+    "serve_in_thread",
+]

@@ -1,0 +1,227 @@
+"""The simulator as a raw ASGI application: routing, request fields, paced streaming, faults.
+
+Chunks leave at absolute times (request arrival + scheduled offset on the loop clock), so
+sleep overshoot never accumulates and client-side figures match the schedule.
+"""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+from .meta import META
+from .schedule import SimProfile, plan
+from .wire import FORMATS, Format, OpenAIChat, Reply
+
+__all__ = ["ASGIApp", "build_app"]
+
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
+
+TIMER_SLACK_S = 0.0012  # how early to wake before a deadline, to finish the wait precisely
+
+
+class BadRequest(Exception):
+    """The request body cannot be understood; answered with HTTP 400."""
+
+
+class _Http:
+    """The few ASGI HTTP moves the simulator needs."""
+
+    def __init__(self, receive: Receive, send: Send) -> None:
+        self.receive, self.send = receive, send
+        # When the request arrived: on the loop clock (for pacing) and the wall clock (stamps).
+        self.t0, self.arrived = asyncio.get_running_loop().time(), time.time()
+
+    async def json_body(self) -> dict[str, Any]:
+        raw, more = b"", True
+        while more:
+            message = await self.receive()
+            raw, more = raw + message.get("body", b""), message.get("more_body", False)
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            raise BadRequest("the request body is not JSON") from None
+        if not isinstance(body, dict):
+            raise BadRequest("the request body must be a JSON object")
+        return body
+
+    async def start(self, status: int, media_type: str, length: int | None = None) -> None:
+        headers = [(b"content-type", media_type.encode())]
+        if length is not None:
+            headers.append((b"content-length", str(length).encode()))
+        await self.send({"type": "http.response.start", "status": status, "headers": headers})
+
+    async def write(self, data: bytes, more: bool = True) -> None:
+        await self.send({"type": "http.response.body", "body": data, "more_body": more})
+
+    async def respond(self, status: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        await self.start(status, "application/json", len(data))
+        await self.write(data, more=False)
+
+    async def wait_disconnect(self) -> None:
+        while (await self.receive())["type"] != "http.disconnect":
+            pass
+
+
+@dataclass(frozen=True)
+class Asked:
+    """The request fields the simulator honours, whatever the wire format."""
+
+    model: str | None
+    limit: int | None
+    seed: int
+    stream: bool
+    prompt: str
+    include_usage: bool = False
+
+
+def build_app(profile: SimProfile) -> ASGIApp:
+    """An ASGI app that answers like Ollama and llama-server, paced by `profile`."""
+    ids = itertools.count(1)
+
+    async def app(scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        http = _Http(receive, send)
+        try:
+            await _route(http, profile, scope["method"], scope["path"], next(ids))
+        except BadRequest as exc:
+            fmt = FORMATS.get(scope["path"])
+            await http.respond(400, fmt.error(400, str(exc)) if fmt else {"error": str(exc)})
+
+    return app
+
+
+async def _route(http: _Http, profile: SimProfile, method: str, path: str, n: int) -> None:
+    if (method, path) in META:
+        return await http.respond(200, META[method, path](profile))
+    fmt = FORMATS.get(path)
+    if fmt is None:
+        return await http.respond(404, {"error": f"no route {path}"})
+    if method != "POST":
+        return await http.respond(405, {"error": f"{path} takes POST"})
+    asked = (_ask_openai if isinstance(fmt, OpenAIChat) else _ask_ollama)(await http.json_body())
+    if profile.fault == "http-500":
+        return await http.respond(500, fmt.error(500, "simulated engine failure (fault http-500)"))
+    if profile.fault == "hang":
+        return await http.wait_disconnect()
+    reply = _reply(profile, asked, f"chatcmpl-sim{n}", http.arrived)
+    run = _stream if asked.stream else _whole
+    await _until_disconnect(http, run(http, profile, fmt, reply))
+
+
+def _reply(profile: SimProfile, asked: Asked, reply_id: str, arrived: float) -> Reply:
+    # A negative limit means "no limit" to both Ollama and llama-server.
+    limit = asked.limit if asked.limit is not None and asked.limit >= 0 else None
+    n_tokens = profile.default_max_tokens if limit is None else max(1, limit)
+    return Reply(
+        model=asked.model or profile.model,
+        sched=plan(profile, n_tokens, asked.seed),
+        prompt_n=max(1, (len(asked.prompt) + 3) // 4),
+        # Without a limit the simulated model "stops by itself" at default_max_tokens.
+        finish_reason="stop" if limit is None else "length",
+        include_usage=asked.include_usage,
+        id=reply_id,
+        arrived=arrived,
+    )
+
+
+async def _stream(http: _Http, profile: SimProfile, fmt: Format, reply: Reply) -> None:
+    await http.start(200, fmt.media_type)
+    faulty, sent = profile.fault in ("cut", "malformed"), 0
+    for emission in reply.sched.emissions:
+        if faulty and sent >= profile.fault_after:
+            break
+        data = fmt.content(reply, sent, emission)  # rendered before the wait, to leave on time
+        await _sleep_until(http.t0 + emission.offset_s)
+        await http.write(data)
+        sent += emission.n_tokens
+    if profile.fault == "malformed":
+        await http.write(fmt.malformed())
+    elif profile.fault != "cut":
+        await http.write(fmt.tail(reply))
+    await http.write(b"", more=False)
+
+
+async def _whole(http: _Http, profile: SimProfile, fmt: Format, reply: Reply) -> None:
+    await _sleep_until(http.t0 + reply.sched.last_s)
+    body = json.dumps(fmt.whole(reply)).encode()
+    if profile.fault == "malformed":
+        body = fmt.malformed()
+    elif profile.fault == "cut":
+        body = body[: len(body) // 2]
+    await http.start(200, "application/json")
+    await http.write(body, more=False)
+
+
+async def _sleep_until(deadline: float) -> None:
+    loop = asyncio.get_running_loop()
+    if deadline - loop.time() > TIMER_SLACK_S:
+        await asyncio.sleep(deadline - loop.time() - TIMER_SLACK_S)
+    delay = deadline - loop.time()
+    if delay > 0:
+        # asyncio's epoll timeouts round up to whole milliseconds, i.e. ~1 % of a 150 ms TTFT;
+        # the last sub-millisecond is slept blocking, which is precise (and frees the GIL).
+        time.sleep(delay)  # noqa: ASYNC251
+
+
+async def _until_disconnect(http: _Http, work: Coroutine[Any, Any, None]) -> None:
+    """Run a reply, abandoning it when the client goes away (as an engine frees the slot)."""
+    reply = asyncio.ensure_future(work)
+    gone = asyncio.ensure_future(http.wait_disconnect())
+    done, pending = await asyncio.wait({reply, gone}, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    if reply in done:
+        reply.result()
+
+
+def _ask_ollama(body: dict[str, Any]) -> Asked:
+    options = body.get("options") or {}
+    if not isinstance(options, dict):
+        raise BadRequest("options must be an object")
+    if "messages" in body:
+        prompt = _messages_text(body["messages"])
+    else:
+        prompt = f"{body.get('system') or ''}{body.get('prompt') or ''}"
+    stream = body.get("stream") is not False  # Ollama streams unless told not to
+    seed = _int(options, "seed") or 0
+    return Asked(body.get("model"), _int(options, "num_predict"), seed, stream, prompt)
+
+
+def _ask_openai(body: dict[str, Any]) -> Asked:
+    keys = [k for k in ("max_tokens", "max_completion_tokens", "n_predict") if body.get(k) is not None]
+    limit = _int(body, keys[0]) if keys else None
+    stream_options = body.get("stream_options") or {}
+    include_usage = isinstance(stream_options, dict) and stream_options.get("include_usage") is True
+    prompt = _messages_text(body.get("messages", []))
+    seed = _int(body, "seed") or 0
+    return Asked(body.get("model"), limit, seed, body.get("stream") is True, prompt, include_usage)
+
+
+def _int(obj: dict[str, Any], key: str) -> int | None:
+    value = obj.get(key)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise BadRequest(f"{key} must be an integer")
+    return value
+
+
+def _messages_text(messages: Any) -> str:
+    if not isinstance(messages, list):
+        raise BadRequest("messages must be a list")
+    parts: list[str] = []
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):  # OpenAI content parts
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        parts.append(content if isinstance(content, str) else "")
+    return "\n".join(parts)

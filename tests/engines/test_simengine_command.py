@@ -1,0 +1,58 @@
+"""`manage.py simengine`: argument checks, the profile it serves, and a real foreground run."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from io import StringIO
+from pathlib import Path
+from unittest import mock
+
+import httpx
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from engines.simulator import SimProfile
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [("--acceptance", "1.5"), ("--acceptance", "-0.1"), ("--decode-tps", "0"), ("--lookahead", "65")],
+)
+def test_it_rejects_an_impossible_value_naming_the_flag(flag: str, value: str) -> None:
+    with pytest.raises(CommandError, match=flag):
+        call_command("simengine", "--port", "0", flag, value)
+
+
+def test_it_rejects_an_unknown_fault() -> None:
+    with pytest.raises(CommandError, match="--fault"):
+        call_command("simengine", "--port", "0", "--fault", "explode")
+
+
+@mock.patch("engines.management.commands.simengine.serve_forever", autospec=True)
+def test_it_serves_the_profile_it_was_given(serve_forever: mock.Mock) -> None:
+    serve_forever.side_effect = lambda profile, host, port, on_ready: on_ready("http://127.0.0.1:9")
+    out = StringIO()
+    args = ["--port", "9", "--decode-tps", "25", "--lookahead", "4", "--fault", "cut", "--fault-after", "2"]
+    call_command("simengine", *args, stdout=out)
+    profile = SimProfile(decode_tps=25, lookahead=4, fault="cut", fault_after=2)
+    serve_forever.assert_called_once_with(profile, "127.0.0.1", 9, mock.ANY)
+    assert "SIMULATOR" in out.getvalue()
+    assert "http://127.0.0.1:9" in out.getvalue()
+
+
+def test_it_serves_in_the_foreground_until_stopped() -> None:
+    command = [sys.executable, "manage.py", "simengine", "--port", "0"]
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        url = line.split("listening on ")[1].split()[0]
+        version = httpx.get(f"{url}/api/version", timeout=5).json()["version"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert "SIMULATOR" in line
+    assert "sparkdash-simulator" in version
