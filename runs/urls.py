@@ -1,5 +1,13 @@
-"""URLs of the runs app."""
+"""URLs of the runs app: pages, the JSON API and the polling fallback."""
 from django.urls import path
 
+from runs import api, views
+
 app_name = "runs"
-urlpatterns: list = []
+urlpatterns = [
+    path("runs/", views.run_list, name="list"),
+    path("runs/<int:pk>/", views.run_detail, name="detail"),
+    path("runs/<int:pk>/cancel/", views.run_cancel, name="cancel"),
+    path("api/runs/<int:pk>", api.run_detail, name="api-run"),
+    path("api/runs/<int:pk>/samples", api.run_samples, name="api-samples"),
+]

@@ -1,0 +1,55 @@
+"""Admin for machines, engines and configs; an engine's api_key is write-only here too."""
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+
+from engines.models import Engine, EngineConfig, Machine
+
+
+class EngineAdminForm(forms.ModelForm):
+    """Never renders the stored api_key; leaving the field empty keeps it."""
+
+    # Engines on a LAN usually speak plain http; typing "box:8000" should not become https.
+    base_url = forms.URLField(label="base URL", max_length=300, assume_scheme="http")
+    api_key = forms.CharField(
+        required=False,
+        widget=forms.PasswordInput(render_value=False),
+        help_text="Write-only. Leave empty to keep the current key.",
+    )
+    clear_api_key = forms.BooleanField(required=False, label="Remove the stored API key")
+
+    class Meta:
+        model = Engine
+        fields = ["machine", "name", "kind", "base_url", "api_key", "clear_api_key", "simulator"]
+
+    def clean_api_key(self) -> str:
+        new = self.cleaned_data.get("api_key", "")
+        return new or (self.instance.api_key if self.instance.pk else "")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("clear_api_key"):
+            data["api_key"] = ""
+        return data
+
+
+@admin.register(Machine)
+class MachineAdmin(admin.ModelAdmin):
+    list_display = ["name", "bandwidth_gbps", "memory_gb", "queue_name"]
+
+
+@admin.register(Engine)
+class EngineAdmin(admin.ModelAdmin):
+    form = EngineAdminForm
+    list_display = ["name", "kind", "machine", "base_url", "simulator"]
+    list_filter = ["kind", "machine", "simulator"]
+
+
+@admin.register(EngineConfig)
+class EngineConfigAdmin(admin.ModelAdmin):
+    list_display = ["name", "engine", "model", "quantization", "speculative_method", "lookahead"]
+    list_filter = ["engine"]
+    search_fields = ["name", "model"]

@@ -1,0 +1,95 @@
+"""Pages of the engines app: the home overview and the config list, detail and editor."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.db.models import OuterRef, Subquery
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from engines.forms import EngineConfigForm, SpeedRunForm
+from engines.models import EngineConfig, Machine
+from runs.models import Run
+from runs.services import start_run
+
+RECENT_RUNS = 5
+
+
+def _machine_overview(machine: Machine) -> dict[str, Any]:
+    runs = Run.objects.filter(machine=machine).select_related("config__engine", "machine")
+    return {
+        "machine": machine,
+        "running": runs.filter(status=Run.Status.RUNNING).first(),
+        "queued": runs.filter(status=Run.Status.QUEUED).count(),
+        "recent": runs[:RECENT_RUNS],
+    }
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    machines = Machine.objects.prefetch_related("engines")
+    overview = [_machine_overview(m) for m in machines]
+    return render(request, "engines/home.html", {"overview": overview})
+
+
+@login_required
+def config_list(request: HttpRequest) -> HttpResponse:
+    last_run = Run.objects.filter(config=OuterRef("pk")).order_by("-created").values("pk")[:1]
+    configs = list(EngineConfig.objects.select_related("engine").annotate(last_run_id=Subquery(last_run)))
+    last_runs = Run.objects.in_bulk([c.last_run_id for c in configs if c.last_run_id])
+    for config in configs:
+        config.last_run = last_runs.get(config.last_run_id)
+    return render(request, "engines/config_list.html", {"configs": configs})
+
+
+def _get_config(pk: int) -> EngineConfig:
+    return get_object_or_404(EngineConfig.objects.select_related("engine__machine"), pk=pk)
+
+
+def _render_detail(request: HttpRequest, config: EngineConfig, form: SpeedRunForm) -> HttpResponse:
+    runs = config.runs.select_related("config__engine", "machine")[:RECENT_RUNS * 2]
+    ctx = {"config": config, "runs": runs, "form": form}
+    return render(request, "engines/config_detail.html", ctx, status=400 if form.errors else 200)
+
+
+@login_required
+def config_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    config = _get_config(pk)
+    return _render_detail(request, config, SpeedRunForm(initial={"max_tokens": config.max_tokens}))
+
+
+@login_required
+@require_POST
+def config_start_run(request: HttpRequest, pk: int) -> HttpResponse:
+    """Queue a speed run of this config and go to its live page."""
+    config = _get_config(pk)
+    form = SpeedRunForm(request.POST)
+    if form.is_valid():
+        try:
+            run = start_run(config, Run.Job.SPEED, form.cleaned_data, request.user)
+        except ValueError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect(run)
+    return _render_detail(request, config, form)
+
+
+def _edit(request: HttpRequest, config: EngineConfig | None) -> HttpResponse:
+    data = request.POST if request.method == "POST" else None
+    form = EngineConfigForm(data, instance=config)
+    if form.is_valid():
+        return redirect(form.save())
+    ctx = {"form": form, "config": config}
+    return render(request, "engines/config_form.html", ctx, status=400 if form.errors else 200)
+
+
+@login_required
+def config_create(request: HttpRequest) -> HttpResponse:
+    return _edit(request, None)
+
+
+@login_required
+def config_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    return _edit(request, _get_config(pk))

@@ -1,0 +1,74 @@
+"""Template helpers that show run figures the one way PRODUCT.md defines them.
+
+A summary figure is a median with its spread, "median [min-max] unit (n=N)" (an en dash
+in the page). The same table of metrics is handed to run_detail.js as JSON, so live
+updates format figures identically.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, TypedDict
+
+from django import template
+from django.utils.html import format_html
+
+register = template.Library()
+
+EN_DASH = "\u2013"
+NOT_EXPOSED = "not exposed by this engine"
+NOT_YET = "no data yet"
+
+
+class Metric(TypedDict):
+    key: str
+    label: str
+    unit: str
+    scale: float
+    digits: int
+
+
+SUMMARY_METRICS: list[Metric] = [
+    {"key": "ttft_s", "label": "TTFT", "unit": "s", "scale": 1, "digits": 3},
+    {"key": "decode_tps_client", "label": "decode (client)", "unit": "tok/s", "scale": 1, "digits": 1},
+    {"key": "decode_tps_engine", "label": "decode (engine)", "unit": "tok/s", "scale": 1, "digits": 1},
+    {"key": "prefill_tps", "label": "prefill", "unit": "tok/s", "scale": 1, "digits": 0},
+    {"key": "e2e_s", "label": "E2E", "unit": "s", "scale": 1, "digits": 2},
+    # Stored as a 0..1 fraction, shown as a percentage.
+    {"key": "acceptance_rate", "label": "acceptance rate", "unit": "%", "scale": 100, "digits": 1},
+    {"key": "tokens_per_verification", "label": "tokens per verification", "unit": "tokens",
+     "scale": 1, "digits": 2},
+]
+METRICS_BY_KEY = {m["key"]: m for m in SUMMARY_METRICS}
+
+
+def format_spread(stats: dict[str, Any], metric: Metric) -> str:
+    """Format one {median, min, max, n} entry, e.g. 41.2 [39.8-43.0] tok/s (n=9)."""
+
+    def num(value: float) -> str:
+        return f"{value * metric['scale']:.{metric['digits']}f}"
+
+    spread = f"{num(stats['median'])} [{num(stats['min'])}{EN_DASH}{num(stats['max'])}]"
+    return f"{spread} {metric['unit']} (n={stats['n']})"
+
+
+@register.simple_tag
+def summary_figure(summary: dict[str, Any] | None, key: str) -> str:
+    """One summary figure as HTML; "—" with a reason when there is none."""
+    summary = summary or {}
+    stats = summary.get(key)
+    if not stats:
+        reason = NOT_EXPOSED if key in summary else NOT_YET
+        return format_html('<span class="missing" title="{}">—</span>', reason)
+    return format_html("<span>{}</span>", format_spread(stats, METRICS_BY_KEY[key]))
+
+
+@register.simple_tag
+def summary_metrics() -> list[Metric]:
+    """The metrics a summary table shows, in order (also serialised for run_detail.js)."""
+    return SUMMARY_METRICS
+
+
+@register.filter
+def pretty_json(value: Any) -> str:
+    """Indented JSON for a <pre> (escaped by the template like any other text)."""
+    return json.dumps(value, indent=2, sort_keys=True, default=str)

@@ -1,0 +1,65 @@
+"""Pages of the runs app: the filtered run list and the live run page."""
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from engines.models import EngineConfig, Machine
+from runs.models import Run
+from runs.services import cancel_run
+from runs.templatetags.run_format import SUMMARY_METRICS
+
+PAGE_SIZE = 50
+# GET parameter -> lookup; ids must be digits, anything else is ignored rather than a 500.
+FILTERS = {"config": "config_id", "machine": "machine_id", "job": "job", "status": "status"}
+ID_FILTERS = ("config", "machine")
+
+
+def _filtered(request: HttpRequest) -> tuple[QuerySet[Run], dict[str, str]]:
+    runs = Run.objects.select_related("config__engine", "machine")
+    chosen: dict[str, str] = {}
+    for param, lookup in FILTERS.items():
+        value = request.GET.get(param, "")
+        if value and (param not in ID_FILTERS or value.isdigit()):
+            runs = runs.filter(**{lookup: value})
+            chosen[param] = value
+    return runs, chosen
+
+
+@login_required
+def run_list(request: HttpRequest) -> HttpResponse:
+    runs, chosen = _filtered(request)
+    page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))
+    ctx = {
+        "page": page,
+        "chosen": chosen,
+        "configs": EngineConfig.objects.only("pk", "name"),
+        "machines": Machine.objects.only("pk", "name"),
+        "jobs": Run.Job.choices,
+        "statuses": Run.Status.choices,
+    }
+    return render(request, "runs/list.html", ctx)
+
+
+def _get_run(pk: int) -> Run:
+    return get_object_or_404(Run.objects.select_related("config__engine__machine", "machine"), pk=pk)
+
+
+@login_required
+def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """The live page: run_detail.js takes over from the embedded run."""
+    run = _get_run(pk)
+    ctx = {"run": run, "run_data": run.to_dict(), "metrics": SUMMARY_METRICS}
+    return render(request, "runs/detail.html", ctx)
+
+
+@login_required
+@require_POST
+def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    run = _get_run(pk)
+    cancel_run(run)
+    return redirect(run)

@@ -1,0 +1,164 @@
+from __future__ import annotations
+
+import json
+import shutil
+import time
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from runs.models import Run
+from tests.factories import EngineConfigFactory, EngineFactory, RunFactory, SampleFactory
+
+SECRET = "sk-very-secret-key-123"
+SPREAD = {"median": 41.25, "min": 39.8, "max": 43.0, "n": 9}
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def run() -> Run:
+    engine = EngineFactory(api_key=SECRET, simulator=True)
+    config = EngineConfigFactory(engine=engine)
+    return RunFactory(
+        config=config,
+        status=Run.Status.SUCCEEDED,
+        progress_done=9,
+        progress_total=9,
+        summary={"decode_tps_client": SPREAD, "acceptance_rate": None,
+                 "ttft_s": {"median": 0.2134, "min": 0.2, "max": 0.25, "n": 9}},
+        provenance={"engine_version": "b1234", "model": {"id": "qwen3", "digest": "sha256:abc"},
+                    "config": config.snapshot(), "harness_commit": "deadbeef"},
+    )
+
+
+def test_it_renders_the_run_pages(alice_client, run):
+    for url in (reverse("runs:list"), run.get_absolute_url()):
+        assert alice_client.get(url).status_code == 200, url
+
+
+def test_it_redirects_anonymous_users_to_login(client, run):
+    for url in (reverse("runs:list"), run.get_absolute_url()):
+        response = client.get(url)
+        assert response.status_code == 302
+        assert response.url.startswith("/login/?next=")
+
+
+def test_it_answers_401_json_to_anonymous_api_calls(client, run):
+    for name in ("runs:api-run", "runs:api-samples"):
+        response = client.get(reverse(name, args=[run.pk]))
+        assert response.status_code == 401
+        assert response.json() == {"error": "login required"}
+
+
+def test_it_never_shows_the_api_key(alice_client, run):
+    for url in (reverse("runs:list"), run.get_absolute_url()):
+        assert SECRET not in alice_client.get(url).content.decode(), url
+
+
+def test_it_embeds_the_run_for_the_live_page(alice_client, run):
+    html = alice_client.get(run.get_absolute_url()).content.decode()
+    start = html.index('<script id="run-data" type="application/json">') + len(
+        '<script id="run-data" type="application/json">'
+    )
+    embedded = json.loads(html[start : html.index("</script>", start)])
+    assert embedded == json.loads(json.dumps(run.to_dict()))
+    assert f'data-run-id="{run.pk}"' in html
+    assert 'data-status="succeeded" id="run-status"' in html
+    assert 'data-points="0"' in html
+    assert "/static/vendor/chart.umd.min.js" in html
+
+
+def test_it_shows_medians_with_their_spread(alice_client, run):
+    html = alice_client.get(run.get_absolute_url()).content.decode()
+    assert "41.2 [39.8\u201343.0] tok/s (n=9)" in html
+    assert "0.213 [0.200\u20130.250] s (n=9)" in html
+    assert 'title="not exposed by this engine">\u2014</span>' in html
+    assert "sha256:abc" in html
+    assert ">simulator</mark>" in html
+
+
+def test_it_shows_the_error_of_a_failed_run(alice_client):
+    failed = RunFactory(status=Run.Status.FAILED, error="request 3 of 24: HTTP 500 from engine")
+    html = alice_client.get(failed.get_absolute_url()).content.decode()
+    assert "request 3 of 24: HTTP 500 from engine" in html
+
+
+def test_it_filters_the_run_list_by_status(alice_client, run):
+    queued = RunFactory(status=Run.Status.QUEUED)
+    response = alice_client.get(reverse("runs:list"), {"status": "queued"})
+    runs = list(response.context["page"].object_list)
+    assert runs == [queued]
+
+
+def test_it_filters_the_run_list_by_config_and_machine(alice_client, run):
+    RunFactory()
+    by_config = alice_client.get(reverse("runs:list"), {"config": run.config_id})
+    by_machine = alice_client.get(reverse("runs:list"), {"machine": run.machine_id})
+    assert list(by_config.context["page"].object_list) == [run]
+    assert list(by_machine.context["page"].object_list) == [run]
+
+
+def test_it_ignores_malformed_filter_ids(alice_client, run):
+    response = alice_client.get(reverse("runs:list"), {"config": "abc"})
+    assert response.status_code == 200
+    assert list(response.context["page"].object_list) == [run]
+
+
+def test_it_paginates_the_run_list(alice_client, run):
+    RunFactory.create_batch(50, config=run.config)
+    first = alice_client.get(reverse("runs:list"))
+    second = alice_client.get(reverse("runs:list"), {"page": 2})
+    assert len(first.context["page"].object_list) == 50
+    assert len(second.context["page"].object_list) == 1
+    assert "page=2" in first.content.decode()
+
+
+def test_it_cancels_a_queued_run(alice_client):
+    queued = RunFactory(status=Run.Status.QUEUED)
+    response = alice_client.post(reverse("runs:cancel", args=[queued.pk]))
+    queued.refresh_from_db()
+    assert response.status_code == 302
+    assert queued.status == Run.Status.CANCELLED
+
+
+def test_it_serves_samples_after_a_seq_for_polling(alice_client, run):
+    for seq in range(3):
+        SampleFactory(run=run, seq=seq)
+    response = alice_client.get(reverse("runs:api-samples", args=[run.pk]), {"after": 0})
+    assert [s["seq"] for s in response.json()["samples"]] == [1, 2]
+    assert response.json()["run"]["status"] == "succeeded"
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_it_draws_every_sample_of_a_finished_run_in_the_browser(live_server, alice, run):
+    webdriver = pytest.importorskip("selenium.webdriver")
+    if not shutil.which("chromedriver") or not shutil.which("chromium"):
+        pytest.skip("needs chromium and chromedriver")
+    for seq in range(5):
+        SampleFactory(run=run, seq=seq)
+    SampleFactory(run=run, seq=5, kind="note", values={})
+    client = Client()
+    client.force_login(alice)
+    options = webdriver.ChromeOptions()
+    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"):
+        options.add_argument(arg)
+    options.binary_location = shutil.which("chromium")
+    driver = webdriver.Chrome(options=options)
+    try:
+        # The plain live server has no websocket route, so this also exercises the polling fallback.
+        driver.get(live_server.url + "/login/")
+        driver.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value})
+        driver.get(live_server.url + run.get_absolute_url())
+        canvas = 'document.getElementById("speed-chart").dataset.points'
+        for _ in range(50):
+            if driver.execute_script(f"return {canvas}") == "5":
+                break
+            time.sleep(0.1)
+        assert driver.execute_script(f"return {canvas}") == "5"
+        badge = driver.execute_script('return document.querySelector("h1 [data-status]").dataset.status')
+        assert badge == "succeeded"
+    finally:
+        driver.quit()
