@@ -53,6 +53,8 @@ class Run(models.Model):
     created = models.DateTimeField(default=timezone.now)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
+    # Refreshed at every flush; a running run whose heartbeat stops is reaped as lost.
+    heartbeat = models.DateTimeField(null=True, blank=True)
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
     summary = models.JSONField(default=dict, blank=True)
@@ -112,6 +114,9 @@ class Sample(models.Model):
     class Meta:
         ordering = ["run", "seq"]
         constraints = [models.UniqueConstraint(fields=["run", "seq"], name="sample_run_seq_unique")]
+
+    def __str__(self) -> str:
+        return f"sample {self.seq} of run {self.run_id}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"seq": self.seq, "t": self.t, "kind": self.kind, "values": self.values}

@@ -1,2 +1,8 @@
 """Websocket routes of the runs app."""
-websocket_urlpatterns: list = []
+from django.urls import path
+
+from runs.consumers import RunConsumer
+
+websocket_urlpatterns = [
+    path("ws/runs/<int:run_id>/", RunConsumer.as_asgi()),
+]

@@ -92,6 +92,7 @@ DATABASE_URL = os.getenv("DATABASE_URL", "")
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=envint("CONN_MAX_AGE", 0))}
 else:
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
@@ -137,7 +138,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "home"
+LOGIN_REDIRECT_URL = "engines:home"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-us"
@@ -152,6 +153,8 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 # Live updates: at most this many flushes (DB write + broadcast) per second per run.
 SPARKDASH_FLUSH_INTERVAL_S = float(os.getenv("SPARKDASH_FLUSH_INTERVAL_S", "0.25"))
 SPARKDASH_HARNESS_COMMIT = os.getenv("SPARKDASH_HARNESS_COMMIT", "")
+# A running run whose worker sent no heartbeat for this long is failed as lost.
+SPARKDASH_LOST_RUN_S = envint("SPARKDASH_LOST_RUN_S", 1800)
 
 LOGGING = {
     "version": 1,

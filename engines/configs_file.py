@@ -1,0 +1,104 @@
+"""Configs as code: upsert machines, engines and configs by name from a YAML file, all or nothing."""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import yaml
+from django.core.exceptions import ValidationError
+from django.db import models, transaction
+
+from engines.models import Engine, EngineConfig, Machine
+
+MAX_FILE_BYTES = 1_000_000
+
+MACHINE_KEYS = {"name", "bandwidth_gbps", "memory_gb", "notes"}
+ENGINE_KEYS = {"name", "machine", "kind", "url", "api_key", "api_key_env", "simulator"}
+CONFIG_KEYS = {f.name for f in EngineConfig._meta.fields} - {"id", "created", "updated"}
+
+
+class ConfigFileError(Exception):
+    """The file is not valid; the message names the entry and field. Nothing was written."""
+
+
+def load_text(text: str) -> dict[str, int]:
+    """Parse and apply a configs file; returns how many entries of each section were upserted."""
+    if len(text.encode()) > MAX_FILE_BYTES:
+        raise ConfigFileError(f"file is larger than {MAX_FILE_BYTES} bytes")
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigFileError(f"not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigFileError("top level must be a mapping with machines, engines and configs")
+    _check_keys("top level", data, {"machines", "engines", "configs"})
+    with transaction.atomic():
+        counts = {
+            "machines": _apply(data, "machines", MACHINE_KEYS, _machine),
+            "engines": _apply(data, "engines", ENGINE_KEYS, _engine),
+            "configs": _apply(data, "configs", CONFIG_KEYS, _config),
+        }
+    return counts
+
+
+def _apply(data: dict, section: str, keys: set[str], build: Any) -> int:
+    entries = data.get(section) or []
+    if not isinstance(entries, list):
+        raise ConfigFileError(f"{section} must be a list")
+    for i, entry in enumerate(entries):
+        where = f"{section}[{i}]"
+        if not isinstance(entry, dict) or not entry.get("name"):
+            raise ConfigFileError(f"{where}: must be a mapping with a name")
+        _check_keys(where, entry, keys)
+        _save(where, *build(where, dict(entry)))
+    return len(entries)
+
+
+def _check_keys(where: str, entry: dict, known: set[str]) -> None:
+    unknown = sorted(set(entry) - known)
+    if unknown:
+        raise ConfigFileError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(known))})")
+
+
+def _save(where: str, model: type[models.Model], name: str, values: dict[str, Any]) -> None:
+    obj = model.objects.filter(name=name).first() or model(name=name)
+    for field, value in values.items():
+        setattr(obj, field, value)
+    try:
+        obj.full_clean()
+    except ValidationError as exc:
+        field, messages = next(iter(exc.message_dict.items()))
+        raise ConfigFileError(f"{where} ({name}).{field}: {' '.join(messages)}") from None
+    obj.save()
+
+
+def _lookup(where: str, model: type[models.Model], name: Any) -> Any:
+    found = model.objects.filter(name=name).first()
+    if found is None:
+        raise ConfigFileError(f"{where}: no {model.__name__.lower()} named {name!r}")
+    return found
+
+
+def _machine(where: str, entry: dict) -> tuple:
+    return Machine, entry.pop("name"), entry
+
+
+def _engine(where: str, entry: dict) -> tuple:
+    name = entry.pop("name")
+    values = {
+        "machine": _lookup(where, Machine, entry.get("machine")),
+        "kind": entry.get("kind"),
+        "base_url": entry.get("url"),
+        "simulator": bool(entry.get("simulator", False)),
+    }
+    if "api_key_env" in entry:
+        values["api_key"] = os.getenv(str(entry["api_key_env"]), "")
+    elif "api_key" in entry:
+        values["api_key"] = entry["api_key"]
+    return Engine, name, values
+
+
+def _config(where: str, entry: dict) -> tuple:
+    name = entry.pop("name")
+    entry["engine"] = _lookup(where, Engine, entry.get("engine"))
+    return EngineConfig, name, entry

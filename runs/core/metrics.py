@@ -1,0 +1,68 @@
+"""Per-request figures, each computed by its one definition in docs/PRODUCT.md."""
+from __future__ import annotations
+
+from typing import Any
+
+from engines.clients.base import Generation
+
+REQUEST_METRICS = (
+    "ttft_s",
+    "decode_tps_client",
+    "decode_tps_engine",
+    "prefill_tps",
+    "e2e_s",
+    "acceptance_rate",
+    "tokens_per_verification",
+)
+
+
+def decode_tps_client(gen: Generation) -> float | None:
+    """(output tokens - 1) / (last token time - first token time), tokens counted by the engine."""
+    tokens = gen.figures.output_tokens
+    first, last = gen.first_token_at, gen.last_token_at
+    if tokens is None or tokens < 2 or first is None or last is None or last <= first:
+        return None
+    return (tokens - 1) / (last - first)
+
+
+def prefill_tps(gen: Generation) -> float | None:
+    """Newly computed prompt tokens / the engine's prompt time; cached tokens excluded."""
+    f = gen.figures
+    if f.prompt_tokens is None or not f.prompt_s:
+        return None
+    new_tokens = f.prompt_tokens - (f.cached_tokens or 0)
+    return new_tokens / f.prompt_s if new_tokens > 0 else None
+
+
+def acceptance_rate(gen: Generation) -> float | None:
+    """Accepted draft tokens / drafted tokens."""
+    f = gen.figures
+    if not f.draft_tokens or f.accepted_tokens is None:
+        return None
+    return f.accepted_tokens / f.draft_tokens
+
+
+def tokens_per_verification(gen: Generation) -> float | None:
+    """(accepted + verifications) / verifications: tokens advanced per target forward pass."""
+    f = gen.figures
+    if not f.verifications or f.accepted_tokens is None:
+        return None
+    return (f.accepted_tokens + f.verifications) / f.verifications
+
+
+def request_metrics(gen: Generation) -> dict[str, Any]:
+    """Every figure of one request, plus the engine's token counts it was computed from."""
+    first = gen.first_token_at
+    return {
+        "ttft_s": first - gen.sent_at if first is not None else None,
+        "decode_tps_client": decode_tps_client(gen),
+        "decode_tps_engine": gen.figures.decode_tps,
+        "prefill_tps": prefill_tps(gen),
+        "e2e_s": gen.finished_at - gen.sent_at,
+        "acceptance_rate": acceptance_rate(gen),
+        "tokens_per_verification": tokens_per_verification(gen),
+        "output_tokens": gen.figures.output_tokens,
+        "prompt_tokens": gen.figures.prompt_tokens,
+        "cached_tokens": gen.figures.cached_tokens,
+        "finish_reason": gen.figures.finish_reason,
+    }

@@ -1,0 +1,84 @@
+"""The speed job: the prompt set, N repetitions, fixed sampling; per-request figures and a summary."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from engines.clients.base import EngineClient, EngineError, GenerationRequest
+from runs.core.metrics import REQUEST_METRICS, request_metrics
+from runs.core.prompts import SPEED_PROMPTS, Prompt
+from runs.core.stats import summarize_rows
+
+
+class RunProgress(Protocol):
+    """Where a job reports to; the Django side stores and broadcasts, tests just collect."""
+
+    async def on_start(self, total: int) -> None: ...
+
+    async def on_sample(self, kind: str, values: dict[str, Any]) -> None: ...
+
+
+@dataclass(frozen=True)
+class SpeedJob:
+    """What a speed run sends: the model, fixed sampling, repetitions and the prompt set."""
+
+    model: str
+    reps: int = 3
+    warmup: int = 1
+    sampling: dict[str, Any] = field(default_factory=dict)
+    prompts: Sequence[Prompt] = SPEED_PROMPTS
+
+    def request(self, prompt: Prompt) -> GenerationRequest:
+        s = self.sampling
+        return GenerationRequest(
+            model=self.model,
+            messages=prompt.messages(),
+            max_tokens=s.get("max_tokens", 256),
+            temperature=s.get("temperature", 0.0),
+            top_p=s.get("top_p"),
+            top_k=s.get("top_k"),
+            seed=s.get("seed", 0),
+        )
+
+
+async def run_speed(client: EngineClient, job: SpeedJob, progress: RunProgress) -> dict[str, Any]:
+    """Send every prompt `reps` times (after unrecorded warm-up requests) and summarize.
+
+    Raises EngineError naming the request that failed; samples reported before it stand.
+    """
+    total = job.reps * len(job.prompts)
+    await progress.on_start(total)
+    for _ in range(job.warmup):
+        await _send(client, job, job.prompts[0], "warm-up request")
+    rows: list[dict[str, Any]] = []
+    for rep in range(job.reps):
+        for prompt in job.prompts:
+            where = f"request {len(rows) + 1} of {total} ({prompt.name}, repetition {rep + 1})"
+            row = await _send(client, job, prompt, where)
+            row |= {"prompt": prompt.name, "output_type": prompt.output_type, "rep": rep}
+            rows.append(row)
+            await progress.on_sample("request", row)
+    return summarize_speed(rows)
+
+
+async def _send(client: EngineClient, job: SpeedJob, prompt: Prompt, where: str) -> dict[str, Any]:
+    try:
+        gen = await client.generate(job.request(prompt))
+    except EngineError as exc:
+        raise EngineError(f"{where}: {exc}") from exc
+    if gen.figures.output_tokens is None:
+        raise EngineError(f"{where}: the engine did not report how many tokens it generated")
+    return request_metrics(gen)
+
+
+def summarize_speed(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Each metric as median/min/max/n over requests, and decode speed per output type."""
+    summary: dict[str, Any] = summarize_rows(rows, REQUEST_METRICS)
+    summary["requests"] = len(rows)
+    by_type: dict[str, Any] = {}
+    for output_type in sorted({r["output_type"] for r in rows}):
+        subset = [r for r in rows if r["output_type"] == output_type]
+        by_type[output_type] = summarize_rows(subset, ("decode_tps_client", "acceptance_rate"))
+    summary["by_output_type"] = by_type
+    return summary

@@ -1,0 +1,47 @@
+"""The jobs a run can be, and the parameters each accepts (validated before a run is queued)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class IntParam:
+    """An integer parameter with an inclusive range and a default (None: take the config's)."""
+
+    low: int
+    high: int
+    default: int | None
+
+    def clean(self, name: str, value: Any) -> int | None:
+        if value is None:
+            return self.default
+        if isinstance(value, bool) or not isinstance(value, int):
+            try:
+                value = int(str(value).strip())
+            except ValueError:
+                raise ValueError(f"{name} must be a whole number, not {value!r}") from None
+        if not self.low <= value <= self.high:
+            raise ValueError(f"{name} must be between {self.low} and {self.high}, not {value}")
+        return value
+
+
+JOB_PARAMS: dict[str, dict[str, IntParam]] = {
+    "speed": {
+        "reps": IntParam(1, 50, 3),
+        "warmup": IntParam(0, 5, 1),
+        "max_tokens": IntParam(1, 131_072, None),
+    },
+}
+
+
+def validate_params(job: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The job's parameters with defaults filled in; ValueError names the offending field."""
+    if job not in JOB_PARAMS:
+        raise ValueError(f"job must be one of {', '.join(sorted(JOB_PARAMS))}, not {job!r}")
+    schema = JOB_PARAMS[job]
+    unknown = sorted(set(params) - set(schema))
+    if unknown:
+        raise ValueError(f"unknown parameter {unknown[0]!r} for job {job} (known: {', '.join(schema)})")
+    clean = {name: spec.clean(name, params.get(name)) for name, spec in schema.items()}
+    return {name: value for name, value in clean.items() if value is not None}

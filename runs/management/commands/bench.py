@@ -1,0 +1,52 @@
+"""`manage.py bench CONFIG --job speed --reps N --wait`: start a run from a script, print it as JSON."""
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from engines.models import EngineConfig
+from runs import services
+from runs.models import Run
+
+
+class Command(BaseCommand):
+    help = "Start a run of CONFIG and print it as JSON (with --wait: once it has finished)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("config", help="config name")
+        parser.add_argument("--job", default="speed")
+        parser.add_argument("--reps", type=int)
+        parser.add_argument("--warmup", type=int)
+        parser.add_argument("--max-tokens", type=int)
+        parser.add_argument("--wait", action="store_true", help="wait for the run to finish")
+        parser.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait at most")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        config = EngineConfig.objects.filter(name=options["config"]).first()
+        if config is None:
+            raise CommandError(f"no config named {options['config']!r}")
+        params = {k: options[k] for k in ("reps", "warmup", "max_tokens") if options[k] is not None}
+        try:
+            run = services.start_run(config, options["job"], params)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        # Without a broker the job runs on a thread of this process, which must outlive it.
+        if options["wait"] or settings.SPARKDASH_WORKER == "inprocess":
+            run = self._wait(run.pk, options["timeout"])
+        self.stdout.write(json.dumps(run.to_dict(), indent=2, ensure_ascii=False))
+        if run.status == Run.Status.FAILED:
+            raise CommandError(f"run {run.pk} failed: {run.error}")
+
+    def _wait(self, run_id: int, timeout: float) -> Run:
+        deadline = time.monotonic() + timeout
+        while True:
+            run = Run.objects.select_related("config__engine", "machine").get(pk=run_id)
+            if run.is_finished:
+                return run
+            if time.monotonic() > deadline:
+                raise CommandError(f"run {run_id} still {run.status} after {timeout:.0f} s")
+            time.sleep(0.5)

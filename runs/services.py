@@ -1,0 +1,39 @@
+"""Starting and cancelling runs: the actions views, commands and schedules share."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from engines.models import EngineConfig
+from runs import dispatch
+from runs.jobs import validate_params
+from runs.models import Run
+
+
+def start_run(
+    config: EngineConfig, job: str, params: dict[str, Any] | None = None, user: AbstractBaseUser | None = None
+) -> Run:
+    """Create a queued run and hand it to the config's machine once the row is committed.
+
+    Raises ValueError (naming the field) for an unknown job or out-of-range parameters.
+    """
+    clean = validate_params(job, params or {})
+    with transaction.atomic():
+        run = Run.objects.create(
+            config=config,
+            machine=config.engine.machine,
+            job=job,
+            params=clean,
+            created_by=user if user is not None and user.is_authenticated else None,
+        )
+        dispatch.enqueue_on_commit(run)
+    return run
+
+
+def cancel_run(run: Run) -> bool:
+    """Mark a queued or running run cancelled; the job loop stops at its next flush."""
+    active = (Run.Status.QUEUED, Run.Status.RUNNING)
+    updated = Run.objects.filter(pk=run.pk, status__in=active).update(status=Run.Status.CANCELLED)
+    return updated == 1
