@@ -1,0 +1,39 @@
+# SparkDash: `make run` serves the dashboard with a demo engine; `make test` runs the whole suite.
+# With DATABASE_URL and REDIS_URL set, both use Postgres, Redis and real Celery workers;
+# without them, an embedded default (SQLite, in-memory channel layer, in-process worker).
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+
+.PHONY: run test lint install browser clean
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+install: $(VENV)/.installed
+
+run: install
+	$(BIN)/python manage.py migrate --noinput -v 0
+	$(BIN)/python manage.py demo
+	$(BIN)/python manage.py serve --port $(PORT)
+
+# Headless Chromium for the live-page tests (Debian packages; needs root, as on CI).
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; } || \
+	  echo "chromium not installed: browser tests will be skipped"
+
+lint: install
+	$(BIN)/ruff check .
+
+test: install browser lint
+	$(BIN)/python manage.py makemigrations --check --dry-run -v 0
+	$(BIN)/pytest
+
+clean:
+	rm -rf $(VENV) var staticfiles .pytest_cache .ruff_cache

@@ -1,0 +1,60 @@
+import pytest
+from django.core.management import CommandError, call_command
+
+from engines.models import Engine, EngineConfig, Machine
+
+pytestmark = pytest.mark.django_db
+
+CONTRACT = """
+machines: [{name: spark-1, bandwidth_gbps: 273, memory_gb: 121}]
+engines:  [{name: sim, machine: spark-1, kind: ollama, url: "http://127.0.0.1:11500"}]
+configs:  [{name: sim-default, engine: sim, model: demo, lookahead: 4}]
+"""
+
+
+def load(tmp_path, text):
+    path = tmp_path / "configs.yaml"
+    path.write_text(text)
+    call_command("loadconfigs", str(path))
+
+
+def test_it_loads_the_contract_file_idempotently(tmp_path):
+    load(tmp_path, CONTRACT)
+    load(tmp_path, CONTRACT)
+    assert Machine.objects.get().bandwidth_gbps == 273
+    assert Engine.objects.get().kind == "ollama"
+    config = EngineConfig.objects.get()
+    assert (config.name, config.lookahead, config.engine.machine.name) == ("sim-default", 4, "spark-1")
+
+
+def test_it_updates_existing_entries_by_name(tmp_path):
+    load(tmp_path, CONTRACT)
+    load(tmp_path, CONTRACT.replace("lookahead: 4", "lookahead: 12"))
+    assert EngineConfig.objects.get().lookahead == 12
+
+
+def test_it_loads_the_shipped_example_files(settings, tmp_path):
+    call_command("loadconfigs", str(settings.BASE_DIR / "examples" / "configs.yaml"))
+    call_command("loadconfigs", str(settings.BASE_DIR / "examples" / "demo.yaml"))
+    assert EngineConfig.objects.filter(engine__simulator=True).count() == 2
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("lookahead: 4", "lookahead: 65"), r"configs\[0\] \(sim-default\)\.lookahead"),
+        (("kind: ollama", "kind: tgi"), r"engines\[0\] \(sim\)\.kind"),
+        (("model: demo", "model: demo, colour: red"), r"configs\[0\]: unknown key 'colour'"),
+        (("machine: spark-1", "machine: spark-9"), r"engines\[0\]: no machine named 'spark-9'"),
+        (("memory_gb: 121", "memory_gb: -1"), r"machines\[0\] \(spark-1\)\.memory_gb"),
+    ],
+)
+def test_it_rejects_bad_entries_naming_the_field_and_writes_nothing(tmp_path, change, message):
+    with pytest.raises(CommandError, match=message):
+        load(tmp_path, CONTRACT.replace(*change))
+    assert not Machine.objects.exists()
+
+
+def test_it_rejects_text_that_is_not_yaml(tmp_path):
+    with pytest.raises(CommandError, match="not valid YAML"):
+        load(tmp_path, "machines: [unclosed")
