@@ -5,6 +5,7 @@ one Celery worker per machine queue (concurrency 1) and celery beat are started 
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -34,6 +35,7 @@ class Command(BaseCommand):
         if settings.SPARKDASH_WORKER == "celery":
             procs += self._celery()
         self.stdout.write(f"SparkDash on http://{options['host']}:{options['port']}/ (Ctrl-C stops)")
+        signal.signal(signal.SIGTERM, _interrupt)
         try:
             while all(p.poll() is None for p in procs):
                 time.sleep(0.5)
@@ -62,7 +64,17 @@ class Command(BaseCommand):
 
 
 def _spawn(args: list[str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, *args], cwd=settings.BASE_DIR)
+    return subprocess.Popen([sys.executable, *args], cwd=settings.BASE_DIR, preexec_fn=_die_with_parent)
+
+
+def _die_with_parent() -> None:
+    # Linux: the child gets SIGTERM if serve dies without cleaning up (e.g. SIGKILL).
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _stop(procs: list[subprocess.Popen]) -> None:
