@@ -92,7 +92,10 @@ def _engine(where: str, entry: dict) -> tuple:
         "simulator": bool(entry.get("simulator", False)),
     }
     if "api_key_env" in entry:
-        values["api_key"] = os.getenv(str(entry["api_key_env"]), "")
+        variable = str(entry["api_key_env"])
+        if variable not in os.environ:
+            raise ConfigFileError(f"{where} ({name}).api_key_env: {variable} is not set")
+        values["api_key"] = os.environ[variable]
     elif "api_key" in entry:
         values["api_key"] = entry["api_key"]
     return Engine, name, values

@@ -7,7 +7,7 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from runs.live import group_name
+from runs.live import group_name, note_consumer_loop
 from runs.models import Run, Sample
 
 BACKFILL_BATCH = 1000
@@ -17,6 +17,7 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
     """ws/runs/<id>/?after=SEQ: sends the run, the stored samples after SEQ, then live events."""
 
     async def connect(self) -> None:
+        note_consumer_loop()
         if not self.scope["user"].is_authenticated:
             await self.close(code=4401)
             return

@@ -55,7 +55,7 @@ def reap_lost_runs(machine_id: int) -> int:
     return stale.update(
         status=Run.Status.FAILED,
         finished=timezone.now(),
-        error=f"lost: its worker sent no heartbeat for {limit.seconds} s (killed or stopped?)",
+        error=f"lost: its worker sent no heartbeat for {int(limit.total_seconds())} s (killed or stopped?)",
     )
 
 

@@ -31,6 +31,15 @@ def envint(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name} must be an integer, not {value!r}") from None
 
 
+def envfloat(name: str, default: float) -> float:
+    """Read a number variable; anything else is a configuration error."""
+    value = os.getenv(name, str(default))
+    try:
+        return float(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number, not {value!r}") from None
+
+
 def envsecret(name: str, default: str = "") -> str:
     """Read a secret from NAME or from the file named by NAME_FILE (Docker secrets)."""
     path = os.getenv(f"{name}_FILE")
@@ -62,6 +71,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Serves static/ from daphne itself: no CDN, no separate file server to set up.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -120,6 +131,8 @@ else:
 SPARKDASH_WORKER = os.getenv("SPARKDASH_WORKER", "celery" if REDIS_URL else "inprocess")
 if SPARKDASH_WORKER not in ("celery", "inprocess"):
     raise ImproperlyConfigured(f"SPARKDASH_WORKER must be celery or inprocess, not {SPARKDASH_WORKER!r}")
+if SPARKDASH_WORKER == "celery" and not REDIS_URL:
+    raise ImproperlyConfigured("SPARKDASH_WORKER=celery needs REDIS_URL (the broker the workers share)")
 
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_TASK_ACKS_LATE = True
@@ -149,9 +162,11 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# Without collectstatic (make run), serve straight from static/.
+WHITENOISE_USE_FINDERS = True
 
 # Live updates: at most this many flushes (DB write + broadcast) per second per run.
-SPARKDASH_FLUSH_INTERVAL_S = float(os.getenv("SPARKDASH_FLUSH_INTERVAL_S", "0.25"))
+SPARKDASH_FLUSH_INTERVAL_S = envfloat("SPARKDASH_FLUSH_INTERVAL_S", 0.25)
 SPARKDASH_HARNESS_COMMIT = os.getenv("SPARKDASH_HARNESS_COMMIT", "")
 # A running run whose worker sent no heartbeat for this long is failed as lost.
 SPARKDASH_LOST_RUN_S = envint("SPARKDASH_LOST_RUN_S", 1800)

@@ -3,7 +3,8 @@
  * Protocol: ws(s)://host/ws/runs/<id>/?after=<last seq> sends {"type": "run", "run": {...}} and
  * {"type": "samples", "samples": [...]}; GET /api/runs/<id>/samples?after=<seq> answers
  * {"run": {...}, "samples": [...]}. Test hooks: data-points on each chart canvas (requests
- * plotted) and data-status on the status badge (#run-status).
+ * plotted), and data-status and data-transport ("socket" or "polling": what delivered the
+ * latest update) on the status badge (#run-status).
  */
 (function () {
   "use strict";
@@ -176,6 +177,7 @@
   }
 
   function setLiveState(text) { document.getElementById("live-state").textContent = text; }
+  function markTransport(name) { document.getElementById("run-status").setAttribute("data-transport", name); }
 
   function finish() {
     finished = true;
@@ -211,6 +213,7 @@
       })
       .then(function (data) {
         pollInFlight = false;
+        markTransport("polling");
         applySamples(data.samples);
         applyRun(data.run);
         if (!isTerminal(data.run)) return schedulePoll(POLL_MS);
@@ -253,7 +256,10 @@
       pollTimer = null;
       setLiveState("live");
     };
-    ws.onmessage = function (event) { handle(JSON.parse(event.data)); };
+    ws.onmessage = function (event) {
+      markTransport("socket");
+      handle(JSON.parse(event.data));
+    };
     ws.onclose = function () {
       if (socket !== ws || finished) return;
       socket = null;

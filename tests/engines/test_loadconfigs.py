@@ -33,10 +33,18 @@ def test_it_updates_existing_entries_by_name(tmp_path):
     assert EngineConfig.objects.get().lookahead == 12
 
 
-def test_it_loads_the_shipped_example_files(settings, tmp_path):
+def test_it_loads_the_shipped_example_files(settings, monkeypatch):
+    monkeypatch.setenv("VLLM_API_KEY", "secret-from-env")
     call_command("loadconfigs", str(settings.BASE_DIR / "examples" / "configs.yaml"))
     call_command("loadconfigs", str(settings.BASE_DIR / "examples" / "demo.yaml"))
     assert EngineConfig.objects.filter(engine__simulator=True).count() == 2
+    assert Engine.objects.get(name="spark-1-vllm").api_key == "secret-from-env"
+
+
+def test_it_rejects_an_api_key_variable_that_is_not_set(tmp_path, monkeypatch):
+    monkeypatch.delenv("NO_SUCH_KEY", raising=False)
+    with pytest.raises(CommandError, match=r"engines\[0\] \(sim\)\.api_key_env: NO_SUCH_KEY is not set"):
+        load(tmp_path, CONTRACT.replace('url: "http', 'api_key_env: NO_SUCH_KEY, url: "http'))
 
 
 @pytest.mark.parametrize(
