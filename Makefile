@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 
-.PHONY: run test lint install browser clean
+.PHONY: run test lint install browser engine clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,10 +28,15 @@ browser:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; } || \
 	  echo "chromium not installed: browser tests will be skipped"
 
+# llama.cpp's llama-server and the Gemma 3 270M GGUF, built once into a cache outside the repo
+# (~/.cache/sparkdash/engine); the real-engine tests use it. Skipped when the cache is ready.
+engine:
+	PYTHON=$(PYTHON) bin/build-engine
+
 lint: install
 	$(BIN)/ruff check .
 
-test: install browser lint
+test: install engine browser lint
 	$(BIN)/python manage.py makemigrations --check --dry-run -v 0
 	$(BIN)/pytest
 

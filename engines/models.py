@@ -1,4 +1,5 @@
 """Machines, the engines on them, and the configs a run is measured with."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -52,11 +53,59 @@ class Engine(models.Model):
         default=False, help_text="The SparkDash simulator, not a real engine (shown as such)."
     )
 
+    class Launch(models.TextChoices):
+        EXTERNAL = "external", "external (run by you; SparkDash only probes it)"
+        MANAGED = "managed", "managed (SparkDash starts and stops it for each run)"
+
+    launch = models.CharField(max_length=10, choices=Launch.choices, default=Launch.EXTERNAL)
+    binary = models.CharField(
+        max_length=300,
+        blank=True,
+        help_text="managed: the engine's program, e.g. /opt/llama.cpp/llama-server",
+    )
+    log_path = models.CharField(
+        max_length=300, blank=True, help_text="external: a log file to tail during runs (e.g. Ollama's)"
+    )
+    log_command = models.CharField(
+        max_length=300,
+        blank=True,
+        help_text="external: a command whose output is the log, e.g. journalctl -fu ollama",
+    )
+
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return f"{self.name} (simulator)" if self.simulator else self.name
+
+    @property
+    def managed(self) -> bool:
+        return self.launch == self.Launch.MANAGED
+
+
+class EngineSession(models.Model):
+    """One start of a managed engine; at most one open session per machine (one engine per box)."""
+
+    machine = models.ForeignKey(Machine, models.PROTECT, related_name="engine_sessions")
+    engine = models.ForeignKey("Engine", models.PROTECT, related_name="sessions")
+    run_id = models.BigIntegerField(null=True, blank=True)
+    command = models.JSONField(default=list)
+    pid = models.IntegerField(null=True, blank=True)
+    started = models.DateTimeField(auto_now_add=True)
+    startup_s = models.FloatField(null=True, blank=True)
+    stopped = models.DateTimeField(null=True, blank=True)
+    exit_status = models.CharField(max_length=100, blank=True)
+
+    class Meta:
+        ordering = ["-started"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["machine"], condition=models.Q(stopped__isnull=True), name="one_engine_per_machine"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.engine} on {self.machine} (pid {self.pid})"
 
 
 class EngineConfig(models.Model):
@@ -73,11 +122,34 @@ class EngineConfig(models.Model):
     lookahead = models.PositiveIntegerField(
         default=0, validators=[MaxValueValidator(64)], help_text="draft tokens per verification"
     )
+    draft_n_min = models.PositiveIntegerField(null=True, blank=True, validators=[MaxValueValidator(64)])
+    draft_p_min = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0), MaxValueValidator(1)],
+        help_text="minimum draft token probability (llama-server --spec-draft-p-min)",
+    )
     kv_cache_dtype = models.CharField("KV-cache dtype", max_length=30, blank=True)
     prefix_caching = models.BooleanField(null=True, blank=True)
     context_length = models.PositiveIntegerField(
         null=True, blank=True, validators=[MinValueValidator(128), MaxValueValidator(10_000_000)]
     )
+    parallel = models.PositiveIntegerField(
+        "parallel slots", null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(1024)]
+    )
+    threads = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(1024)]
+    )
+    cache_ram_mib = models.IntegerField(
+        "prompt cache RAM (MiB)",
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(-1), MaxValueValidator(10_000_000)],
+        help_text="llama-server --cache-ram / LLAMA_ARG_CACHE_RAM (-1 no limit, 0 off; default 8192)",
+    )
+    max_num_batched_tokens = models.PositiveIntegerField(null=True, blank=True)
+    attention_backend = models.CharField(max_length=50, blank=True)
+    moe_backend = models.CharField("MoE backend", max_length=50, blank=True)
     temperature = models.FloatField(default=0.0, validators=[MinValueValidator(0), MaxValueValidator(5)])
     top_p = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0), MaxValueValidator(1)])
     top_k = models.PositiveIntegerField(null=True, blank=True)

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST
 
 from engines.forms import EngineConfigForm, SpeedRunForm
 from engines.models import EngineConfig, Machine
+from engines.recipes import render_config
 from runs.models import Run
 from runs.services import start_run
 
@@ -50,7 +51,8 @@ def _get_config(pk: int) -> EngineConfig:
 
 def _render_detail(request: HttpRequest, config: EngineConfig, form: SpeedRunForm) -> HttpResponse:
     runs = config.runs.select_related("config__engine", "machine")[:RECENT_RUNS * 2]
-    ctx = {"config": config, "runs": runs, "form": form}
+    recipe, recipe_error = render_config(config)
+    ctx = {"config": config, "runs": runs, "form": form, "recipe": recipe, "recipe_error": recipe_error}
     return render(request, "engines/config_detail.html", ctx, status=400 if form.errors else 200)
 
 

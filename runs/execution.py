@@ -11,14 +11,17 @@ import subprocess
 from datetime import timedelta
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import transaction
+from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from engines.clients import EngineClient, EngineError, client_for
+from engines.metrics_text import SpecDelta, spec_decode_delta
 from engines.models import EngineConfig, Machine
 from runs import live
 from runs.core.speed import SpeedJob, run_speed
+from runs.engine_session import RunEngine
 from runs.models import Run
 from runs.recorder import RunCancelled, RunRecorder, load_run
 
@@ -63,12 +66,22 @@ def execute(run_id: int) -> None:
     """Run a claimed run's job to the end and store the outcome; a claimed run never stays running."""
     try:
         run = Run.objects.select_related("config__engine__machine").get(pk=run_id)
-        asyncio.run(_execute(run))
+        asyncio.run(_execute_on_checked_connection(run))
     except Exception as exc:
         log.exception("run %s failed outside its job", run_id)
         Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
             status=Run.Status.FAILED, finished=timezone.now(), error=f"internal error: {exc!r}"
         )
+
+
+async def _execute_on_checked_connection(run: Run) -> None:
+    # The async ORM runs on asgiref's shared sync thread, whose connection no Celery or request
+    # hook ever checks: without this, one dropped connection fails every later run of the worker.
+    await sync_to_async(close_old_connections)()
+    try:
+        await _execute(run)
+    finally:
+        await sync_to_async(close_old_connections)()
 
 
 async def _execute(run: Run) -> None:
@@ -78,9 +91,8 @@ async def _execute(run: Run) -> None:
     status, summary, error = Run.Status.FAILED, {}, ""
     try:
         await recorder.open()
-        provenance = await collect_provenance(client, run.config)
-        await Run.objects.filter(pk=run.pk).aupdate(provenance=provenance)
-        summary = await run_job(client, run, recorder)
+        async with RunEngine(run) as engine_side:
+            summary = await _measure(client, run, recorder, engine_side)
         status = Run.Status.SUCCEEDED
     except RunCancelled:
         status = Run.Status.CANCELLED
@@ -92,6 +104,67 @@ async def _execute(run: Run) -> None:
     finally:
         await client.aclose()
     await _finish(run.pk, recorder, status, summary, error)
+
+
+async def _measure(
+    client: EngineClient, run: Run, recorder: RunRecorder, engine_side: RunEngine
+) -> dict[str, Any]:
+    """Provenance, then the job, with the engine's own counters read before and after it."""
+    if engine_side.startup_s is not None:
+        await recorder.on_sample("engine", {"startup_s": engine_side.startup_s})
+    provenance = await collect_provenance(client, run.config)
+    await Run.objects.filter(pk=run.pk).aupdate(provenance=provenance)
+    before = await client.metrics_text()
+    summary = await engine_side.run(run_job(client, run, recorder))
+    spec = spec_decode_delta(before, await _settled_metrics(client)) if before else None
+    summary["spec_decode_metrics"] = _spec_summary(spec)
+    summary["log_acceptance"] = _log_acceptance(engine_side.acceptance)
+    summary["engine_startup_s"] = engine_side.startup_s
+    check = summary.get("cross_check")
+    if check and not check["agree"]:
+        engine_side.warnings.append({"kind": "cross-check", "message": _disagreement(check)})
+    return summary
+
+
+async def _settled_metrics(client: EngineClient, tries: int = 10) -> str | None:
+    """Counters can land just after the last answer: read until two snapshots agree."""
+    previous = await client.metrics_text()
+    for _ in range(tries):
+        await asyncio.sleep(0.1)
+        current = await client.metrics_text()
+        if current == previous:
+            break
+        previous = current
+    return previous
+
+
+def _spec_summary(spec: SpecDelta | None) -> dict[str, Any] | None:
+    if spec is None or not spec.drafts:
+        return None
+    return {
+        "drafts": spec.drafts,
+        "draft_tokens": spec.draft_tokens,
+        "accepted": spec.accepted,
+        "acceptance_rate": spec.acceptance_rate,
+        "tokens_per_verification": spec.tokens_per_verification,
+    }
+
+
+def _log_acceptance(events: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Acceptance from the engine's log lines (the only source Ollama has), over the whole run."""
+    generated = sum(e["generated"] for e in events)
+    if not generated:
+        return None
+    accepted = sum(e["accepted"] for e in events)
+    return {"acceptance_rate": accepted / generated, "accepted": accepted, "generated": generated,
+            "requests": len(events)}
+
+
+def _disagreement(check: dict[str, Any]) -> str:
+    return (
+        f"client decode speed {check['client_tps']:.2f} tok/s and the engine's own "
+        f"{check['engine_tps']:.2f} tok/s differ by {check['diff_pct']:+.1f} % (more than 5 %)"
+    )
 
 
 async def _finish(run_id: int, recorder: RunRecorder, status: str, summary: dict, error: str) -> None:

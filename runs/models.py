@@ -24,6 +24,7 @@ class RunDict(TypedDict):
     summary: dict[str, Any]
     provenance: dict[str, Any]
     error: str
+    warnings: list[dict[str, Any]]
     created: str
     started: str | None
     finished: str | None
@@ -60,6 +61,9 @@ class Run(models.Model):
     summary = models.JSONField(default=dict, blank=True)
     provenance = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
+    # Problems found while running (engine log lines, client/engine disagreement), shown on the run.
+    warnings = models.JSONField(default=list, blank=True)
+    engine_log = models.TextField(blank=True, help_text="the engine's output during the run (tail)")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True)
 
     class Meta:
@@ -96,6 +100,7 @@ class Run(models.Model):
             "summary": self.summary,
             "provenance": self.provenance,
             "error": self.error,
+            "warnings": self.warnings,
             "created": self.created.isoformat(),
             "started": self.started.isoformat() if self.started else None,
             "finished": self.finished.isoformat() if self.finished else None,

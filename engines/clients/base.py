@@ -161,6 +161,16 @@ class EngineClient(ABC):
     async def model_info(self, model: str) -> dict[str, Any]:
         """What the engine says about a model: at least `id`, and `digest` where known."""
 
+    async def metrics_text(self) -> str | None:
+        """The engine's Prometheus /metrics text, or None when it does not serve one."""
+        try:
+            response = await self.http.get("/metrics")
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise self._transport_error(exc) from exc
+        if response.status_code != 200:
+            return None
+        return response.text
+
     async def _stream_lines(self, path: str, body: dict[str, Any]) -> AsyncIterator[str]:
         """POST `body` and yield the answer's lines as they arrive; every failure becomes EngineError."""
         try:

@@ -64,5 +64,7 @@ def request_metrics(gen: Generation) -> dict[str, Any]:
         "output_tokens": gen.figures.output_tokens,
         "prompt_tokens": gen.figures.prompt_tokens,
         "cached_tokens": gen.figures.cached_tokens,
+        "draft_tokens": gen.figures.draft_tokens,
+        "accepted_tokens": gen.figures.accepted_tokens,
         "finish_reason": gen.figures.finish_reason,
     }

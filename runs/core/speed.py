@@ -81,4 +81,25 @@ def summarize_speed(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         subset = [r for r in rows if r["output_type"] == output_type]
         by_type[output_type] = summarize_rows(subset, ("decode_tps_client", "acceptance_rate"))
     summary["by_output_type"] = by_type
+    summary["cross_check"] = cross_check(summary)
     return summary
+
+
+CROSS_CHECK_TOLERANCE = 0.05
+
+
+def cross_check(summary: dict[str, Any], tolerance: float = CROSS_CHECK_TOLERANCE) -> dict[str, Any] | None:
+    """Compare the client's median decode speed with the engine's own; flag a gap over `tolerance`.
+
+    None when the engine reports no decode speed of its own.
+    """
+    client, engine = summary.get("decode_tps_client"), summary.get("decode_tps_engine")
+    if not client or not engine or not engine["median"]:
+        return None
+    diff = (client["median"] - engine["median"]) / engine["median"]
+    return {
+        "client_tps": client["median"],
+        "engine_tps": engine["median"],
+        "diff_pct": round(100 * diff, 2),
+        "agree": abs(diff) <= tolerance,
+    }

@@ -30,7 +30,7 @@ async def test_it_measures_the_simulators_schedule_within_one_percent(kind):
     progress = CollectingProgress()
     with serve_in_thread(profile) as sim:
         async with client_for(kind, sim.url) as client:
-            await run_speed(client, job(max_tokens=60), progress)
+            await run_speed(client, job(reps=2, max_tokens=60), progress)
     rows = [values for _, values in progress.samples]
     ttft = statistics.median(r["ttft_s"] for r in rows)
     tps = statistics.median(r["decode_tps_client"] for r in rows)
@@ -69,3 +69,17 @@ async def test_it_names_the_request_that_failed():
         async with client_for("llama-server", sim.url) as client:
             with pytest.raises(EngineError, match=r"request 1 of 6 \(tool-call-en, repetition 1\).*500"):
                 await run_speed(client, job(), CollectingProgress())
+
+
+def spread(median):
+    return {"median": median, "min": median, "max": median, "n": 3}
+
+
+def test_it_flags_client_and_engine_speeds_that_disagree_by_more_than_five_percent():
+    from runs.core.speed import cross_check
+
+    agree = cross_check({"decode_tps_client": spread(40.0), "decode_tps_engine": spread(41.5)})
+    assert agree["agree"] and agree["diff_pct"] == pytest.approx(-3.61, abs=0.01)
+    disagree = cross_check({"decode_tps_client": spread(40.0), "decode_tps_engine": spread(43.0)})
+    assert not disagree["agree"]
+    assert cross_check({"decode_tps_client": spread(40.0), "decode_tps_engine": None}) is None

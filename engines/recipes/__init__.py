@@ -1,0 +1,66 @@
+"""Launch recipes: the command line, environment and files that start an engine with a config's settings.
+
+Django-free. ``settings_from_config`` reads any object shaped like ``EngineConfig`` (with an
+``engine`` carrying ``kind``, ``base_url`` and ``binary``); ``render`` turns settings into a
+:class:`Recipe`, raising ``ValueError`` (message starts with the field name) for combinations
+the engine cannot run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from engines.recipes.base import KINDS, LaunchSettings, Recipe
+from engines.recipes.llama_server import render_llama_server
+from engines.recipes.ollama import render_ollama
+from engines.recipes.sglang import render_sglang
+from engines.recipes.vllm import render_vllm
+
+__all__ = ["KINDS", "LaunchSettings", "Recipe", "render", "render_config", "settings_from_config"]
+
+RENDERERS: dict[str, Callable[[LaunchSettings], Recipe]] = {
+    "llama-server": render_llama_server,
+    "vllm": render_vllm,
+    "sglang": render_sglang,
+    "ollama": render_ollama,
+}
+OPTIONAL = (
+    "quantization", "speculative_method", "draft_model", "draft_n_min", "draft_p_min",
+    "context_length", "parallel", "threads", "cache_ram_mib", "kv_cache_dtype", "prefix_caching",
+    "max_num_batched_tokens", "attention_backend", "moe_backend", "extra_flags",
+)  # fmt: skip
+
+
+def settings_from_config(config) -> LaunchSettings:
+    """The launch settings of an ``EngineConfig``-like object (duck-typed; blank text is default).
+
+    :param config: has ``model``, ``lookahead``, the optional fields of :class:`LaunchSettings`
+        (missing ones count as unset) and ``engine`` with ``kind``, ``base_url`` and ``binary``.
+    """
+    engine = config.engine
+    values = {name: getattr(config, name, None) for name in OPTIONAL}
+    values = {k: (v.strip() if isinstance(v, str) else v) for k, v in values.items() if v is not None}
+    return LaunchSettings.from_base_url(
+        engine.kind,
+        getattr(engine, "base_url", "") or "",
+        model=config.model.strip(),
+        binary=(getattr(engine, "binary", "") or "").strip(),
+        lookahead=getattr(config, "lookahead", 0) or 0,
+        **values,
+    )
+
+
+def render(settings: LaunchSettings) -> Recipe:
+    """The recipe that starts ``settings.kind`` with these settings.
+
+    :raises ValueError: for settings the engine cannot run; the message starts with the field.
+    """
+    return RENDERERS[settings.kind](settings)
+
+
+def render_config(config) -> tuple[Recipe | None, str]:
+    """``(recipe, "")`` for a config, or ``(None, reason)`` when its settings cannot be rendered."""
+    try:
+        return render(settings_from_config(config)), ""
+    except ValueError as exc:
+        return None, str(exc)

@@ -1,0 +1,127 @@
+"""Ollama: service environment for ``ollama serve``, plus a Modelfile alias for per-model settings.
+
+Ollama takes no per-config command line. Server-wide settings are ``OLLAMA_*`` variables of the
+service; load-time settings (context, draft length, threads, batch) live in a model alias created
+``FROM`` the base model through ``POST /api/create``, which shares the base model's weights.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from engines.recipes.base import Builder, LaunchSettings, Recipe, split_extra_flags
+
+__all__ = ["alias_name", "render_ollama"]
+
+# Ollama chooses draft-mtp or draft-dflash itself from the model (llm/llama_server.go), so a
+# speculative_method only says whether a separate draft model is expected.
+METHODS = {
+    "none": None, "mtp": False, "draft-mtp": False, "dflash": True, "draft-dflash": True,
+    "draft": True, "draft-simple": True, "draft-model": True, "draft_model": True,
+}  # fmt: skip
+ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def render_ollama(settings: LaunchSettings) -> Recipe:
+    s = settings
+    b = Builder(s.with_(extra_flags=""), [s.binary, "serve"])
+    _environment(b, s)
+    _alias(b, s)
+    b.notes.append("OLLAMA_* variables are read when ollama serve starts: restart it after changing them")
+    b.notes.append("a systemd service takes them from `systemctl edit ollama` (Environment=NAME=value)")
+    if s.prefix_caching is not None:
+        state = "on" if s.prefix_caching else "off"
+        b.notes.append(f"prefix_caching ({state}) is not rendered: Ollama has no prefix-cache switch")
+    b.unused("attention_backend", "Ollama has no attention backend choice (OLLAMA_FLASH_ATTENTION)")
+    b.unused("moe_backend", "Ollama has no MoE backend choice")
+    b.unused("draft_n_min", "Ollama does not pass a minimum draft length to llama-server")
+    b.unused("draft_p_min", "Ollama does not pass a minimum draft probability to llama-server")
+    b.unused("quantization", "the weights of the base model decide it")
+    if s.metrics:
+        b.notes.append("Ollama has no /metrics endpoint: acceptance is only in the ollama serve log")
+    return b.build()
+
+
+def _environment(b: Builder, s: LaunchSettings) -> None:
+    b.env["OLLAMA_HOST"] = s.host_port
+    _set(b.env, "OLLAMA_NUM_PARALLEL", s.parallel)
+    _set(b.env, "OLLAMA_CONTEXT_LENGTH", s.context_length)
+    _set(b.env, "OLLAMA_KV_CACHE_TYPE", s.kv_cache_dtype)
+    # Read by the llama-server child (common/arg.cpp set_env) if it inherits Ollama's environment.
+    _set(b.env, "LLAMA_ARG_CACHE_RAM", s.cache_ram_mib)
+    if s.cache_ram_mib is not None:
+        b.notes.append(
+            "LLAMA_ARG_CACHE_RAM works only if Ollama passes its environment to the llama-server child "
+            "(not verified in Ollama's source)"
+        )
+    # extra_flags: NAME=value sets the service environment; anything else goes on the command line.
+    for token in split_extra_flags(s.extra_flags):
+        if ENV_ASSIGNMENT.match(token):
+            name, _, value = token.partition("=")
+            b.env[name] = value
+        else:
+            b.argv.append(token)
+
+
+def _set(env: dict[str, str], name: str, value: object) -> None:
+    if value not in (None, ""):
+        env[name] = str(value)
+
+
+def parameters(s: LaunchSettings) -> dict[str, int]:
+    """The Modelfile PARAMETERs of the alias (load-time options of api.Runner)."""
+    method = s.speculative_method.strip().lower()
+    if method not in ("", *METHODS):
+        raise ValueError(
+            f"speculative_method: {s.speculative_method!r} means nothing to Ollama "
+            f"(Ollama picks draft-mtp or draft-dflash itself; use one of {', '.join(METHODS)})"
+        )
+    separate = METHODS.get(method)
+    if separate and not s.draft_model:
+        raise ValueError(f"draft_model: {method} needs a separate draft model (Modelfile DRAFT), none is set")
+    if s.draft_model and separate is not True:
+        raise ValueError(f"draft_model: set, but speculative_method {method or '(empty)'} uses none")
+    if separate is False and not s.lookahead:
+        raise ValueError("lookahead: Ollama keeps embedded MTP off unless draft_num_predict (lookahead) > 0")
+    params: dict[str, int] = {}
+    if method == "none":
+        params["draft_num_predict"] = 0
+    elif s.lookahead:
+        params["draft_num_predict"] = s.lookahead
+    for name, value in (("num_ctx", s.context_length), ("num_thread", s.threads)):
+        if value:
+            params[name] = value
+    if s.max_num_batched_tokens:
+        params["num_batch"] = s.max_num_batched_tokens
+    return params
+
+
+def alias_name(s: LaunchSettings, params: dict[str, int]) -> str:
+    """A model name made from the base model and the settings, so one config always maps to one."""
+    parts = [f"la{params['draft_num_predict']}"] if "draft_num_predict" in params else []
+    short = {"num_ctx": "c", "num_thread": "t", "num_batch": "b"}
+    parts += [f"{short[k]}{v}" for k, v in params.items() if k in short]
+    if s.draft_model:
+        parts.append("d" + hashlib.sha256(s.draft_model.encode()).hexdigest()[:8])
+    base = re.sub(r"[^A-Za-z0-9._/-]+", "-", s.model.replace(":", "-")).strip("-")
+    return f"{base}-sd-{'-'.join(parts)}"
+
+
+def _alias(b: Builder, s: LaunchSettings) -> None:
+    params = parameters(s)
+    if not params and not s.draft_model:
+        return
+    alias = alias_name(s, params)
+    lines = [f"FROM {s.model}"]
+    if s.draft_model:
+        lines.append(f"DRAFT {s.draft_model}")
+    lines += [f"PARAMETER {k} {v}" for k, v in params.items()]
+    b.files["Modelfile"] = "\n".join(lines) + "\n"
+    if s.draft_model:
+        # The DRAFT command has no documented /api/create field: create it from the Modelfile.
+        b.notes.append(f"create the alias with: ollama create {alias} -f Modelfile")
+    else:
+        body = {"model": alias, "from": s.model, "parameters": params}
+        b.api_calls.append({"method": "POST", "path": "/api/create", "json": body})
+    b.notes.append(f"benchmark the alias {alias} (it shares the weights of {s.model})")

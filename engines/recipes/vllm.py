@@ -1,0 +1,79 @@
+"""vLLM's ``vllm serve``: engine and frontend arguments of the 2026 releases (see vllm_serve_flags.txt)."""
+
+from __future__ import annotations
+
+import json
+
+from engines.recipes.base import Builder, LaunchSettings, Recipe
+
+__all__ = ["render_vllm", "speculative_config"]
+
+# --speculative-config "method" values (vllm/config/speculative.py); any "*_mtp" is accepted too.
+METHODS = {
+    "ngram", "ngram_gpu", "suffix", "draft_model", "eagle", "eagle3", "dflash", "dspark",
+    "medusa", "mlp_speculator", "mtp",
+}  # fmt: skip
+NEEDS_MODEL = {"draft_model", "eagle", "eagle3", "dflash", "dspark", "medusa", "mlp_speculator"}
+NO_MODEL = {"ngram", "ngram_gpu", "suffix"}
+ALIASES = {
+    "draft": "draft_model", "draft-simple": "draft_model", "draft-model": "draft_model",
+    "draft-mtp": "mtp", "draft-eagle3": "eagle3", "draft-dflash": "dflash", "draft-dspark": "dspark",
+}  # fmt: skip
+# Method names that both vLLM's --quantization choices and a checkpoint's config use; anything
+# else in EngineConfig.quantization (e.g. "Q4_K_M") is a label, and vLLM reads the checkpoint.
+QUANTIZATION = {
+    "awq", "awq_marlin", "bitsandbytes", "compressed-tensors", "fp8", "gguf", "gptq", "gptq_marlin",
+    "modelopt", "modelopt_fp4", "moe_wna16", "mxfp4",
+}  # fmt: skip
+
+
+def render_vllm(settings: LaunchSettings) -> Recipe:
+    s = settings
+    b = Builder(s, [s.binary, "serve", s.model, "--host", s.host, "--port", str(s.port)])
+    b.flag("--max-model-len", s.context_length)
+    b.flag("--max-num-seqs", s.parallel)
+    b.flag("--max-num-batched-tokens", s.max_num_batched_tokens)
+    b.flag("--kv-cache-dtype", s.kv_cache_dtype)
+    if s.prefix_caching is not None:
+        b.flag("--enable-prefix-caching" if s.prefix_caching else "--no-enable-prefix-caching")
+    b.flag("--attention-backend", s.attention_backend)
+    b.flag("--moe-backend", s.moe_backend)
+    if s.quantization.lower() in QUANTIZATION:
+        b.flag("--quantization", s.quantization.lower())
+    else:
+        b.unused("quantization", "not a vLLM --quantization method; vLLM reads the checkpoint's own")
+    spec = speculative_config(s)
+    if spec:
+        b.flag("--speculative-config", json.dumps(spec, separators=(",", ":")))
+    b.unused("threads", "vLLM has no CPU thread count flag")
+    b.unused("cache_ram_mib", "vLLM has no host-RAM prompt cache of this kind")
+    b.unused("draft_n_min", "vLLM's speculative config has no minimum draft length")
+    b.unused("draft_p_min", "vLLM's speculative config has no minimum draft probability")
+    return b.build()
+
+
+def speculative_config(s: LaunchSettings) -> dict | None:
+    """The --speculative-config object for these settings, or None when speculation is off."""
+    method = s.speculative_method.strip().lower()
+    method = ALIASES.get(method, method)
+    if method in ("", "none"):
+        if s.draft_model:
+            raise ValueError("draft_model: set, but speculative_method is empty (use draft_model)")
+        return None
+    if method not in METHODS and not method.endswith("_mtp"):
+        raise ValueError(
+            f"speculative_method: {s.speculative_method!r} is not a vLLM method "
+            f"({', '.join(sorted(METHODS))}, or an *_mtp variant)"
+        )
+    if method in NEEDS_MODEL and not s.draft_model:
+        raise ValueError(f"draft_model: vLLM method {method} needs a draft model, and none is set")
+    if method in NO_MODEL and s.draft_model:
+        raise ValueError(f"draft_model: set, but vLLM method {method} uses no draft model")
+    if not s.lookahead and method != "suffix":
+        raise ValueError(f"lookahead: vLLM method {method} needs num_speculative_tokens > 0")
+    config: dict = {"method": method}
+    if s.draft_model:
+        config["model"] = s.draft_model
+    if s.lookahead:
+        config["num_speculative_tokens"] = s.lookahead
+    return config

@@ -1,0 +1,192 @@
+"""The engine side of one run: start a managed engine (one per machine), keep and parse its log.
+
+A managed engine is started from its config's launch recipe, checked for health, timed, and
+stopped after the run (its port confirmed free). An external engine is only probed; its log
+is tailed from the file or command configured on the engine. Known log lines become
+warnings (a silent prompt-cache drop) and acceptance figures (the only ones Ollama gives).
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+from collections import deque
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import IntegrityError
+from django.utils import timezone
+
+from engines.clients import EngineError
+from engines.lifecycle import ManagedEngine, port_is_free, run_while_alive, wait_port_free
+from engines.logparse import parse_line
+from engines.models import EngineSession
+from engines.recipes import render, settings_from_config
+from runs.models import Run
+
+T = TypeVar("T")
+LOG_TAIL_LINES = 5000
+HEALTH_TIMEOUT_S = 300.0
+
+
+class MachineBusy(EngineError):
+    """Another engine already runs on this machine; one engine per machine is a rule."""
+
+
+class RunEngine:
+    """Async context manager around one run's engine; `await it.run(job)` runs the job."""
+
+    def __init__(self, run: Run) -> None:
+        self.run_obj = run
+        self.engine = run.config.engine
+        self.lines: deque[str] = deque(maxlen=LOG_TAIL_LINES)
+        self.acceptance: list[dict[str, Any]] = []
+        self.warnings: list[dict[str, Any]] = []
+        self.process: ManagedEngine | None = None
+        self.session: EngineSession | None = None
+        self.tail_task: asyncio.Task | None = None
+        self.startup_s: float | None = None
+
+    async def __aenter__(self) -> RunEngine:
+        if self.engine.managed:
+            await self._start_managed()
+        else:
+            self.tail_task = asyncio.create_task(self._tail_external())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.tail_task:
+            self.tail_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.tail_task
+        if self.process:
+            await self._stop_managed()
+        await Run.objects.filter(pk=self.run_obj.pk).aupdate(
+            engine_log="\n".join(self.lines), warnings=self.warnings
+        )
+
+    async def run(self, job: Any) -> T:
+        """Run the job; for a managed engine, fail it as soon as the engine process dies."""
+        if self.process:
+            return await run_while_alive(self.process, job)
+        return await job
+
+    def on_line(self, line: str) -> None:
+        """Keep a log line and turn the known ones into acceptance figures and warnings."""
+        self.lines.append(line)
+        event = parse_line(line)
+        if event is None:
+            return
+        if event.kind == "acceptance":
+            self.acceptance.append(
+                {"rate": event.rate, "accepted": event.accepted, "generated": event.generated,
+                 "mean_len": event.mean_len}
+            )
+        elif event.kind == "cache-discard":
+            self.warnings.append({"kind": "cache-discard", "message": _CACHE_DISCARD, "line": line})
+
+    async def _start_managed(self) -> None:
+        recipe = render(settings_from_config(self.run_obj.config))
+        self.session = await _open_session(self.run_obj, recipe.argv)
+        parts = urlsplit(self.engine.base_url)
+        if not port_is_free(parts.hostname or "127.0.0.1", parts.port or 80):
+            await self._close_session("port busy")
+            raise MachineBusy(f"port {parts.port} is already taken: stop what listens there first")
+        log_path = Path(settings.VAR_DIR) / "engine-logs" / f"run-{self.run_obj.pk}.log"
+        env = os.environ | recipe.env
+        self.process = ManagedEngine(recipe.argv, env=env, log_path=log_path, on_line=self.on_line)
+        try:
+            await self.process.start()
+            self.startup_s = await self.process.wait_healthy(self.engine.base_url, HEALTH_TIMEOUT_S)
+        except BaseException:
+            await self._stop_managed()
+            raise
+        await EngineSession.objects.filter(pk=self.session.pk).aupdate(
+            pid=self.process.pid, startup_s=self.startup_s
+        )
+
+    async def _stop_managed(self) -> None:
+        assert self.process is not None and self.session is not None
+        status = await self.process.stop()
+        parts = urlsplit(self.engine.base_url)
+        freed = await wait_port_free(parts.hostname or "127.0.0.1", parts.port or 80, 10.0)
+        if not freed:
+            self.warnings.append({"kind": "port", "message": f"port {parts.port} still busy after stop"})
+        await self._close_session(status)
+
+    async def _close_session(self, status: str) -> None:
+        assert self.session is not None
+        stopped = EngineSession.objects.filter(pk=self.session.pk)
+        await stopped.aupdate(stopped=timezone.now(), exit_status=status)
+
+    async def _tail_external(self) -> None:
+        if self.engine.log_path:
+            await _tail_file(Path(self.engine.log_path), self.on_line)
+        elif self.engine.log_command:
+            await _tail_command(self.engine.log_command, self.on_line)
+
+
+_CACHE_DISCARD = (
+    "the engine dropped a prompt from its RAM cache (exceeds cache size limit): long conversations "
+    "will recompute their whole prompt; raise --cache-ram / LLAMA_ARG_CACHE_RAM"
+)
+
+
+async def _open_session(run: Run, argv: list[str]) -> EngineSession:
+    """Record the engine start; the partial unique index refuses a second engine on the machine."""
+    try:
+        return await EngineSession.objects.acreate(
+            machine_id=run.machine_id, engine=run.config.engine, run_id=run.pk, command=argv
+        )
+    except IntegrityError:
+        other = await sync_to_async(_running_session)(run.machine_id)
+        raise MachineBusy(f"machine {run.machine.name} already runs an engine: {other}") from None
+
+
+def _running_session(machine_id: int) -> str:
+    session = EngineSession.objects.filter(machine_id=machine_id, stopped__isnull=True).first()
+    if session is None:
+        return "(it stopped meanwhile)"
+    return f"{session.engine.name} (pid {session.pid}, since {session.started:%Y-%m-%d %H:%M:%S})"
+
+
+async def _tail_file(path: Path, on_line: Any) -> None:
+    """Follow a log file from its current end, like tail -f (survives rotation and a late file)."""
+    _, position = await asyncio.to_thread(_read_new, path, None)
+    while True:
+        await asyncio.sleep(0.2)
+        lines, position = await asyncio.to_thread(_read_new, path, position)
+        for line in lines:
+            on_line(line)
+
+
+def _read_new(path: Path, position: int | None) -> tuple[list[str], int]:
+    """Lines appended since `position` (None: start at the current end) and the new position."""
+    if not path.exists():
+        return [], 0
+    size = path.stat().st_size
+    if position is None or size < position:  # first look, or rotated/truncated
+        return [], size if position is None else 0
+    with path.open("rb") as handle:
+        handle.seek(position)
+        chunk = handle.read()
+        position = handle.tell()
+    return [raw.decode("utf-8", "replace") for raw in chunk.splitlines()], position
+
+
+async def _tail_command(command: str, on_line: Any) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        *shlex.split(command), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+    )
+    try:
+        assert proc.stdout is not None
+        while raw := await proc.stdout.readline():
+            on_line(raw.decode("utf-8", "replace").rstrip("\n"))
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
