@@ -13,8 +13,10 @@ class EngineConfigForm(forms.ModelForm):
         model = EngineConfig
         fields = [
             "name", "engine", "model", "quantization", "speculative_method", "draft_model",
-            "lookahead", "kv_cache_dtype", "prefix_caching", "context_length", "temperature",
-            "top_p", "top_k", "seed", "max_tokens", "extra_flags", "notes",
+            "lookahead", "draft_n_min", "draft_p_min", "kv_cache_dtype", "prefix_caching",
+            "context_length", "parallel", "threads", "cache_ram_mib", "max_num_batched_tokens",
+            "attention_backend", "moe_backend", "temperature", "top_p", "top_k", "seed",
+            "max_tokens", "extra_flags", "notes",
         ]
         widgets = {
             "extra_flags": forms.Textarea(attrs={"rows": 2}),

@@ -5,9 +5,7 @@ Safe to call twice for one run (a redelivered task): only one caller claims it.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
-import subprocess
 from datetime import timedelta
 from typing import Any
 
@@ -18,11 +16,12 @@ from django.utils import timezone
 
 from engines.clients import EngineClient, EngineError, client_for
 from engines.metrics_text import SpecDelta, spec_decode_delta
-from engines.models import EngineConfig, Machine
+from engines.models import Machine
 from runs import live
 from runs.core.speed import SpeedJob, run_speed
 from runs.engine_session import RunEngine
 from runs.models import Run
+from runs.provenance import collect_provenance
 from runs.recorder import RunCancelled, RunRecorder, load_run
 
 log = logging.getLogger(__name__)
@@ -192,33 +191,3 @@ async def run_job(client: EngineClient, run: Run, recorder: RunRecorder) -> dict
         )
         return await run_speed(client, job, recorder)
     raise ValueError(f"unknown job {run.job!r}")
-
-
-async def collect_provenance(client: EngineClient, config: EngineConfig) -> dict[str, Any]:
-    """What produced the figures: engine version, model id/digest, config snapshot, harness commit.
-
-    An unreachable engine raises EngineError here, before any request is measured.
-    """
-    version = await client.version()
-    model = await client.model_info(config.model)
-    return {
-        "engine_version": version,
-        "model": model,
-        "config": config.snapshot(),
-        "harness_commit": harness_commit(),
-        "recorded": timezone.now().isoformat(),
-    }
-
-
-@functools.cache
-def harness_commit() -> str:
-    """The SparkDash commit measuring (SPARKDASH_HARNESS_COMMIT, else git), or "unknown"."""
-    if settings.SPARKDASH_HARNESS_COMMIT:
-        return settings.SPARKDASH_HARNESS_COMMIT
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=settings.BASE_DIR, capture_output=True, text=True, timeout=5
-        )
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return out.stdout.strip() if out.returncode == 0 else "unknown"

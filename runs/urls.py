@@ -8,6 +8,7 @@ urlpatterns = [
     path("runs/", views.run_list, name="list"),
     path("runs/<int:pk>/", views.run_detail, name="detail"),
     path("runs/<int:pk>/cancel/", views.run_cancel, name="cancel"),
+    path("runs/<int:pk>/log/", views.run_log, name="log"),
     path("api/runs/<int:pk>", api.run_detail, name="api-run"),
     path("api/runs/<int:pk>/samples", api.run_samples, name="api-samples"),
 ]

@@ -63,3 +63,18 @@ def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     run = _get_run(pk)
     cancel_run(run)
     return redirect(run)
+
+
+LOG_LINES_SHOWN = 2000
+
+
+@login_required
+def run_log(request: HttpRequest, pk: int) -> HttpResponse:
+    """The engine's output during the run, filtered by ?q= (case-insensitive substring)."""
+    run = _get_run(pk)
+    query = request.GET.get("q", "").strip()
+    lines = run.engine_log.splitlines()
+    if query:
+        lines = [line for line in lines if query.lower() in line.lower()]
+    ctx = {"run": run, "query": query, "total": len(lines), "lines": lines[-LOG_LINES_SHOWN:]}
+    return render(request, "runs/log.html", ctx)

@@ -78,6 +78,11 @@ def test_it_reads_acceptance_from_timings_metrics_and_log_with_a_self_draft():
     from_log = [(e["accepted"], e["generated"]) for e in _log_events(run)]
     from_timings = [(r["accepted_tokens"], r["draft_tokens"]) for r in rows]
     assert from_log == from_timings
+    assert run.summary["log_acceptance"]["acceptance_rate"] == pytest.approx(
+        sum(a for a, _ in from_timings) / sum(g for _, g in from_timings)
+    )
+    assert "--spec-type draft-simple" in run.provenance["recipe"]
+    assert len(run.provenance["model_file"]["sha256"]) == 64
     client = statistics.median(r["decode_tps_client"] for r in rows)
     engine = statistics.median(r["decode_tps_engine"] for r in rows)
     FIGURES["draft"] = {"client": client, "engine": engine, "tpv": spec["tokens_per_verification"]}

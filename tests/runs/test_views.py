@@ -162,3 +162,18 @@ def test_it_draws_every_sample_of_a_finished_run_in_the_browser(live_server, ali
         assert badge == "succeeded"
     finally:
         driver.quit()
+
+
+def test_it_shows_the_engine_log_filtered_by_a_search(alice_client):
+    log = "load model\nslot print_timing: draft acceptance = 1.00000 (56 accepted / 56 generated)\nbye"
+    run = RunFactory(engine_log=log)
+    page = alice_client.get(f"/runs/{run.pk}/log/?q=ACCEPTANCE").content.decode()
+    assert "56 accepted" in page
+    assert "load model" not in page
+    assert "1 line matching" in page
+
+
+def test_it_shows_run_warnings_on_the_run_page(alice_client):
+    run = RunFactory(warnings=[{"kind": "cache-discard", "message": "prompt dropped from the RAM cache"}])
+    page = alice_client.get(f"/runs/{run.pk}/").content.decode()
+    assert "prompt dropped from the RAM cache" in page

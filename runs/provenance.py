@@ -1,0 +1,71 @@
+"""Provenance of a run: what produced its figures (engine, model file, recipe, config, harness)."""
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from engines.clients import EngineClient
+from engines.models import EngineConfig
+from engines.recipes import render_config
+
+
+async def collect_provenance(client: EngineClient, config: EngineConfig) -> dict[str, Any]:
+    """What produced the figures: engine version, model id/digest, config snapshot, harness commit.
+
+    An unreachable engine raises EngineError here, before any request is measured.
+    """
+    version = await client.version()
+    model = await client.model_info(config.model)
+    recipe, recipe_error = render_config(config)
+    return {
+        "engine_version": version,
+        "model": model,
+        "model_file": await asyncio.to_thread(model_file, config.model),
+        "quantization": config.quantization or model.get("quantization"),
+        "recipe": recipe.shell() if recipe else f"none: {recipe_error}",
+        "launch": config.engine.launch,
+        "config": config.snapshot(),
+        "harness_commit": harness_commit(),
+        "recorded": timezone.now().isoformat(),
+    }
+
+
+def model_file(model: str) -> dict[str, Any] | None:
+    """Size and SHA-256 of the model when it is a file on this machine (a GGUF path)."""
+    path = Path(model)
+    if not path.is_file():
+        return None
+    stat = path.stat()
+    sha256 = _sha256(str(path), stat.st_size, stat.st_mtime)
+    return {"path": str(path), "bytes": stat.st_size, "sha256": sha256}
+
+
+@functools.lru_cache(maxsize=32)
+def _sha256(path: str, size: int, mtime: float) -> str:
+    # Keyed by size and mtime too: a file replaced in place is hashed again.
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@functools.cache
+def harness_commit() -> str:
+    """The SparkDash commit measuring (SPARKDASH_HARNESS_COMMIT, else git), or "unknown"."""
+    if settings.SPARKDASH_HARNESS_COMMIT:
+        return settings.SPARKDASH_HARNESS_COMMIT
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=settings.BASE_DIR, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() if out.returncode == 0 else "unknown"
