@@ -11,7 +11,9 @@ import asyncio
 import contextlib
 import os
 import shlex
+import sys
 from collections import deque
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -21,11 +23,11 @@ from django.conf import settings
 from django.db import IntegrityError
 from django.utils import timezone
 
-from engines.clients import EngineError
+from engines.clients import EngineClient, EngineError, client_for
 from engines.lifecycle import ManagedEngine, port_is_free, run_while_alive, wait_port_free
 from engines.logparse import parse_line
 from engines.models import EngineSession
-from engines.recipes import render, settings_from_config
+from engines.recipes import LaunchSettings, Recipe, render, settings_from_config
 from runs.models import Run
 
 T = TypeVar("T")
@@ -40,7 +42,8 @@ class MachineBusy(EngineError):
 class RunEngine:
     """Async context manager around one run's engine; `await it.run(job)` runs the job."""
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: Run, start: bool = True) -> None:
+        self.start = start  # False: the job launches the engine itself (see at_lookahead)
         self.run_obj = run
         self.engine = run.config.engine
         self.lines: deque[str] = deque(maxlen=LOG_TAIL_LINES)
@@ -50,10 +53,12 @@ class RunEngine:
         self.session: EngineSession | None = None
         self.tail_task: asyncio.Task | None = None
         self.startup_s: float | None = None
+        self.startups: list[dict[str, Any]] = []
 
     async def __aenter__(self) -> RunEngine:
         if self.engine.managed:
-            await self._start_managed()
+            if self.start:
+                await self._start_managed(settings_from_config(self.run_obj.config))
         else:
             self.tail_task = asyncio.create_task(self._tail_external())
         return self
@@ -68,6 +73,11 @@ class RunEngine:
         await Run.objects.filter(pk=self.run_obj.pk).aupdate(
             engine_log="\n".join(self.lines), warnings=self.warnings
         )
+
+    @property
+    def answering(self) -> bool:
+        """Whether an engine should answer now: an external one, or a managed one we started."""
+        return not self.engine.managed or self.process is not None
 
     async def run(self, job: Any) -> T:
         """Run the job; for a managed engine, fail it as soon as the engine process dies."""
@@ -89,8 +99,29 @@ class RunEngine:
         elif event.kind == "cache-discard":
             self.warnings.append({"kind": "cache-discard", "message": _CACHE_DISCARD, "line": line})
 
-    async def _start_managed(self) -> None:
-        recipe = render(settings_from_config(self.run_obj.config))
+    @contextlib.asynccontextmanager
+    async def at_lookahead(self, length: int) -> AsyncIterator[tuple[EngineClient, str]]:
+        """The engine set to `length` draft tokens: relaunched (managed) or an Ollama alias."""
+        config = self.run_obj.config
+        client = client_for(self.engine.kind, self.engine.base_url, self.engine.api_key)
+        try:
+            if self.engine.managed:
+                launch = settings_from_config(config).with_(lookahead=length)
+                if not length:  # lookahead 0: plain decoding, no drafter loaded
+                    launch = launch.with_(speculative_method="", draft_model="")
+                await self._start_managed(launch)
+                yield client, config.model
+                await self._stop_managed()
+                self.process = None
+            elif self.engine.kind == "ollama":
+                yield client, await ollama_alias(client, config, length)
+            else:
+                raise EngineError(LOOKAHEAD_NEEDS_RELAUNCH)
+        finally:
+            await client.aclose()
+
+    async def _start_managed(self, launch: LaunchSettings) -> None:
+        recipe = simulator_recipe(launch, self.run_obj.config) if self.engine.simulator else render(launch)
         self.session = await _open_session(self.run_obj, recipe.argv)
         parts = urlsplit(self.engine.base_url)
         if not port_is_free(parts.hostname or "127.0.0.1", parts.port or 80):
@@ -102,6 +133,7 @@ class RunEngine:
         try:
             await self.process.start()
             self.startup_s = await self.process.wait_healthy(self.engine.base_url, HEALTH_TIMEOUT_S)
+            self.startups.append({"lookahead": launch.lookahead, "startup_s": self.startup_s})
         except BaseException:
             await self._stop_managed()
             raise
@@ -128,6 +160,27 @@ class RunEngine:
             await _tail_file(Path(self.engine.log_path), self.on_line)
         elif self.engine.log_command:
             await _tail_command(self.engine.log_command, self.on_line)
+
+
+LOOKAHEAD_NEEDS_RELAUNCH = (
+    "a lookahead sweep sets the length by relaunching the engine (llama-server ignores per-request "
+    "lengths): make this engine managed, or use Ollama, where SparkDash creates a Modelfile alias"
+)
+
+
+def simulator_recipe(launch: LaunchSettings, config: Any) -> Recipe:
+    """The SparkDash simulator started like an engine: its flags come from the config's extra flags."""
+    argv = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py"), "simengine"]
+    argv += ["--host", launch.host, "--port", str(launch.port), "--lookahead", str(launch.lookahead)]
+    return Recipe(kind="simulator", argv=argv + shlex.split(config.extra_flags or ""))
+
+
+async def ollama_alias(client: EngineClient, config: Any, length: int) -> str:
+    """Create (idempotently) an Ollama alias of the config's model with draft_num_predict=length."""
+    recipe = render(settings_from_config(config).with_(lookahead=length))
+    for call in recipe.api_calls:
+        await client.post_json(call["path"], call["json"] | {"stream": False})
+    return recipe.api_calls[0]["json"]["model"] if recipe.api_calls else config.model
 
 
 _CACHE_DISCARD = (

@@ -18,10 +18,10 @@ from engines.clients import EngineClient, EngineError, client_for
 from engines.metrics_text import SpecDelta, spec_decode_delta
 from engines.models import Machine
 from runs import live
-from runs.core.speed import SpeedJob, run_speed
 from runs.engine_session import RunEngine
+from runs.job_runner import run_job
 from runs.models import Run
-from runs.provenance import collect_provenance
+from runs.provenance import record_provenance
 from runs.recorder import RunCancelled, RunRecorder, load_run
 
 log = logging.getLogger(__name__)
@@ -90,7 +90,7 @@ async def _execute(run: Run) -> None:
     status, summary, error = Run.Status.FAILED, {}, ""
     try:
         await recorder.open()
-        async with RunEngine(run) as engine_side:
+        async with RunEngine(run, start=run.job != Run.Job.LOOKAHEAD) as engine_side:
             summary = await _measure(client, run, recorder, engine_side)
         status = Run.Status.SUCCEEDED
     except RunCancelled:
@@ -109,16 +109,18 @@ async def _measure(
     client: EngineClient, run: Run, recorder: RunRecorder, engine_side: RunEngine
 ) -> dict[str, Any]:
     """Provenance, then the job, with the engine's own counters read before and after it."""
-    if engine_side.startup_s is not None:
-        await recorder.on_sample("engine", {"startup_s": engine_side.startup_s})
-    provenance = await collect_provenance(client, run.config)
-    await Run.objects.filter(pk=run.pk).aupdate(provenance=provenance)
-    before = await client.metrics_text()
-    summary = await engine_side.run(run_job(client, run, recorder))
+    before = None
+    if engine_side.answering:  # a lookahead sweep launches its engine per length, inside the job
+        if engine_side.startup_s is not None:
+            await recorder.on_sample("engine", {"startup_s": engine_side.startup_s})
+        await record_provenance(client, run)
+        before = await client.metrics_text()
+    summary = await engine_side.run(run_job(client, run, recorder, engine_side))
     spec = spec_decode_delta(before, await _settled_metrics(client)) if before else None
     summary["spec_decode_metrics"] = _spec_summary(spec)
     summary["log_acceptance"] = _log_acceptance(engine_side.acceptance)
     summary["engine_startup_s"] = engine_side.startup_s
+    summary["engine_startups"] = engine_side.startups
     check = summary.get("cross_check")
     if check and not check["agree"]:
         engine_side.warnings.append({"kind": "cross-check", "message": _disagreement(check)})
@@ -177,17 +179,3 @@ async def _finish(run_id: int, recorder: RunRecorder, status: str, summary: dict
         await Run.objects.filter(pk=run_id).aupdate(finished=fields["finished"])
     run = await load_run(run_id)
     await live.broadcast(run_id, {"type": "run", "run": run.to_dict()})
-
-
-async def run_job(client: EngineClient, run: Run, recorder: RunRecorder) -> dict[str, Any]:
-    """Dispatch on the run's job kind to the measurement core."""
-    if run.job == Run.Job.SPEED:
-        sampling = run.config.sampling() | {k: v for k, v in run.params.items() if k == "max_tokens"}
-        job = SpeedJob(
-            model=run.config.model,
-            reps=run.params.get("reps", 3),
-            warmup=run.params.get("warmup", 1),
-            sampling=sampling,
-        )
-        return await run_speed(client, job, recorder)
-    raise ValueError(f"unknown job {run.job!r}")

@@ -26,9 +26,34 @@ class IntParam:
         return value
 
 
-JOB_PARAMS: dict[str, dict[str, IntParam]] = {
+@dataclass(frozen=True)
+class IntListParam:
+    """A list of integers in an inclusive range ("0,2,4" or [0, 2, 4]), at most `most` long."""
+
+    low: int
+    high: int
+    default: tuple[int, ...]
+    most: int = 16
+
+    def clean(self, name: str, value: Any) -> list[int]:
+        if value is None:
+            return list(self.default)
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, list | tuple) or not 1 <= len(items) <= self.most:
+            raise ValueError(f"{name} must be a list of 1 to {self.most} whole numbers")
+        element = IntParam(self.low, self.high, None)
+        return [element.clean(f"{name} item", item) for item in items]
+
+
+JOB_PARAMS: dict[str, dict[str, IntParam | IntListParam]] = {
     "speed": {
         "reps": IntParam(1, 50, 3),
+        "warmup": IntParam(0, 5, 1),
+        "max_tokens": IntParam(1, 131_072, None),
+    },
+    "lookahead": {
+        "lengths": IntListParam(0, 64, (0, 2, 4, 8, 12)),
+        "reps": IntParam(1, 50, 1),
         "warmup": IntParam(0, 5, 1),
         "max_tokens": IntParam(1, 131_072, None),
     },

@@ -35,6 +35,7 @@ class Run(models.Model):
 
     class Job(models.TextChoices):
         SPEED = "speed", "Speed"
+        LOOKAHEAD = "lookahead", "Lookahead sweep"
 
     class Status(models.TextChoices):
         QUEUED = "queued"

@@ -16,6 +16,12 @@ from engines.models import EngineConfig
 from engines.recipes import render_config
 
 
+async def record_provenance(client: EngineClient, run: Any) -> None:
+    """Collect the run's provenance from the answering engine and store it on the run."""
+    provenance = await collect_provenance(client, run.config)
+    await type(run).objects.filter(pk=run.pk).aupdate(provenance=provenance)
+
+
 async def collect_provenance(client: EngineClient, config: EngineConfig) -> dict[str, Any]:
     """What produced the figures: engine version, model id/digest, config snapshot, harness commit.
 

@@ -8,6 +8,7 @@ from django.db import transaction
 
 from engines.models import EngineConfig
 from runs import dispatch
+from runs.engine_session import LOOKAHEAD_NEEDS_RELAUNCH
 from runs.jobs import validate_params
 from runs.models import Run
 
@@ -20,6 +21,9 @@ def start_run(
     Raises ValueError (naming the field) for an unknown job or out-of-range parameters.
     """
     clean = validate_params(job, params or {})
+    engine = config.engine
+    if job == Run.Job.LOOKAHEAD and not engine.managed and engine.kind != engine.Kind.OLLAMA:
+        raise ValueError(LOOKAHEAD_NEEDS_RELAUNCH)
     with transaction.atomic():
         run = Run.objects.create(
             config=config,

@@ -185,6 +185,10 @@ class EngineClient(ABC):
     async def _get_object(self, path: str) -> dict[str, Any]:
         return await self._request_object("GET", path)
 
+    async def post_json(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST a JSON body (e.g. to Ollama's /api/create); the answer must be a JSON object."""
+        return await self._post_object(path, body)
+
     async def _post_object(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         return await self._request_object("POST", path, body)
 

@@ -49,17 +49,34 @@ async def run_speed(client: EngineClient, job: SpeedJob, progress: RunProgress) 
     """
     total = job.reps * len(job.prompts)
     await progress.on_start(total)
+    rows = await measure_prompts(client, job, progress, Tally(total))
+    return summarize_speed(rows)
+
+
+@dataclass
+class Tally:
+    """How many requests a run sends in all, and how many it has sent (for error messages)."""
+
+    total: int
+    done: int = 0
+
+
+async def measure_prompts(
+    client: EngineClient, job: SpeedJob, progress: RunProgress, tally: Tally, **label: Any
+) -> list[dict[str, Any]]:
+    """The warm-up, then every prompt `reps` times; each row is reported as a "request" sample."""
     for _ in range(job.warmup):
         await _send(client, job, job.prompts[0], "warm-up request")
     rows: list[dict[str, Any]] = []
     for rep in range(job.reps):
         for prompt in job.prompts:
-            where = f"request {len(rows) + 1} of {total} ({prompt.name}, repetition {rep + 1})"
+            tally.done += 1
+            where = f"request {tally.done} of {tally.total} ({prompt.name}, repetition {rep + 1})"
             row = await _send(client, job, prompt, where)
-            row |= {"prompt": prompt.name, "output_type": prompt.output_type, "rep": rep}
+            row |= {"prompt": prompt.name, "output_type": prompt.output_type, "rep": rep, **label}
             rows.append(row)
             await progress.on_sample("request", row)
-    return summarize_speed(rows)
+    return rows
 
 
 async def _send(client: EngineClient, job: SpeedJob, prompt: Prompt, where: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--reps", type=int)
         parser.add_argument("--warmup", type=int)
         parser.add_argument("--max-tokens", type=int)
+        parser.add_argument("--lengths", help="lookahead lengths, e.g. 0,2,4,8,12")
         parser.add_argument("--wait", action="store_true", help="wait for the run to finish")
         parser.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait at most")
 
@@ -29,7 +30,8 @@ class Command(BaseCommand):
         config = EngineConfig.objects.filter(name=options["config"]).first()
         if config is None:
             raise CommandError(f"no config named {options['config']!r}")
-        params = {k: options[k] for k in ("reps", "warmup", "max_tokens") if options[k] is not None}
+        names = ("reps", "warmup", "max_tokens", "lengths")
+        params = {k: options[k] for k in names if options[k] is not None}
         try:
             run = services.start_run(config, options["job"], params)
         except ValueError as exc:

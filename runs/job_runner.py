@@ -1,0 +1,52 @@
+"""From a run's job kind and parameters to the measurement core's job objects, and back."""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from engines.clients import EngineClient
+from runs.core.lookahead import LookaheadJob, run_lookahead
+from runs.core.speed import SpeedJob, run_speed
+from runs.engine_session import RunEngine
+from runs.models import Run
+from runs.provenance import record_provenance
+from runs.recorder import RunRecorder
+
+
+async def run_job(
+    client: EngineClient, run: Run, recorder: RunRecorder, engine_side: RunEngine
+) -> dict[str, Any]:
+    """Dispatch on the run's job kind to the measurement core."""
+    if run.job == Run.Job.SPEED:
+        return await run_speed(client, speed_job(run), recorder)
+    if run.job == Run.Job.LOOKAHEAD:
+        job = LookaheadJob(speed_job(run), tuple(run.params.get("lengths", (0, 2, 4, 8, 12))))
+        return await run_lookahead(_provenance_on_first_launch(run, engine_side), job, recorder)
+    raise ValueError(f"unknown job {run.job!r}")
+
+
+def speed_job(run: Run) -> SpeedJob:
+    """The speed job's requests with the config's fixed sampling and the run's parameters."""
+    sampling = run.config.sampling() | {k: v for k, v in run.params.items() if k == "max_tokens"}
+    return SpeedJob(
+        model=run.config.model,
+        reps=run.params.get("reps", 3),
+        warmup=run.params.get("warmup", 1),
+        sampling=sampling,
+    )
+
+
+def _provenance_on_first_launch(run: Run, engine_side: RunEngine) -> Any:
+    recorded = False
+
+    @contextlib.asynccontextmanager
+    async def at_lookahead(length: int) -> AsyncIterator[tuple[EngineClient, str]]:
+        nonlocal recorded
+        async with engine_side.at_lookahead(length) as (client, model):
+            if not recorded:
+                await record_provenance(client, run)
+                recorded = True
+            yield client, model
+
+    return at_lookahead

@@ -1,0 +1,87 @@
+import json
+
+import pytest
+from django.core.management import call_command
+
+from engines.models import Engine, EngineSession
+from tests.factories import EngineConfigFactory
+from tests.real_engine import GEMMA_270M, LLAMA_SERVER, free_port, requires_engine
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def inprocess(settings):
+    settings.SPARKDASH_WORKER = "inprocess"
+
+
+def bench(capsys, config, *args):
+    call_command("bench", config, "--job", "lookahead", "--wait", *args)
+    return json.loads(capsys.readouterr().out)
+
+
+def test_it_sweeps_lookahead_on_a_relaunched_simulator(inprocess, capsys):
+    EngineConfigFactory(
+        name="sim-sweep",
+        model="demo",
+        max_tokens=24,
+        engine__simulator=True,
+        engine__launch=Engine.Launch.MANAGED,
+        engine__base_url=f"http://127.0.0.1:{free_port()}",
+        extra_flags="--decode-tps 300 --ttft-ms 5 --acceptance 0.9",
+    )
+    run = bench(capsys, "sim-sweep", "--lengths", "0,4,8", "--reps", "1", "--warmup", "0")
+    assert run["status"] == "succeeded", run["error"]
+    lengths = run["summary"]["lengths"]
+    assert list(lengths) == ["0", "4", "8"]
+    assert lengths["0"]["all"]["acceptance_rate"] is None
+    assert (
+        lengths["8"]["all"]["tokens_per_verification"]["median"]
+        > lengths["4"]["all"]["tokens_per_verification"]["median"]
+    )
+    assert [s["lookahead"] for s in run["summary"]["engine_startups"]] == [0, 4, 8]
+    assert EngineSession.objects.filter(run_id=run["id"], stopped__isnull=False).count() == 3
+    assert run["provenance"]["engine_version"] == "sparkdash-simulator"
+
+
+def test_it_refuses_a_sweep_on_an_external_engine_it_cannot_relaunch(inprocess, capsys):
+    EngineConfigFactory(name="external", engine__base_url="http://127.0.0.1:9")
+    with pytest.raises(Exception, match="relaunching the engine"):
+        bench(capsys, "external", "--lengths", "0,4")
+
+
+@requires_engine
+@pytest.mark.timeout(600)
+def test_it_sweeps_lookahead_on_the_real_llama_server_with_a_draft_model(inprocess, capsys):
+    EngineConfigFactory(
+        name="real-sweep",
+        model=str(GEMMA_270M),
+        draft_model=str(GEMMA_270M),
+        speculative_method="draft-simple",
+        threads=2,
+        parallel=1,
+        context_length=4096,
+        max_tokens=48,
+        engine__launch=Engine.Launch.MANAGED,
+        engine__binary=str(LLAMA_SERVER),
+        engine__base_url=f"http://127.0.0.1:{free_port()}",
+    )
+    run = bench(capsys, "real-sweep", "--lengths", "0,4,8", "--reps", "1", "--warmup", "1")
+    assert run["status"] == "succeeded", run["error"]
+    lengths = run["summary"]["lengths"]
+    print(
+        "\nreal lookahead sweep:",
+        {
+            k: (
+                round(v["all"]["decode_tps_client"]["median"], 2),
+                v["all"]["acceptance_rate"] and round(v["all"]["acceptance_rate"]["median"], 3),
+            )
+            for k, v in lengths.items()
+        },
+    )
+    assert lengths["0"]["all"]["acceptance_rate"] is None
+    assert lengths["8"]["all"]["acceptance_rate"]["median"] >= 0.95
+    assert (
+        lengths["8"]["all"]["tokens_per_verification"]["median"]
+        > lengths["4"]["all"]["tokens_per_verification"]["median"]
+    )
