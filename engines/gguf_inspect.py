@@ -312,6 +312,17 @@ def _quantization(tensors: Iterable[TensorInfo]) -> dict[str, dict[str, int]]:
     return dict(sorted(by_type.items(), key=lambda item: -item[1]["bytes"]))
 
 
+def inspect_header(path: str | Path) -> GGUFInfo:
+    """The findings from the header alone (fast: no tensor data, no tokenizer decoding)."""
+    path = Path(path)
+    try:
+        with path.open("rb") as f:
+            header, _ = read_header(lambda start, end: _read_at(f, start, end))
+    except OSError as exc:
+        raise GGUFError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    return GGUFInfo(str(path), "prefix", header.kv, header.tensors, header.size)
+
+
 def inspect_file(path: str | Path) -> GGUFInfo:
     """Inspect a local GGUF; a truncated one (say the first few MB) is read from its header alone."""
     path = Path(path)

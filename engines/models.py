@@ -150,6 +150,11 @@ class EngineConfig(models.Model):
     max_num_batched_tokens = models.PositiveIntegerField(null=True, blank=True)
     attention_backend = models.CharField(max_length=50, blank=True)
     moe_backend = models.CharField("MoE backend", max_length=50, blank=True)
+    bytes_per_token_gb = models.FloatField(
+        "weights read per token (GB)", null=True, blank=True,
+        validators=[MinValueValidator(0.001), MaxValueValidator(10_000)],
+        help_text="roofline override; empty: read from the GGUF (MoE: active experts + shared)",
+    )
     temperature = models.FloatField(default=0.0, validators=[MinValueValidator(0), MaxValueValidator(5)])
     top_p = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0), MaxValueValidator(1)])
     top_k = models.PositiveIntegerField(null=True, blank=True)

@@ -21,7 +21,7 @@ from runs import live
 from runs.engine_session import RunEngine
 from runs.job_runner import run_job
 from runs.models import Run
-from runs.provenance import record_provenance
+from runs.provenance import record_provenance, roofline_for
 from runs.recorder import RunCancelled, RunRecorder, load_run
 
 log = logging.getLogger(__name__)
@@ -121,6 +121,9 @@ async def _measure(
     summary["log_acceptance"] = _log_acceptance(engine_side.acceptance)
     summary["engine_startup_s"] = engine_side.startup_s
     summary["engine_startups"] = engine_side.startups
+    decode = summary.get("decode_tps_client")
+    measured = decode["median"] if decode else None
+    summary["roofline"] = await asyncio.to_thread(roofline_for, run.config, measured)
     check = summary.get("cross_check")
     if check and not check["agree"]:
         engine_side.warnings.append({"kind": "cross-check", "message": _disagreement(check)})

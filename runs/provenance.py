@@ -12,8 +12,10 @@ from django.conf import settings
 from django.utils import timezone
 
 from engines.clients import EngineClient
+from engines.gguf_inspect import GGUFError, inspect_header
 from engines.models import EngineConfig
 from engines.recipes import render_config
+from engines.roofline import roofline
 
 
 async def record_provenance(client: EngineClient, run: Any) -> None:
@@ -75,3 +77,28 @@ def harness_commit() -> str:
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return out.stdout.strip() if out.returncode == 0 else "unknown"
+
+
+def roofline_for(config: EngineConfig, measured_tps: float | None) -> dict[str, Any] | None:
+    """Ceiling decode tok/s = machine bandwidth / weights read per token, and the efficiency.
+
+    Bytes per token come from the config's override, else from the model's GGUF header when
+    the model is a local file; None when neither is known.
+    """
+    override = int(config.bytes_per_token_gb * 1e9) if config.bytes_per_token_gb else None
+    inspected = _gguf_bytes_per_token(config.model)
+    if override is None and inspected is None:
+        return None
+    bandwidth = config.engine.machine.bandwidth_gbps
+    return roofline(bandwidth, inspected or 0, override, measured_tps).to_dict()
+
+
+@functools.lru_cache(maxsize=32)
+def _gguf_bytes_per_token(model: str) -> int | None:
+    path = Path(model)
+    if not path.is_file():
+        return None
+    try:
+        return inspect_header(path).bytes_per_token
+    except GGUFError:
+        return None

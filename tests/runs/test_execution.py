@@ -122,3 +122,22 @@ def _cancel_after_samples(run_id, n):
     while Sample.objects.filter(run_id=run_id).count() < n and time.monotonic() < deadline:
         time.sleep(0.01)
     Run.objects.filter(pk=run_id).update(status=Run.Status.CANCELLED)
+
+
+def test_it_reports_the_roofline_from_the_configs_override():
+    with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5)) as sim:
+        run = make_run(sim.url)
+        run.config.bytes_per_token_gb = 28.6
+        run.config.save()
+        run = run_to_end(run)
+    roof = run.summary["roofline"]
+    assert roof["bytes_source"] == "override"
+    assert roof["ceiling_tps"] == pytest.approx(273 / 28.6)
+    measured = run.summary["decode_tps_client"]["median"]
+    assert roof["efficiency"] == pytest.approx(measured / roof["ceiling_tps"])
+
+
+def test_it_has_no_roofline_without_a_model_file_or_override():
+    with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5)) as sim:
+        run = run_to_end(make_run(sim.url))
+    assert run.summary["roofline"] is None

@@ -63,6 +63,11 @@ def test_it_runs_a_speed_job_on_a_real_llama_server_and_stops_it():
     port = int(run.config.engine.base_url.rsplit(":", 1)[1])
     assert port_is_free("127.0.0.1", port)
     assert "print_timing" in run.engine_log
+    roof = run.summary["roofline"]
+    assert (roof["bytes_per_token"], roof["bytes_source"]) == (246_587_904, "gguf")
+    assert roof["ceiling_tps"] == pytest.approx(273e9 / 246_587_904)
+    measured = run.summary["decode_tps_client"]["median"]
+    assert roof["efficiency"] == pytest.approx(measured / roof["ceiling_tps"])
 
 
 def test_it_reads_acceptance_from_timings_metrics_and_log_with_a_self_draft():
