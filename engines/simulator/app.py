@@ -1,7 +1,9 @@
 """The simulator as a raw ASGI application: routing, request fields, paced streaming, faults.
 
 Chunks leave at absolute times (request arrival + scheduled offset on the loop clock), so
-sleep overshoot never accumulates and client-side figures match the schedule.
+sleep overshoot never accumulates and client-side figures match the schedule. Two shared models
+sit on top of the schedule: a batch (concurrent requests stretch each other's decode steps) and,
+when the profile sets prefill_tps, a prompt cache (new prompt tokens add to the TTFT).
 """
 from __future__ import annotations
 
@@ -9,13 +11,14 @@ import asyncio
 import itertools
 import json
 import time
-from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, MutableMapping
+from dataclasses import dataclass, replace
 from typing import Any
 
+from .cache import PromptCache, n_tokens
 from .meta import META
-from .schedule import SimProfile, plan
-from .wire import FORMATS, Format, OpenAIChat, Reply
+from .schedule import Emission, Schedule, SimProfile, plan
+from .wire import FORMATS, Format, OpenAIChat, Reply, text
 
 __all__ = ["ASGIApp", "build_app"]
 
@@ -71,6 +74,39 @@ class _Http:
             pass
 
 
+class Batch:
+    """The requests in flight on the box: with n of them, each decode step takes
+    1 + cost * (n - 1) times as long, as when one weight read serves a whole batch."""
+
+    def __init__(self, cost: float) -> None:
+        self.cost, self.active = cost, 0
+
+    def slowdown(self) -> float:
+        return 1 + self.cost * max(self.active - 1, 0)
+
+    def paced(self, sched: Schedule) -> Iterator[Emission]:
+        """The schedule's emissions, each decode step stretched by the batch of that moment.
+
+        Lazy on purpose: a step is stretched when it is asked for, just after the one before
+        it left. With one request in flight nothing is stretched, so the schedule holds exactly.
+        """
+        stretch, previous = 0.0, None
+        for emission in sched.emissions:
+            if previous is not None:
+                stretch += (emission.offset_s - previous) * (self.slowdown() - 1)
+            previous = emission.offset_s
+            yield Emission(emission.offset_s + stretch, emission.n_tokens)
+
+
+@dataclass(frozen=True)
+class Box:
+    """What all requests to one simulated server share."""
+
+    profile: SimProfile
+    batch: Batch
+    cache: PromptCache
+
+
 @dataclass(frozen=True)
 class Asked:
     """The request fields the simulator honours, whatever the wire format."""
@@ -86,13 +122,14 @@ class Asked:
 def build_app(profile: SimProfile) -> ASGIApp:
     """An ASGI app that answers like Ollama and llama-server, paced by `profile`."""
     ids = itertools.count(1)
+    box = Box(profile, Batch(profile.batch_cost), PromptCache(profile.cache_tokens))
 
     async def app(scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
         http = _Http(receive, send)
         try:
-            await _route(http, profile, scope["method"], scope["path"], next(ids))
+            await _route(http, box, scope["method"], scope["path"], next(ids))
         except BadRequest as exc:
             fmt = FORMATS.get(scope["path"])
             await http.respond(400, fmt.error(400, str(exc)) if fmt else {"error": str(exc)})
@@ -100,7 +137,8 @@ def build_app(profile: SimProfile) -> ASGIApp:
     return app
 
 
-async def _route(http: _Http, profile: SimProfile, method: str, path: str, n: int) -> None:
+async def _route(http: _Http, box: Box, method: str, path: str, n: int) -> None:
+    profile = box.profile
     if (method, path) in META:
         return await http.respond(200, META[method, path](profile))
     fmt = FORMATS.get(path)
@@ -113,19 +151,29 @@ async def _route(http: _Http, profile: SimProfile, method: str, path: str, n: in
         return await http.respond(500, fmt.error(500, "simulated engine failure (fault http-500)"))
     if profile.fault == "hang":
         return await http.wait_disconnect()
-    reply = _reply(profile, asked, f"chatcmpl-sim{n}", http.arrived)
+    reply = _reply(box, asked, f"chatcmpl-sim{n}", http.arrived)
     run = _stream if asked.stream else _whole
-    await _until_disconnect(http, run(http, profile, fmt, reply))
+    box.batch.active += 1
+    try:
+        await _until_disconnect(http, run(http, box, fmt, reply))
+    finally:
+        box.batch.active -= 1
 
 
-def _reply(profile: SimProfile, asked: Asked, reply_id: str, arrived: float) -> Reply:
+def _reply(box: Box, asked: Asked, reply_id: str, arrived: float) -> Reply:
+    profile = box.profile
     # A negative limit means "no limit" to both Ollama and llama-server.
     limit = asked.limit if asked.limit is not None and asked.limit >= 0 else None
-    n_tokens = profile.default_max_tokens if limit is None else max(1, limit)
+    length = profile.default_max_tokens if limit is None else max(1, limit)
+    prompt_n, cache_n, prefill_s = n_tokens(asked.prompt), 0, 0.0
+    if profile.prefill_tps is not None:
+        cache_n = box.cache.serve(asked.prompt, text(0, length))
+        prefill_s = (prompt_n - cache_n) / profile.prefill_tps
     return Reply(
         model=asked.model or profile.model,
-        sched=plan(profile, n_tokens, asked.seed),
-        prompt_n=max(1, (len(asked.prompt) + 3) // 4),
+        sched=plan(profile, length, asked.seed, prefill_s),
+        prompt_n=prompt_n,
+        cache_n=cache_n,
         # Without a limit the simulated model "stops by itself" at default_max_tokens.
         finish_reason="stop" if limit is None else "length",
         include_usage=asked.include_usage,
@@ -134,25 +182,33 @@ def _reply(profile: SimProfile, asked: Asked, reply_id: str, arrived: float) -> 
     )
 
 
-async def _stream(http: _Http, profile: SimProfile, fmt: Format, reply: Reply) -> None:
+async def _stream(http: _Http, box: Box, fmt: Format, reply: Reply) -> None:
+    profile = box.profile
     await http.start(200, fmt.media_type)
     faulty, sent = profile.fault in ("cut", "malformed"), 0
-    for emission in reply.sched.emissions:
+    emitted: list[Emission] = []
+    for emission in box.batch.paced(reply.sched):
         if faulty and sent >= profile.fault_after:
             break
         data = fmt.content(reply, sent, emission)  # rendered before the wait, to leave on time
         await _sleep_until(http.t0 + emission.offset_s)
         await http.write(data)
         sent += emission.n_tokens
+        emitted.append(emission)
     if profile.fault == "malformed":
         await http.write(fmt.malformed())
     elif profile.fault != "cut":
-        await http.write(fmt.tail(reply))
+        await http.write(fmt.tail(_as_paced(reply, emitted)))
     await http.write(b"", more=False)
 
 
-async def _whole(http: _Http, profile: SimProfile, fmt: Format, reply: Reply) -> None:
-    await _sleep_until(http.t0 + reply.sched.last_s)
+async def _whole(http: _Http, box: Box, fmt: Format, reply: Reply) -> None:
+    profile = box.profile
+    emitted: list[Emission] = []
+    for emission in box.batch.paced(reply.sched):
+        await _sleep_until(http.t0 + emission.offset_s)
+        emitted.append(emission)
+    reply = _as_paced(reply, emitted)
     body = json.dumps(fmt.whole(reply)).encode()
     if profile.fault == "malformed":
         body = fmt.malformed()
@@ -160,6 +216,11 @@ async def _whole(http: _Http, profile: SimProfile, fmt: Format, reply: Reply) ->
         body = body[: len(body) // 2]
     await http.start(200, "application/json")
     await http.write(body, more=False)
+
+
+def _as_paced(reply: Reply, emitted: list[Emission]) -> Reply:
+    """The reply with the emissions as they left, so the engine's timings report them."""
+    return replace(reply, sched=replace(reply.sched, emissions=emitted))
 
 
 async def _sleep_until(deadline: float) -> None:

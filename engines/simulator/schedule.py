@@ -27,6 +27,11 @@ class SimProfile:
     :param draft_cost: time of one draft token relative to one target forward pass.
     :param default_max_tokens: reply length when the request sets no limit.
     :param fault: None or one of FAULTS; fault_after is the tokens streamed before it strikes.
+    :param batch_cost: with n requests in flight at once, each decode step takes
+        1 + batch_cost * (n - 1) times as long (0.2: 16 streams give ~4x the total throughput).
+    :param prefill_tps: when set, the prompt cache is modelled and the first token comes
+        ttft_ms + new prompt tokens / prefill_tps after arrival; None keeps TTFT at ttft_ms.
+    :param cache_tokens: the RAM prompt cache's limit in tokens (None: unlimited, 0: off).
     """
 
     decode_tps: float | None = None
@@ -40,6 +45,9 @@ class SimProfile:
     model: str = "sparkdash-sim:8b"
     fault: str | None = None
     fault_after: int = 0
+    batch_cost: float = 0.2
+    prefill_tps: float | None = None
+    cache_tokens: int | None = None
 
     def __post_init__(self) -> None:
         if self.decode_tps is None:
@@ -58,6 +66,9 @@ class SimProfile:
             "default_max_tokens must be >= 1": self.default_max_tokens >= 1,
             f"fault must be None or one of {FAULTS}": self.fault is None or self.fault in FAULTS,
             "fault_after must be >= 0": self.fault_after >= 0,
+            "batch_cost must be >= 0": self.batch_cost >= 0,
+            "prefill_tps must be None or > 0": self.prefill_tps is None or self.prefill_tps > 0,
+            "cache_tokens must be None or >= 0": self.cache_tokens is None or self.cache_tokens >= 0,
         }
         failed = [message for message, ok in checks.items() if not ok]
         if failed:
@@ -105,17 +116,18 @@ class Schedule:
         return (self.n_tokens - 1) / span if span > 0 else None
 
 
-def plan(profile: SimProfile, n_tokens: int, seed: int = 0) -> Schedule:
+def plan(profile: SimProfile, n_tokens: int, seed: int = 0, prefill_s: float = 0.0) -> Schedule:
     """Schedule a reply of exactly n_tokens tokens, with the engine's counters.
 
-    The first token comes out of prefill at ttft_ms. Each later target forward pass verifies a
+    The first token comes out of prefill at ttft_ms (plus prefill_s, the time spent on new
+    prompt tokens when the prompt cache is modelled). Each later target forward pass verifies a
     draft of k = min(lookahead, tokens left - 1) tokens (a draft is never longer than what is
     still to be generated, as llama-server caps it) and emits accepted + 1 tokens as one chunk.
     """
     if n_tokens < 1:
         raise ValueError("n_tokens must be >= 1")
     rng = random.Random(seed)
-    t = profile.ttft_ms / 1000
+    t = profile.ttft_ms / 1000 + prefill_s
     emissions = [Emission(t, 1)]
     left = n_tokens - 1
     drafted = accepted = verifications = 0

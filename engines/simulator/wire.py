@@ -34,11 +34,12 @@ class Reply:
 
     model: str
     sched: Schedule
-    prompt_n: int
+    prompt_n: int  # prompt tokens sent, cached ones included
     finish_reason: str  # "length" when the request capped the reply, else "stop"
     include_usage: bool = False
     id: str = "chatcmpl-sim"
     arrived: float = 0.0  # wall clock (epoch seconds) when the request arrived
+    cache_n: int = 0  # prompt tokens reused from the prompt cache
 
 
 def _iso(epoch_s: float) -> str:
@@ -50,11 +51,15 @@ def _ms(seconds: float) -> float:
     return max(seconds * 1000, 0.001)
 
 
-def llama_timings(sched: Schedule, prompt_n: int) -> dict[str, Any]:
-    """llama-server's `timings`: predicted_ms runs from the first token to the last."""
+def llama_timings(sched: Schedule, prompt_n: int, cache_n: int = 0) -> dict[str, Any]:
+    """llama-server's `timings`: predicted_ms runs from the first token to the last.
+
+    As in llama-server, timings' prompt_n counts only the prompt tokens computed (not cache_n).
+    """
     prompt_ms, predicted_ms = _ms(sched.first_s), _ms(sched.last_s - sched.first_s)
+    prompt_n -= cache_n
     timings: dict[str, Any] = {
-        "cache_n": 0,
+        "cache_n": cache_n,
         "prompt_n": prompt_n,
         "prompt_ms": prompt_ms,
         "prompt_per_token_ms": prompt_ms / prompt_n,
@@ -87,7 +92,7 @@ class OllamaChat:
         return self._line(body | {"done": False})
 
     def _final(self, reply: Reply, content: str) -> dict[str, Any]:
-        timings = llama_timings(reply.sched, reply.prompt_n)
+        timings = llama_timings(reply.sched, reply.prompt_n, reply.cache_n)
         return {
             "model": reply.model,
             "created_at": _iso(reply.arrived + reply.sched.last_s),
@@ -159,7 +164,7 @@ class OpenAIChat:
         chunks = [self._delta(reply, {}, reply.finish_reason)]
         if reply.include_usage:
             chunks.append(self._chunk(reply, []) | {"usage": _usage(reply)})
-        chunks[-1]["timings"] = llama_timings(reply.sched, reply.prompt_n)
+        chunks[-1]["timings"] = llama_timings(reply.sched, reply.prompt_n, reply.cache_n)
         return self._sse(*chunks) + b"data: [DONE]\n\n"
 
     def whole(self, reply: Reply) -> dict[str, Any]:
@@ -168,7 +173,7 @@ class OpenAIChat:
         return self._chunk(reply, [choice]) | {
             "object": "chat.completion",
             "usage": _usage(reply),
-            "timings": llama_timings(reply.sched, reply.prompt_n),
+            "timings": llama_timings(reply.sched, reply.prompt_n, reply.cache_n),
         }
 
     def error(self, status: int, message: str) -> dict[str, Any]:
@@ -184,7 +189,7 @@ def _usage(reply: Reply) -> dict[str, Any]:
         "prompt_tokens": reply.prompt_n,
         "completion_tokens": n,
         "total_tokens": reply.prompt_n + n,
-        "prompt_tokens_details": {"cached_tokens": 0},
+        "prompt_tokens_details": {"cached_tokens": reply.cache_n},
     }
 
 

@@ -20,6 +20,9 @@ RULES: dict[str, tuple[str, Callable[[Any], bool], str]] = {
     "--bandwidth-gbps": ("bandwidth_gbps", lambda v: v is None or v > 0, "must be > 0"),
     "--model-gb": ("model_gb", lambda v: v is None or v > 0, "must be > 0"),
     "--fault-after": ("fault_after", lambda v: v >= 0, "must be >= 0"),
+    "--batch-cost": ("batch_cost", lambda v: v >= 0, "must be >= 0"),
+    "--prefill-tps": ("prefill_tps", lambda v: v is None or v > 0, "must be > 0"),
+    "--cache-tokens": ("cache_tokens", lambda v: v is None or v >= 0, "must be >= 0"),
 }
 PROFILE_FIELDS = [name for flag, (name, _, _) in RULES.items() if flag != "--port"] + ["fault"]
 
@@ -44,6 +47,9 @@ class Command(BaseCommand):
         parser.add_argument("--model-gb", type=float)
         parser.add_argument("--fault", choices=FAULTS)
         parser.add_argument("--fault-after", type=int, default=0, help="tokens before the fault")
+        parser.add_argument("--batch-cost", type=float, default=0.2, help="step x (1 + cost * (n - 1))")
+        parser.add_argument("--prefill-tps", type=float, help="model the prompt cache and prefill time")
+        parser.add_argument("--cache-tokens", type=int, help="RAM prompt cache limit (default none; 0 = off)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         for flag, (name, rule, says) in RULES.items():
@@ -59,6 +65,14 @@ class Command(BaseCommand):
         fault = f", fault {profile.fault} after {profile.fault_after} tokens" if profile.fault else ""
         self.stdout.write(
             f"SparkDash SIMULATOR (not a real engine) listening on {url} (Ollama /api/*, OpenAI /v1/*): "
-            f"decode {profile.tps:g} tok/s, TTFT {profile.ttft_ms:g} ms, {spec}{fault}"
+            f"decode {profile.tps:g} tok/s, TTFT {profile.ttft_ms:g} ms, {spec}, "
+            f"batch cost {profile.batch_cost:g}, {_cache(profile)}{fault}"
         )
         self.stdout.flush()
+
+
+def _cache(profile: SimProfile) -> str:
+    if profile.prefill_tps is None:
+        return "prompt cache not modelled"
+    limit = "no limit" if profile.cache_tokens is None else f"limit {profile.cache_tokens} tokens"
+    return f"prefill {profile.prefill_tps:g} tok/s, prompt cache {limit}"
