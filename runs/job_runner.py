@@ -6,7 +6,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from engines.clients import EngineClient
+from runs.core.concurrency import ConcurrencyJob, run_concurrency
 from runs.core.lookahead import LookaheadJob, run_lookahead
+from runs.core.prefix_cache import PrefixCacheJob, run_prefix_cache
+from runs.core.replay import ReplayJob, run_replay
 from runs.core.speed import SpeedJob, run_speed
 from runs.engine_session import RunEngine
 from runs.models import Run
@@ -23,7 +26,32 @@ async def run_job(
     if run.job == Run.Job.LOOKAHEAD:
         job = LookaheadJob(speed_job(run), tuple(run.params.get("lengths", (0, 2, 4, 8, 12))))
         return await run_lookahead(_provenance_on_first_launch(run, engine_side), job, recorder)
+    params, model = run.params, run.config.model
+    if run.job == Run.Job.REPLAY:
+        job = ReplayJob(params["requests"], params["reps"], model, params.get("warmup", 1))
+        return await run_replay(client, job, recorder)
+    if run.job == Run.Job.CONCURRENCY:
+        levels = tuple(params.get("levels", (1, 2, 4, 8, 16)))
+        job = ConcurrencyJob(model, levels, params["answer_tokens"], params["reps"], run.config.sampling())
+        return await run_concurrency(client, job, recorder)
+    if run.job == Run.Job.PREFIX_CACHE:
+        job = PrefixCacheJob(model, params["steps"], params["bytes_per_step"], params["answer_tokens"])
+        return _with_cache_fix(await run_prefix_cache(client, job, recorder), run)
     raise ValueError(f"unknown job {run.job!r}")
+
+
+CACHE_FIX = {
+    "llama-server": "a larger --cache-ram N (MiB; -1 = no limit), or LLAMA_ARG_CACHE_RAM",
+    "ollama": "set LLAMA_ARG_CACHE_RAM (MiB) in the ollama serve environment and restart it",
+    "vllm": "more KV-cache room (--gpu-memory-utilization, --max-model-len), prefix caching on",
+    "sglang": "give the radix cache more room (--mem-fraction-static) or check --disable-radix-cache is off",
+}
+
+
+def _with_cache_fix(summary: dict[str, Any], run: Run) -> dict[str, Any]:
+    """A detected discard comes with the fix for this engine kind."""
+    summary["fix"] = CACHE_FIX.get(run.config.engine.kind) if summary.get("cache_discard_detected") else None
+    return summary
 
 
 def speed_job(run: Run) -> SpeedJob:

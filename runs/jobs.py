@@ -1,8 +1,11 @@
 """The jobs a run can be, and the parameters each accepts (validated before a run is queued)."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
+
+from runs.core.replay import parse_jsonl
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,21 @@ class IntListParam:
         return [element.clean(f"{name} item", item) for item in items]
 
 
-JOB_PARAMS: dict[str, dict[str, IntParam | IntListParam]] = {
+@dataclass(frozen=True)
+class RequestsParam:
+    """Recorded request bodies to replay: a JSONL text or an already parsed list."""
+
+    def clean(self, name: str, value: Any) -> list[dict[str, Any]]:
+        if value is None:
+            raise ValueError(f"{name}: a replay needs recorded requests (a JSONL file of request bodies)")
+        text = value if isinstance(value, str) else "\n".join(json.dumps(v) for v in value)
+        try:
+            return parse_jsonl(text)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from None
+
+
+JOB_PARAMS: dict[str, dict[str, IntParam | IntListParam | RequestsParam]] = {
     "speed": {
         "reps": IntParam(1, 50, 3),
         "warmup": IntParam(0, 5, 1),
@@ -56,6 +73,22 @@ JOB_PARAMS: dict[str, dict[str, IntParam | IntListParam]] = {
         "reps": IntParam(1, 50, 1),
         "warmup": IntParam(0, 5, 1),
         "max_tokens": IntParam(1, 131_072, None),
+    },
+    "replay": {
+        "requests": RequestsParam(),
+        "reps": IntParam(1, 50, 3),
+        "warmup": IntParam(0, 5, 1),
+    },
+    "concurrency": {
+        "levels": IntListParam(1, 100, (1, 2, 4, 8, 16)),
+        "answer_tokens": IntParam(1, 32_768, 256),
+        "reps": IntParam(1, 20, 1),
+        "warmup": IntParam(0, 5, 1),
+    },
+    "prefix-cache": {
+        "steps": IntParam(1, 200, 30),
+        "bytes_per_step": IntParam(100, 1_000_000, 6000),
+        "answer_tokens": IntParam(1, 1024, 16),
     },
 }
 

@@ -36,6 +36,9 @@ class Run(models.Model):
     class Job(models.TextChoices):
         SPEED = "speed", "Speed"
         LOOKAHEAD = "lookahead", "Lookahead sweep"
+        REPLAY = "replay", "Replay"
+        CONCURRENCY = "concurrency", "Concurrency sweep"
+        PREFIX_CACHE = "prefix-cache", "Prefix-cache probe"
 
     class Status(models.TextChoices):
         QUEUED = "queued"

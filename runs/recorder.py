@@ -10,6 +10,9 @@ from django.utils import timezone
 from runs import live
 from runs.models import Run, Sample
 
+# The samples that count as one unit of a run's progress (a request, a probe step).
+PROGRESS_KINDS = ("request", "step")
+
 
 class RunCancelled(Exception):
     """The run was cancelled by a user; the job stops at the next flush."""
@@ -44,7 +47,7 @@ class RunRecorder:
         t = time.monotonic() - self.started
         self.pending.append(Sample(run_id=self.run_id, seq=self.next_seq, t=t, kind=kind, values=values))
         self.next_seq += 1
-        if kind == "request":
+        if kind in PROGRESS_KINDS:
             self.done += 1
         if time.monotonic() - self.last_flush >= self.flush_interval_s:
             await self.flush()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -22,7 +23,12 @@ class Command(BaseCommand):
         parser.add_argument("--reps", type=int)
         parser.add_argument("--warmup", type=int)
         parser.add_argument("--max-tokens", type=int)
-        parser.add_argument("--lengths", help="lookahead lengths, e.g. 0,2,4,8,12")
+        parser.add_argument("--lengths", help="lookahead: lengths, e.g. 0,2,4,8,12")
+        parser.add_argument("--levels", help="concurrency: requests at once, e.g. 1,2,4,8,16")
+        parser.add_argument("--answer-tokens", type=int, help="concurrency, prefix-cache: answer length")
+        parser.add_argument("--steps", type=int, help="prefix-cache: conversation steps")
+        parser.add_argument("--bytes-per-step", type=int, help="prefix-cache: source bytes per step")
+        parser.add_argument("--requests", type=Path, help="replay: a JSONL file of recorded request bodies")
         parser.add_argument("--wait", action="store_true", help="wait for the run to finish")
         parser.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait at most")
 
@@ -30,8 +36,11 @@ class Command(BaseCommand):
         config = EngineConfig.objects.filter(name=options["config"]).first()
         if config is None:
             raise CommandError(f"no config named {options['config']!r}")
-        names = ("reps", "warmup", "max_tokens", "lengths")
+        names = ("reps", "warmup", "max_tokens", "lengths", "levels", "answer_tokens", "steps")
+        names += ("bytes_per_step",)
         params = {k: options[k] for k in names if options[k] is not None}
+        if options["requests"]:
+            params["requests"] = _read_text(options["requests"])
         try:
             run = services.start_run(config, options["job"], params)
         except ValueError as exc:
@@ -52,3 +61,10 @@ class Command(BaseCommand):
             if time.monotonic() > deadline:
                 raise CommandError(f"run {run_id} still {run.status} after {timeout:.0f} s")
             time.sleep(0.5)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CommandError(f"cannot read {path}: {exc}") from None

@@ -1,0 +1,137 @@
+import json
+
+import pytest
+from django.core.management import call_command
+
+from engines.models import Engine
+from engines.simulator import SimProfile, serve_in_thread
+from tests.factories import EngineConfigFactory
+from tests.real_engine import GEMMA_270M, LLAMA_SERVER, free_port, requires_engine
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+RECORDED = [
+    {"messages": [{"role": "user", "content": "Read routes.py lines 1-40."}], "max_tokens": 24},
+    {
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "List 3 HTTP verbs."},
+        ],
+        "max_tokens": 16,
+    },
+    {
+        "model": "recorded",
+        "messages": [{"role": "user", "content": "Say done."}],
+        "options": {"num_predict": 8},
+    },
+]
+
+
+@pytest.fixture
+def inprocess(settings):
+    settings.SPARKDASH_WORKER = "inprocess"
+
+
+def bench(capsys, config, job, *args):
+    call_command("bench", config, "--job", job, "--wait", *args)
+    return json.loads(capsys.readouterr().out)
+
+
+def requests_file(tmp_path):
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in RECORDED) + "\n")
+    return str(path)
+
+
+def test_it_replays_recorded_requests_on_the_simulator(inprocess, capsys, tmp_path):
+    with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5)) as sim:
+        EngineConfigFactory(name="sim", engine__base_url=sim.url, engine__simulator=True)
+        run = bench(capsys, "sim", "replay", "--requests", requests_file(tmp_path), "--reps", "2")
+    assert run["status"] == "succeeded", run["error"]
+    summary = run["summary"]
+    assert summary["requests"] == 3 and summary["reps"] == 2
+    assert summary["output_tokens"]["median"] == 24 + 16 + 8
+    assert summary["generation_s"]["median"] > 0
+
+
+def test_it_rejects_a_malformed_replay_file_naming_the_line(inprocess, capsys, tmp_path):
+    EngineConfigFactory(name="sim")
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(RECORDED[0]) + "\n{not json\n")
+    with pytest.raises(Exception, match="requests: line 2"):
+        bench(capsys, "sim", "replay", "--requests", str(path))
+
+
+def test_it_sweeps_concurrency_on_the_simulator(inprocess, capsys):
+    with serve_in_thread(SimProfile(decode_tps=200, ttft_ms=5, batch_cost=0.2)) as sim:
+        EngineConfigFactory(name="sim", engine__base_url=sim.url, engine__simulator=True)
+        run = bench(capsys, "sim", "concurrency", "--levels", "1,4", "--answer-tokens", "32")
+    assert run["status"] == "succeeded", run["error"]
+    levels = run["summary"]["levels"]
+    assert set(levels) == {"1", "4"}
+    assert levels["4"]["total_tps"]["median"] > 2 * levels["1"]["total_tps"]["median"]
+    assert levels["4"]["finish_s"]["median"] > levels["1"]["finish_s"]["median"]
+
+
+@pytest.mark.parametrize(("cache_tokens", "discard"), [(1500, True), (100_000, False)])
+def test_it_probes_the_prefix_cache_on_the_simulator(inprocess, capsys, cache_tokens, discard):
+    profile = SimProfile(decode_tps=400, ttft_ms=5, prefill_tps=20_000, cache_tokens=cache_tokens)
+    with serve_in_thread(profile) as sim:
+        EngineConfigFactory(name="sim", engine__base_url=sim.url, engine__simulator=True)
+        run = bench(capsys, "sim", "prefix-cache", "--steps", "6", "--bytes-per-step", "1200")
+    assert run["status"] == "succeeded", run["error"]
+    assert run["summary"]["cache_discard_detected"] is discard
+    assert (run["summary"]["fix"] is not None) is discard
+    assert run["progress"] == {"done": 8, "total": 8}
+
+
+def managed(name, **config):
+    engine = {
+        "engine__kind": Engine.Kind.LLAMA_SERVER,
+        "engine__launch": Engine.Launch.MANAGED,
+        "engine__binary": str(LLAMA_SERVER),
+        "engine__base_url": f"http://127.0.0.1:{free_port()}",
+    }
+    settings = {"model": str(GEMMA_270M), "threads": 2, "context_length": 8192} | config
+    return EngineConfigFactory(name=name, **engine, **settings)
+
+
+@requires_engine
+@pytest.mark.timeout(600)
+def test_it_runs_replay_and_concurrency_on_the_real_llama_server(inprocess, capsys, tmp_path):
+    managed("real", parallel=4)
+    replay = bench(capsys, "real", "replay", "--requests", requests_file(tmp_path), "--reps", "2")
+    assert replay["status"] == "succeeded", replay["error"]
+    assert replay["summary"]["requests"] == 3
+    sweep = bench(capsys, "real", "concurrency", "--levels", "1,2,4", "--answer-tokens", "32")
+    assert sweep["status"] == "succeeded", sweep["error"]
+    levels = sweep["summary"]["levels"]
+    print(
+        "\nreal concurrency:",
+        {
+            c: (round(v["total_tps"]["median"], 1), round(v["finish_s"]["median"], 2))
+            for c, v in levels.items()
+        },
+    )
+    assert all(v["output_tokens"]["median"] == 32 for v in levels.values())
+    assert levels["4"]["finish_s"]["median"] > levels["1"]["finish_s"]["median"]
+
+
+@requires_engine
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize(("cache_ram_mib", "discard"), [(4, True), (2048, False)])
+def test_it_detects_a_cache_discard_on_the_real_llama_server(inprocess, capsys, cache_ram_mib, discard):
+    managed("real", parallel=1, cache_ram_mib=cache_ram_mib)
+    run = bench(
+        capsys, "real", "prefix-cache", "--steps", "5", "--bytes-per-step", "1500", "--answer-tokens", "8"
+    )
+    assert run["status"] == "succeeded", run["error"]
+    summary = run["summary"]
+    cont = summary["continuation"]
+    print(
+        f"\nreal prefix cache, --cache-ram {cache_ram_mib}: discard {summary['cache_discard_detected']}, "
+        f"continuation new {cont['new_tokens']} of {cont['prompt_tokens']} tokens, "
+        f"ttft {cont['ttft_s']:.2f} s"
+    )
+    assert summary["cache_discard_detected"] is discard
+    assert any(w["kind"] == "cache-discard" for w in run["warnings"]) is discard
