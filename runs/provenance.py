@@ -21,6 +21,9 @@ from engines.roofline import roofline
 async def record_provenance(client: EngineClient, run: Any) -> None:
     """Collect the run's provenance from the answering engine and store it on the run."""
     provenance = await collect_provenance(client, run.config)
+    # Known before the first request, so live decode charts can draw the ceiling from the start.
+    ceiling = await asyncio.to_thread(roofline_for, run.config, None)
+    provenance["roofline"] = ceiling
     await type(run).objects.filter(pk=run.pk).aupdate(provenance=provenance)
 
 
