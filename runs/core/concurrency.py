@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engines.clients.base import EngineClient, EngineError, Generation, GenerationRequest
-from runs.core.metrics import request_metrics
+from engines.clients.base import EngineClient, Generation, GenerationRequest
+from runs.core.metrics import request_metrics, send
 from runs.core.prompts import SPEED_PROMPTS, Prompt
 from runs.core.speed import RunProgress
 from runs.core.stats import summarize
@@ -69,7 +69,7 @@ async def run_concurrency(client: EngineClient, job: ConcurrencyJob, progress: R
     await progress.on_start(job.reps * sum(job.levels))
     request = job.request(ignore_eos=client.kind != "ollama")
     for _ in range(job.warmup):
-        await _send(client, request, "warm-up request")
+        await send(client, request, "warm-up request")
     levels: dict[str, Any] = {}
     for c in job.levels:
         rows: list[dict[str, Any]] = []
@@ -88,7 +88,7 @@ async def run_concurrency(client: EngineClient, job: ConcurrencyJob, progress: R
 async def _burst(client: EngineClient, request: GenerationRequest, c: int, where: str) -> list[Generation]:
     """c copies of the request at once on one client (its pool opens a connection each)."""
     names = [f"{where}, request {i + 1} of {c}" for i in range(c)]
-    tasks = [asyncio.ensure_future(_send(client, request, name)) for name in names]
+    tasks = [asyncio.ensure_future(send(client, request, name)) for name in names]
     try:
         return list(await asyncio.gather(*tasks))
     except BaseException:
@@ -97,16 +97,6 @@ async def _burst(client: EngineClient, request: GenerationRequest, c: int, where
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
-
-
-async def _send(client: EngineClient, request: GenerationRequest, where: str) -> Generation:
-    try:
-        gen = await client.generate(request)
-    except EngineError as exc:
-        raise EngineError(f"{where}: {exc}") from exc
-    if gen.figures.output_tokens is None:
-        raise EngineError(f"{where}: the engine did not report how many tokens it generated")
-    return gen
 
 
 def total_tps(gens: Sequence[Generation]) -> float | None:

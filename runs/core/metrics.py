@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engines.clients.base import Generation
+from engines.clients.base import EngineClient, EngineError, Generation, GenerationRequest
 
 REQUEST_METRICS = (
     "ttft_s",
@@ -68,3 +68,15 @@ def request_metrics(gen: Generation) -> dict[str, Any]:
         "accepted_tokens": gen.figures.accepted_tokens,
         "finish_reason": gen.figures.finish_reason,
     }
+
+
+async def send(client: EngineClient, request: GenerationRequest, where: str) -> Generation:
+    """One request; its errors name `where` ("request 3 of 18 (...)"), and a reply without the
+    engine's token count is refused, since tokens are never counted from chunks."""
+    try:
+        gen = await client.generate(request)
+    except EngineError as exc:
+        raise EngineError(f"{where}: {exc}") from exc
+    if gen.figures.output_tokens is None:
+        raise EngineError(f"{where}: the engine did not report how many tokens it generated")
+    return gen

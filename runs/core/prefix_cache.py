@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engines.clients.base import EngineClient, EngineError, GenerationRequest
-from runs.core.metrics import request_metrics
+from engines.clients.base import EngineClient, GenerationRequest
+from runs.core.metrics import request_metrics, send
 from runs.core.source_text import source_text
 from runs.core.speed import RunProgress
 
@@ -98,10 +98,7 @@ class _Probe:
 
     async def send(self, messages: list[dict[str, Any]], label: str) -> str:
         where = f"step {len(self.rows) + 1} ({label})"
-        try:
-            gen = await self.client.generate(self.job.request(messages))
-        except EngineError as exc:
-            raise EngineError(f"{where}: {exc}") from exc
+        gen = await send(self.client, self.job.request(messages), where)
         row = step_row(request_metrics(gen)) | {"step": len(self.rows) + 1, "label": label}
         self.rows.append(row)
         await self.progress.on_sample("step", row)

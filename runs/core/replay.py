@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engines.clients.base import EngineClient, EngineError, Generation, GenerationRequest, now
-from runs.core.metrics import request_metrics
+from engines.clients.base import EngineClient, GenerationRequest, now
+from runs.core.metrics import request_metrics, send
 from runs.core.speed import RunProgress
 from runs.core.stats import summarize
 
@@ -125,27 +125,17 @@ async def run_replay(client: EngineClient, job: ReplayJob, progress: RunProgress
     requests = job.generation_requests()
     await progress.on_start(job.reps * len(requests))
     for _ in range(job.warmup):
-        await _send(client, requests[0], "warm-up request")
+        await send(client, requests[0], "warm-up request")
     rows: list[dict[str, Any]] = []
     walls: list[float] = []
     for rep in range(job.reps):
         started = now()
         for index, request in enumerate(requests):
             where = f"request {index + 1} of {len(requests)}, repetition {rep + 1}"
-            rows.append(request_metrics(await _send(client, request, where)) | {"index": index, "rep": rep})
+            rows.append(request_metrics(await send(client, request, where)) | {"index": index, "rep": rep})
             await progress.on_sample("request", rows[-1])
         walls.append(now() - started)
     return summarize_replay(rows, walls)
-
-
-async def _send(client: EngineClient, request: GenerationRequest, where: str) -> Generation:
-    try:
-        gen = await client.generate(request)
-    except EngineError as exc:
-        raise EngineError(f"{where}: {exc}") from exc
-    if gen.figures.output_tokens is None:
-        raise EngineError(f"{where}: the engine did not report how many tokens it generated")
-    return gen
 
 
 def generation_s(row: dict[str, Any]) -> float | None:

@@ -5,8 +5,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from engines.clients.base import EngineClient, EngineError, GenerationRequest
-from runs.core.metrics import REQUEST_METRICS, request_metrics
+from engines.clients.base import EngineClient, GenerationRequest
+from runs.core.metrics import REQUEST_METRICS, request_metrics, send
 from runs.core.prompts import SPEED_PROMPTS, Prompt
 from runs.core.stats import summarize_rows
 
@@ -80,13 +80,7 @@ async def measure_prompts(
 
 
 async def _send(client: EngineClient, job: SpeedJob, prompt: Prompt, where: str) -> dict[str, Any]:
-    try:
-        gen = await client.generate(job.request(prompt))
-    except EngineError as exc:
-        raise EngineError(f"{where}: {exc}") from exc
-    if gen.figures.output_tokens is None:
-        raise EngineError(f"{where}: the engine did not report how many tokens it generated")
-    return request_metrics(gen)
+    return request_metrics(await send(client, job.request(prompt), where))
 
 
 def summarize_speed(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -3,18 +3,7 @@ import pytest
 from engines.clients import EngineError, client_for
 from engines.simulator import SimProfile, serve_in_thread
 from runs.core.concurrency import ConcurrencyJob, run_concurrency
-
-
-class CollectingProgress:
-    def __init__(self):
-        self.total = None
-        self.samples = []
-
-    async def on_start(self, total):
-        self.total = total
-
-    async def on_sample(self, kind, values):
-        self.samples.append((kind, values))
+from tests.runs.core.progress import CollectingProgress
 
 
 def modelled_total_tps(profile, c, n_tokens):

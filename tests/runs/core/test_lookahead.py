@@ -5,7 +5,7 @@ from engines.simulator import SimProfile, serve_in_thread
 from runs.core.lookahead import LookaheadJob, run_lookahead
 from runs.core.prompts import SPEED_PROMPTS
 from runs.core.speed import SpeedJob
-from tests.runs.core.test_speed import CollectingProgress
+from tests.runs.core.progress import CollectingProgress
 
 
 def simulator_at_lookahead(started):

@@ -4,21 +4,12 @@ from engines.clients import EngineError, client_for
 from engines.simulator import SimProfile, serve_in_thread
 from runs.core.prefix_cache import PrefixCacheJob, run_prefix_cache
 from runs.core.source_text import source_text
+from tests.runs.core.progress import CollectingProgress
 
 # About 500 simulated tokens per step: 4 steps make a ~2,100-token conversation.
 SMALL = {"steps": 4, "bytes_per_step": 2000, "answer_tokens": 8}
 
 
-class CollectingProgress:
-    def __init__(self):
-        self.total = None
-        self.samples = []
-
-    async def on_start(self, total):
-        self.total = total
-
-    async def on_sample(self, kind, values):
-        self.samples.append((kind, values))
 
 
 async def probe(kind, cache_tokens, progress=None, **fields):

@@ -5,6 +5,7 @@ import pytest
 from engines.clients import EngineError, client_for
 from engines.simulator import SimProfile, serve_in_thread
 from runs.core.replay import ReplayJob, normalize, parse_jsonl, run_replay
+from tests.runs.core.progress import CollectingProgress
 
 TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]
 ASK = [{"role": "user", "content": "Read it."}]
@@ -13,16 +14,6 @@ OLLAMA = {"model": "agent", "messages": ASK, "options": {"num_predict": 20}}
 WRAPPED = {"request": {"model": "agent", "messages": ASK, "max_tokens": 6}}
 
 
-class CollectingProgress:
-    def __init__(self):
-        self.total = None
-        self.samples = []
-
-    async def on_start(self, total):
-        self.total = total
-
-    async def on_sample(self, kind, values):
-        self.samples.append((kind, values))
 
 
 def jsonl(*bodies):

@@ -6,18 +6,7 @@ from engines.clients import EngineError, client_for
 from engines.simulator import SimProfile, plan, serve_in_thread
 from runs.core.prompts import SPEED_PROMPTS
 from runs.core.speed import SpeedJob, run_speed
-
-
-class CollectingProgress:
-    def __init__(self):
-        self.total = None
-        self.samples = []
-
-    async def on_start(self, total):
-        self.total = total
-
-    async def on_sample(self, kind, values):
-        self.samples.append((kind, values))
+from tests.runs.core.progress import CollectingProgress
 
 
 def job(reps=1, max_tokens=48, warmup=0):
