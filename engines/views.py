@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from engines.forms import EngineConfigForm, SpeedRunForm
+from engines.forms import EngineConfigForm, StartJobForm
 from engines.models import EngineConfig, Machine
 from engines.recipes import render_config
 from runs.models import Run
@@ -49,7 +49,7 @@ def _get_config(pk: int) -> EngineConfig:
     return get_object_or_404(EngineConfig.objects.select_related("engine__machine"), pk=pk)
 
 
-def _render_detail(request: HttpRequest, config: EngineConfig, form: SpeedRunForm) -> HttpResponse:
+def _render_detail(request: HttpRequest, config: EngineConfig, form: StartJobForm) -> HttpResponse:
     runs = config.runs.select_related("config__engine", "machine")[:RECENT_RUNS * 2]
     recipe, recipe_error = render_config(config)
     ctx = {"config": config, "runs": runs, "form": form, "recipe": recipe, "recipe_error": recipe_error}
@@ -59,20 +59,20 @@ def _render_detail(request: HttpRequest, config: EngineConfig, form: SpeedRunFor
 @login_required
 def config_detail(request: HttpRequest, pk: int) -> HttpResponse:
     config = _get_config(pk)
-    return _render_detail(request, config, SpeedRunForm(initial={"max_tokens": config.max_tokens}))
+    return _render_detail(request, config, StartJobForm(initial={"max_tokens": config.max_tokens}))
 
 
 @login_required
 @require_POST
 def config_start_run(request: HttpRequest, pk: int) -> HttpResponse:
-    """Queue a speed run of this config and go to its live page."""
+    """Queue a run of this config (any job) and go to its live page."""
     config = _get_config(pk)
-    form = SpeedRunForm(request.POST)
+    form = StartJobForm(request.POST, request.FILES)
     if form.is_valid():
         try:
-            run = start_run(config, Run.Job.SPEED, form.cleaned_data, request.user)
+            run = start_run(config, form.cleaned_data["job"], form.params(), request.user)
         except ValueError as exc:
-            form.add_error(None, str(exc))
+            form.add_start_error(exc)
         else:
             return redirect(run)
     return _render_detail(request, config, form)

@@ -88,6 +88,13 @@ class Run(models.Model):
     def is_finished(self) -> bool:
         return self.status in self.TERMINAL
 
+    def public_params(self) -> dict[str, Any]:
+        """The parameters as sent to browsers and scripts: a replay's recorded bodies as a count."""
+        params = dict(self.params)
+        if isinstance(params.get("requests"), list):
+            params["requests"] = len(params["requests"])
+        return params
+
     def to_dict(self) -> RunDict:
         """The one shape of a run: API, CLI, websocket and polling all send this."""
         engine = self.config.engine
@@ -99,7 +106,7 @@ class Run(models.Model):
             "machine": self.machine.name,
             "engine": engine.name,
             "simulator": engine.simulator,
-            "params": self.params,
+            "params": self.public_params(),
             "progress": {"done": self.progress_done, "total": self.progress_total},
             "summary": self.summary,
             "provenance": self.provenance,

@@ -2,9 +2,10 @@
  *
  * Protocol: ws(s)://host/ws/runs/<id>/?after=<last seq> sends {"type": "run", "run": {...}} and
  * {"type": "samples", "samples": [...]}; GET /api/runs/<id>/samples?after=<seq> answers
- * {"run": {...}, "samples": [...]}. Test hooks: data-points on each chart canvas (requests
- * plotted), and data-status and data-transport ("socket" or "polling": what delivered the
- * latest update) on the status badge (#run-status).
+ * {"run": {...}, "samples": [...]}. The charts and tables of the run's job are run_charts.js's.
+ * Test hooks: data-job on #run; data-points on each job's main chart canvas (x points drawn);
+ * data-status and data-transport ("socket" or "polling": what delivered the latest update) on
+ * the status badge (#run-status).
  */
 (function () {
   "use strict";
@@ -13,17 +14,14 @@
   var POLL_MS = 2000;
   var FIRST_BACKOFF_MS = 1000;
   var MAX_BACKOFF_MS = 10000;
-  var NOT_EXPOSED = "not exposed by this engine";
-  var NOT_YET = "no data yet";
 
   var root = document.getElementById("run");
   if (!root) return;
-  var metrics = JSON.parse(document.getElementById("summary-metrics").textContent);
-  var metricByKey = {};
-  metrics.forEach(function (m) { metricByKey[m.key] = m; });
+  var initial = JSON.parse(document.getElementById("run-data").textContent);
+  // The job's charts and tables (run_charts.js): fed every new sample, and every run update.
+  var view = RunCharts.create(root.getAttribute("data-job"), initial);
 
   var lastSeq = -1;
-  var requests = 0;
   var socket = null;
   var backoff = FIRST_BACKOFF_MS;
   var reconnectTimer = null;
@@ -32,112 +30,15 @@
   var finished = false;
 
   function isTerminal(run) { return TERMINAL.indexOf(run.status) !== -1; }
-  function orNull(value) { return value === undefined || value === null ? null : value; }
-
-  function dataset(label, color, axis, dashed) {
-    return {
-      label: label, data: [], yAxisID: axis, borderColor: color, backgroundColor: color,
-      borderWidth: 1.5, pointRadius: 2, tension: 0, spanGaps: false, borderDash: dashed ? [5, 3] : []
-    };
-  }
-
-  function options(scales) {
-    scales.x = { title: { display: true, text: "request" }, ticks: { maxTicksLimit: 20 } };
-    return {
-      animation: false, responsive: true, maintainAspectRatio: false,
-      interaction: { mode: "index", intersect: false }, scales: scales,
-      plugins: { legend: { labels: { usePointStyle: true, pointStyle: "line" } } }
-    };
-  }
-
-  var speedCanvas = document.getElementById("speed-chart");
-  var acceptanceCanvas = document.getElementById("acceptance-chart");
-  var speedChart = new Chart(speedCanvas, {
-    type: "line",
-    data: {
-      labels: [],
-      datasets: [
-        dataset("decode (client), tok/s", "#1e88e5", "y"),
-        dataset("decode (engine), tok/s", "#43a047", "y", true),
-        dataset("TTFT, s", "#e53935", "ttft")
-      ]
-    },
-    options: options({
-      y: { beginAtZero: true, title: { display: true, text: "decode (tok/s)" } },
-      ttft: {
-        position: "right", beginAtZero: true, grid: { drawOnChartArea: false },
-        title: { display: true, text: "TTFT (s)" }
-      }
-    })
-  });
-  var acceptanceChart = new Chart(acceptanceCanvas, {
-    type: "line",
-    data: { labels: [], datasets: [dataset("acceptance rate, %", "#8e24aa", "y")] },
-    options: options({ y: { min: 0, max: 100, title: { display: true, text: "acceptance (%)" } } })
-  });
-
-  function addRequest(values) {
-    requests += 1;
-    var acceptance = orNull(values.acceptance_rate);
-    speedChart.data.labels.push(requests);
-    speedChart.data.datasets[0].data.push(orNull(values.decode_tps_client));
-    speedChart.data.datasets[1].data.push(orNull(values.decode_tps_engine));
-    speedChart.data.datasets[2].data.push(orNull(values.ttft_s));
-    acceptanceChart.data.labels.push(requests);
-    acceptanceChart.data.datasets[0].data.push(acceptance === null ? null : acceptance * 100);
-  }
 
   function applySamples(samples) {
-    var added = 0;
+    var changed = false;
     (samples || []).forEach(function (sample) {
       if (sample.seq <= lastSeq) return;
       lastSeq = sample.seq;
-      if (sample.kind === "request") {
-        addRequest(sample.values || {});
-        added += 1;
-      }
+      if (view.add(sample)) changed = true;
     });
-    if (!added) return;
-    speedChart.update("none");
-    acceptanceChart.update("none");
-    speedCanvas.setAttribute("data-points", String(requests));
-    acceptanceCanvas.setAttribute("data-points", String(requests));
-  }
-
-  // Formatting mirrors runs/templatetags/run_format.py, so live and server-rendered figures match.
-  function figure(summary, key) {
-    var m = metricByKey[key];
-    var stats = summary ? summary[key] : undefined;
-    var span = document.createElement("span");
-    if (!stats) {
-      span.className = "missing";
-      span.title = summary && key in summary ? NOT_EXPOSED : NOT_YET;
-      span.textContent = "\u2014";
-      return span;
-    }
-    function num(v) { return (v * m.scale).toFixed(m.digits); }
-    span.textContent = num(stats.median) + " [" + num(stats.min) + "\u2013" + num(stats.max) + "] " +
-      m.unit + " (n=" + stats.n + ")";
-    return span;
-  }
-
-  function cell(tag, child) {
-    var td = document.createElement(tag);
-    if (typeof child === "string") td.textContent = child; else td.appendChild(child);
-    return td;
-  }
-
-  function renderByType(byType) {
-    var body = document.getElementById("by-type");
-    if (!byType || !Object.keys(byType).length) return;
-    body.replaceChildren();
-    Object.keys(byType).sort().forEach(function (outputType) {
-      var tr = document.createElement("tr");
-      tr.appendChild(cell("td", outputType));
-      tr.appendChild(cell("td", figure(byType[outputType], "decode_tps_client")));
-      tr.appendChild(cell("td", figure(byType[outputType], "acceptance_rate")));
-      body.appendChild(tr);
-    });
+    if (changed) view.draw();
   }
 
   function lookup(obj, path) {
@@ -167,10 +68,7 @@
     var error = document.getElementById("run-error");
     error.textContent = run.error || "";
     error.hidden = !run.error;
-    root.querySelectorAll("[data-metric]").forEach(function (td) {
-      td.replaceChildren(figure(run.summary, td.getAttribute("data-metric")));
-    });
-    renderByType(run.summary && run.summary.by_output_type);
+    view.applyRun(run);
     renderProvenance(run.provenance);
     var cancel = document.getElementById("cancel-form");
     if (cancel) cancel.hidden = isTerminal(run);
@@ -270,7 +168,6 @@
     };
   }
 
-  var initial = JSON.parse(document.getElementById("run-data").textContent);
   applyRun(initial);
   if (isTerminal(initial)) schedulePoll(0); else connect();
 })();

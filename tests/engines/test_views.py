@@ -1,10 +1,15 @@
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from engines.models import EngineConfig
+from engines.forms import REPLAY_MAX_BYTES
+from engines.models import Engine, EngineConfig
 from runs.models import Run
 from tests.factories import EngineConfigFactory, EngineFactory, RunFactory, UserFactory
 
@@ -118,6 +123,101 @@ def test_it_shows_start_run_value_errors_as_form_errors(alice_client, config, mo
 def test_it_rejects_get_on_start_run(alice_client, config):
     response = alice_client.get(reverse("engines:config-start-run", args=[config.pk]))
     assert response.status_code == 405
+
+
+def _start(client: Client, config: EngineConfig, data: dict[str, object]):
+    return client.post(reverse("engines:config-start-run", args=[config.pk]), data)
+
+
+def _jsonl(*bodies: dict[str, object]) -> bytes:
+    return "".join(json.dumps(b) + "\n" for b in bodies).encode()
+
+
+RECORDED = {"messages": [{"role": "user", "content": "Read routes.py lines 1-40."}], "max_tokens": 24}
+
+
+def test_it_offers_every_job_on_the_config_page(alice_client, config):
+    html = alice_client.get(config.get_absolute_url()).content.decode()
+    assert 'enctype="multipart/form-data"' in html
+    for job in Run.Job.values:
+        assert f'<option value="{job}"' in html
+    # The speed job's fields show; the others wait for their job to be chosen.
+    assert 'data-jobs="speed lookahead replay concurrency" data-help=' in html
+    assert re.search(r'<label for="id_steps" data-jobs="prefix-cache" data-help="[^"]*" hidden>', html)
+    assert "1\u201350, default 3" in html
+
+
+def test_it_starts_a_concurrency_sweep_with_only_its_parameters(alice_client, config, no_dispatch):
+    data = {"job": "concurrency", "levels": "1, 2,4", "answer_tokens": "32", "max_tokens": "99", "steps": "7"}
+    response = _start(alice_client, config, data)
+    run = Run.objects.get()
+    assert response.status_code == 302
+    assert run.job == "concurrency"
+    assert run.params == {"levels": [1, 2, 4], "answer_tokens": 32, "reps": 1, "warmup": 1}
+
+
+def test_it_starts_a_prefix_cache_probe_with_defaults_for_blank_fields(alice_client, config, no_dispatch):
+    response = _start(alice_client, config, {"job": "prefix-cache", "steps": "4", "bytes_per_step": ""})
+    assert response.status_code == 302
+    assert Run.objects.get().params == {"steps": 4, "bytes_per_step": 6000, "answer_tokens": 16}
+
+
+def test_it_starts_a_lookahead_sweep_on_a_managed_engine(alice_client, no_dispatch):
+    config = EngineConfigFactory(engine__launch=Engine.Launch.MANAGED, engine__simulator=True)
+    response = _start(alice_client, config, {"job": "lookahead", "lengths": "0,4,8", "reps": "1"})
+    run = Run.objects.get()
+    assert response.status_code == 302
+    assert run.params["lengths"] == [0, 4, 8]
+
+
+def test_it_starts_a_replay_from_an_uploaded_jsonl_file(alice_client, config, no_dispatch):
+    upload = SimpleUploadedFile("session.jsonl", _jsonl(RECORDED, RECORDED), "application/jsonl")
+    response = _start(alice_client, config, {"job": "replay", "reps": "2", "requests": upload})
+    run = Run.objects.get()
+    assert response.status_code == 302
+    assert run.job == "replay"
+    assert run.params["reps"] == 2
+    assert run.params["requests"] == [RECORDED, RECORDED]
+
+
+def test_it_rejects_a_replay_file_over_5_mb(alice_client, config, no_dispatch):
+    big = SimpleUploadedFile("big.jsonl", b" " * (REPLAY_MAX_BYTES + 1))
+    response = _start(alice_client, config, {"job": "replay", "requests": big})
+    assert response.status_code == 400
+    error = "Recorded requests (.jsonl): the file is 5,000,001 bytes; the limit is 5 MB"
+    assert error in response.content.decode()
+    assert not Run.objects.exists()
+
+
+def test_it_shows_a_bad_replay_line_on_the_file_field(alice_client, config, no_dispatch):
+    upload = SimpleUploadedFile("bad.jsonl", _jsonl(RECORDED) + b"{not json\n")
+    response = _start(alice_client, config, {"job": "replay", "requests": upload})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "Recorded requests (.jsonl): requests: line 2: not JSON" in html
+    # The form comes back on the replay job, with its fields shown.
+    assert '<option value="replay" selected>' in html
+    assert re.search(r'<label for="id_requests" data-jobs="replay" data-help="[^"]*">', html)
+
+
+def test_it_asks_for_a_replay_file(alice_client, config, no_dispatch):
+    response = _start(alice_client, config, {"job": "replay"})
+    assert response.status_code == 400
+    assert "a replay needs recorded requests" in response.content.decode()
+
+
+def test_it_puts_out_of_range_lengths_on_their_field(alice_client, config, no_dispatch):
+    response = _start(alice_client, config, {"job": "lookahead", "lengths": "0,99"})
+    assert response.status_code == 400
+    assert "Lookahead lengths: lengths item must be between 0 and 64, not 99" in response.content.decode()
+
+
+def test_it_refuses_a_lookahead_sweep_on_an_external_engine(alice_client, config, no_dispatch):
+    response = _start(alice_client, config, {"job": "lookahead", "lengths": "0,4"})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert '<p class="error" role="alert">a lookahead sweep sets the length by relaunching' in html
+    assert not Run.objects.exists()
 
 
 def _form_data(config: EngineConfig, **changes: object) -> dict[str, object]:

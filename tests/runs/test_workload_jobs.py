@@ -50,6 +50,7 @@ def test_it_replays_recorded_requests_on_the_simulator(inprocess, capsys, tmp_pa
     assert run["status"] == "succeeded", run["error"]
     summary = run["summary"]
     assert summary["requests"] == 3 and summary["reps"] == 2
+    assert run["params"]["requests"] == 3  # the bodies stay in the database, not in every message
     assert summary["output_tokens"]["median"] == 24 + 16 + 8
     assert summary["generation_s"]["median"] > 0
 

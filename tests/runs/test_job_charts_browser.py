@@ -1,0 +1,234 @@
+"""Each job's run page in headless Chromium: a run of the job is measured on the simulator to
+the end (bench, in-process worker), then its page draws the job's chart and summary table.
+
+Screenshots go to /tmp/chart_<job>.png, for a person to look at.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from engines.models import Engine, EngineConfig
+from engines.simulator import SimProfile, serve_in_thread
+from runs.models import Run
+from tests.factories import EngineConfigFactory
+from tests.real_engine import free_port
+
+webdriver = pytest.importorskip("selenium.webdriver")
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+HAVE_CHROMIUM = all(os.access(p, os.X_OK) for p in (CHROMIUM, CHROMEDRIVER))
+SHOTS = Path(tempfile.gettempdir())
+# 273 GB/s / 0.3 GB per token: a 910 tok/s ceiling, above the simulator's ~660 tok/s.
+BYTES_PER_TOKEN_GB = 0.3
+# Fast enough for each run to take about a second; a prompt cache small enough to be discarded.
+PROFILE = SimProfile(
+    decode_tps=300, ttft_ms=5, lookahead=4, acceptance=0.8, batch_cost=0.3,
+    prefill_tps=20_000, cache_tokens=1500,
+)
+RECORDED = [
+    {"messages": [{"role": "user", "content": f"Recorded step {i}."}], "max_tokens": 16 + 8 * i}
+    for i in range(3)
+]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not HAVE_CHROMIUM, reason=f"needs Debian chromium ({CHROMIUM}) and {CHROMEDRIVER}"),
+    pytest.mark.django_db(transaction=True),
+]
+
+# What the page drew: the main canvas's data-points, each dataset's label and its non-null
+# points, and the status the page shows.
+DRAWN_JS = """
+const canvas = document.getElementById(arguments[0]);
+const chart = Chart.getChart(canvas);
+return {
+  points: Number(canvas.dataset.points),
+  labels: chart.data.labels.map(String),
+  datasets: chart.data.datasets.map((d) => [d.label, d.data.filter((v) => v !== null).length]),
+  status: document.getElementById("run-status").dataset.status,
+  job: document.getElementById("run").dataset.job,
+};
+"""
+
+
+@pytest.fixture
+def inprocess(settings):
+    settings.SPARKDASH_WORKER = "inprocess"
+
+
+@pytest.fixture
+def sim():
+    with serve_in_thread(PROFILE) as server:
+        yield server
+
+
+@pytest.fixture
+def browser(live_server, alice):
+    client = Client()
+    client.force_login(alice)
+    profile = tempfile.TemporaryDirectory(prefix="sparkdash-chromium-", ignore_cleanup_errors=True)
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in (
+        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--no-first-run", "--window-size=1280,1900", f"--user-data-dir={profile.name}",
+    ):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    try:
+        driver.get(live_server.url + "/login/")
+        driver.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value})
+        driver.base_url = live_server.url
+        yield driver
+    finally:
+        driver.quit()
+        profile.cleanup()
+
+
+def _external(sim: Any, **fields: Any) -> EngineConfig:
+    return EngineConfigFactory(
+        name=f"sim-{uuid.uuid4().hex[:8]}", engine__base_url=sim.url, engine__simulator=True,
+        model="demo", max_tokens=16, **fields,
+    )
+
+
+def _bench(config: EngineConfig, job: str, *args: str) -> Run:
+    out = io.StringIO()
+    call_command("bench", config.name, "--job", job, "--wait", *args, stdout=out)
+    run = Run.objects.get(pk=json.loads(out.getvalue())["id"])
+    assert run.status == Run.Status.SUCCEEDED, run.error
+    return run
+
+
+def _open(driver: Any, run: Run, canvas: str, points: int, shot: str = "") -> dict[str, Any]:
+    """The finished run's page once its main chart shows `points` x points; a screenshot of it."""
+    driver.get(driver.base_url + run.get_absolute_url())
+    try:
+        WebDriverWait(driver, 10).until(
+            lambda d: d.find_element(By.ID, canvas).get_attribute("data-points") == str(points)
+        )
+    finally:
+        driver.save_screenshot(str(SHOTS / f"chart_{shot or run.job}.png"))
+    return driver.execute_script(DRAWN_JS, canvas)
+
+
+def _table(driver: Any, table_id: str = "job-summary") -> str:
+    return driver.find_element(By.ID, table_id).text
+
+
+def _severe(driver: Any) -> list[dict[str, Any]]:
+    return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def _series(drawn: dict[str, Any]) -> dict[str, int]:
+    return dict(drawn["datasets"])
+
+
+def test_it_draws_a_speed_run_with_its_roofline_ceiling(inprocess, sim, browser):
+    config = _external(sim, bytes_per_token_gb=BYTES_PER_TOKEN_GB)
+    run = _bench(config, "speed", "--reps", "1", "--warmup", "0")
+    drawn = _open(browser, run, "speed-chart", 6)
+    series = _series(drawn)
+    assert (drawn["job"], drawn["status"], drawn["points"]) == ("speed", "succeeded", 6)
+    assert series["decode (client), tok/s"] == 6
+    assert series["roofline ceiling 910.0 tok/s"] == 6
+    roofline = browser.find_element(By.ID, "roofline").text
+    assert roofline.startswith("ceiling 910.0 tok/s (273 GB/s \u00f7 0.30 GB per token, override); measured")
+    assert "% efficiency" in roofline
+    assert "(n=6)" in browser.find_element(By.CSS_SELECTOR, "[data-metric=decode_tps_client]").text
+    assert _severe(browser) == []
+
+
+def test_it_draws_no_ceiling_without_bytes_per_token(inprocess, sim, browser):
+    run = _bench(_external(sim), "speed", "--reps", "1", "--warmup", "0")
+    drawn = _open(browser, run, "speed-chart", 6, shot="speed-no-roofline")
+    assert not any(label.startswith("roofline") for label, _ in drawn["datasets"])
+    assert browser.find_element(By.ID, "roofline").text == "\u2014"
+
+
+def test_it_draws_a_lookahead_sweep_per_length_and_output_type(inprocess, browser):
+    config = EngineConfigFactory(
+        name="sweep", model="demo", max_tokens=16, bytes_per_token_gb=BYTES_PER_TOKEN_GB,
+        engine__simulator=True, engine__launch=Engine.Launch.MANAGED,
+        engine__base_url=f"http://127.0.0.1:{free_port()}",
+        extra_flags="--decode-tps 300 --ttft-ms 5 --acceptance 0.8",
+    )
+    run = _bench(config, "lookahead", "--lengths", "0,4,8", "--reps", "1", "--warmup", "0")
+    drawn = _open(browser, run, "lookahead-chart", 3)
+    series = _series(drawn)
+    assert drawn["labels"] == ["0", "4", "8"]
+    for output_type in ("tool-call", "table", "prose-en", "prose-ja"):
+        assert series[f"{output_type} decode, tok/s"] == 3
+        # No drafting at length 0: acceptance only at 4 and 8.
+        assert series[f"{output_type} acceptance, %"] == 2
+    assert series["roofline ceiling 910.0 tok/s"] == 3
+    table = _table(browser)
+    assert "tok/s (n=6)" in table and "% (n=6)" in table and "(fastest)" in table
+    assert _severe(browser) == []
+
+
+def test_it_draws_a_replay_per_recorded_request_and_pass(inprocess, sim, browser, tmp_path):
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in RECORDED))
+    run = _bench(_external(sim), "replay", "--requests", str(path), "--reps", "2", "--warmup", "0")
+    drawn = _open(browser, run, "replay-chart", 3)
+    assert drawn["labels"] == ["#1", "#2", "#3"]
+    assert list(_series(drawn).values()) == [3, 3]
+    passes = browser.execute_script(DRAWN_JS, "passes-chart")
+    assert passes["points"] == 2 and passes["labels"] == ["pass 1", "pass 2"]
+    assert "s (n=2)" in _table(browser, "job-totals")
+    assert _table(browser).count("tok/s") == 3
+    assert _severe(browser) == []
+
+
+def test_it_draws_a_concurrency_sweep_per_level(inprocess, sim, browser):
+    run = _bench(_external(sim), "concurrency", "--levels", "1,2,4", "--answer-tokens", "24", "--warmup", "0")
+    drawn = _open(browser, run, "concurrency-chart", 3)
+    assert drawn["labels"] == ["1", "2", "4"]
+    assert _series(drawn) == {"total of the box, tok/s": 3, "time to finish per answer (median), s": 3}
+    table = _table(browser)
+    assert "tok/s (n=1)" in table and "s (n=4)" in table
+    assert "1 \u2192 4 requests at once:" in browser.find_element(By.ID, "scaling").text
+    assert _severe(browser) == []
+
+
+def test_it_draws_a_prefix_cache_probe_and_flags_the_discard(inprocess, sim, browser):
+    run = _bench(_external(sim), "prefix-cache", "--steps", "5", "--bytes-per-step", "1200")
+    drawn = _open(browser, run, "prefix-chart", 7)
+    assert drawn["labels"][-2:] == ["6,inserted", "7,continuation"]
+    assert _series(drawn) == {"TTFT, s": 7, "new (uncached) prompt tokens": 7, "prompt tokens sent": 7}
+    banner = browser.find_element(By.ID, "cache-banner")
+    assert banner.is_displayed()
+    assert banner.text.startswith("Prompt cache discarded: the continuation recomputed")
+    assert "Fix: a larger --cache-ram" in banner.text
+    assert "continuation (step 7)" in _table(browser)
+    assert _severe(browser) == []
+
+
+def test_it_shows_only_the_chosen_jobs_fields_on_the_config_page(browser):
+    config = EngineConfigFactory()
+    browser.get(browser.base_url + config.get_absolute_url())
+    steps, reps = browser.find_element(By.NAME, "steps"), browser.find_element(By.NAME, "reps")
+    assert reps.is_displayed() and not steps.is_displayed()
+    Select(browser.find_element(By.NAME, "job")).select_by_value("prefix-cache")
+    browser.save_screenshot(str(SHOTS / "chart_start_form.png"))
+    assert steps.is_displayed() and not reps.is_displayed()
+    assert steps.find_element(By.XPATH, "..").find_element(By.CSS_SELECTOR, "small.help").text == (
+        "1\u2013200, default 30"
+    )
