@@ -12,7 +12,7 @@ import itertools
 import json
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, MutableMapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .cache import PromptCache, n_tokens
@@ -105,6 +105,8 @@ class Box:
     profile: SimProfile
     batch: Batch
     cache: PromptCache
+    # Ollama Modelfile aliases made through /api/create: alias -> draft_num_predict (lookahead).
+    aliases: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,8 @@ async def _route(http: _Http, box: Box, method: str, path: str, n: int) -> None:
     profile = box.profile
     if (method, path) in META:
         return await http.respond(200, META[method, path](profile))
+    if (method, path) == ("POST", "/api/create"):
+        return await http.respond(200, _create_alias(box, await http.json_body()))
     fmt = FORMATS.get(path)
     if fmt is None:
         return await http.respond(404, {"error": f"no route {path}"})
@@ -160,8 +164,19 @@ async def _route(http: _Http, box: Box, method: str, path: str, n: int) -> None:
         box.batch.active -= 1
 
 
+def _create_alias(box: Box, body: Any) -> dict[str, str]:
+    """Ollama's /api/create of an alias: only draft_num_predict matters to the simulator."""
+    if not isinstance(body, dict) or not isinstance(body.get("model"), str):
+        raise BadRequest("/api/create needs a model name")
+    parameters = body.get("parameters") or {}
+    box.aliases[body["model"]] = int(parameters.get("draft_num_predict", box.profile.lookahead))
+    return {"status": "success"}
+
+
 def _reply(box: Box, asked: Asked, reply_id: str, arrived: float) -> Reply:
     profile = box.profile
+    if asked.model in box.aliases:
+        profile = replace(profile, lookahead=box.aliases[asked.model])
     # A negative limit means "no limit" to both Ollama and llama-server.
     limit = asked.limit if asked.limit is not None and asked.limit >= 0 else None
     length = profile.default_max_tokens if limit is None else max(1, limit)

@@ -85,3 +85,26 @@ def test_it_sweeps_lookahead_on_the_real_llama_server_with_a_draft_model(inproce
         lengths["8"]["all"]["tokens_per_verification"]["median"]
         > lengths["4"]["all"]["tokens_per_verification"]["median"]
     )
+
+
+def test_it_sweeps_lookahead_on_ollama_through_modelfile_aliases(inprocess, capsys):
+    from engines.simulator import SimProfile, serve_in_thread
+
+    with serve_in_thread(SimProfile(decode_tps=300, ttft_ms=5, acceptance=0.9)) as sim:
+        EngineConfigFactory(
+            name="ollama-sweep",
+            model="qwen3:8b",
+            max_tokens=24,
+            engine__kind=Engine.Kind.OLLAMA,
+            engine__base_url=sim.url,
+            engine__simulator=True,
+        )
+        run = bench(capsys, "ollama-sweep", "--lengths", "0,8", "--reps", "1", "--warmup", "0")
+    assert run["status"] == "succeeded", run["error"]
+    lengths = run["summary"]["lengths"]
+    # Ollama exposes no acceptance; the alias's draft_num_predict shows in the speed of each length.
+    assert lengths["0"]["all"]["acceptance_rate"] is None
+    assert (
+        lengths["8"]["all"]["decode_tps_client"]["median"]
+        > 1.5 * lengths["0"]["all"]["decode_tps_client"]["median"]
+    )
