@@ -1,6 +1,7 @@
 """Pages of the engines app: the home overview and the config list, detail and editor."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -10,8 +11,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from engines.forms import EngineConfigForm, StartJobForm
+from engines.gguf_inspect import GGUFError, inspect_header
 from engines.models import EngineConfig, Machine
 from engines.recipes import render_config
+from engines.roofline import ceiling_tps
 from runs.models import Run
 from runs.services import start_run
 
@@ -49,10 +52,24 @@ def _get_config(pk: int) -> EngineConfig:
     return get_object_or_404(EngineConfig.objects.select_related("engine__machine"), pk=pk)
 
 
+def model_findings(config: EngineConfig) -> dict | None:
+    """What the config's GGUF holds (from its header alone), when the model is a local file."""
+    if not Path(config.model).is_file():
+        return None
+    try:
+        info = inspect_header(config.model).to_dict()
+    except GGUFError as exc:
+        return {"error": str(exc)}
+    bandwidth = config.engine.machine.bandwidth_gbps
+    info["ceiling_tps"] = ceiling_tps(bandwidth, info["bytes_per_token"]) if info["bytes_per_token"] else None
+    return info
+
+
 def _render_detail(request: HttpRequest, config: EngineConfig, form: StartJobForm) -> HttpResponse:
     runs = config.runs.select_related("config__engine", "machine")[:RECENT_RUNS * 2]
     recipe, recipe_error = render_config(config)
     ctx = {"config": config, "runs": runs, "form": form, "recipe": recipe, "recipe_error": recipe_error}
+    ctx["gguf"] = model_findings(config)
     return render(request, "engines/config_detail.html", ctx, status=400 if form.errors else 200)
 
 

@@ -12,6 +12,7 @@ from engines.forms import REPLAY_MAX_BYTES
 from engines.models import Engine, EngineConfig
 from runs.models import Run
 from tests.factories import EngineConfigFactory, EngineFactory, RunFactory, UserFactory
+from tests.real_engine import GEMMA_270M, requires_engine
 
 SECRET = "sk-very-secret-key-123"
 
@@ -279,3 +280,13 @@ def test_it_keeps_the_api_key_when_the_admin_saves_without_one(client, config):
     assert response.status_code == 302
     engine.refresh_from_db()
     assert engine.api_key == SECRET
+
+
+@requires_engine
+def test_it_shows_what_the_configs_gguf_holds(alice_client):
+    config = EngineConfigFactory(model=str(GEMMA_270M))
+    page = alice_client.get(f"/configs/{config.pk}/").content.decode()
+    assert "gemma3" in page
+    assert 'data-mtp="no"' in page
+    assert "Q8_0" in page
+    assert "tok/s at 273.0 GB/s" in page
