@@ -85,7 +85,9 @@ async def _execute_on_checked_connection(run: Run) -> None:
 
 async def _execute(run: Run) -> None:
     engine = run.config.engine
-    client = client_for(engine.kind, engine.base_url, engine.api_key)
+    # Agent steps are not streamed: one read has to cover a whole long answer on a slow box.
+    timeout = 1800.0 if run.job == Run.Job.AGENT_TABLE else 300.0
+    client = client_for(engine.kind, engine.base_url, engine.api_key, timeout)
     recorder = RunRecorder(run.pk, settings.SPARKDASH_FLUSH_INTERVAL_S)
     status, summary, error = Run.Status.FAILED, {}, ""
     try:

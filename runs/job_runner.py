@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from engines.clients import EngineClient
+from runs.core.agent_table import AgentTableJob, load_fixture, run_agent_table
 from runs.core.concurrency import ConcurrencyJob, run_concurrency
 from runs.core.lookahead import LookaheadJob, run_lookahead
 from runs.core.prefix_cache import PrefixCacheJob, run_prefix_cache
@@ -37,6 +38,10 @@ async def run_job(
     if run.job == Run.Job.PREFIX_CACHE:
         job = PrefixCacheJob(model, params["steps"], params["bytes_per_step"], params["answer_tokens"])
         return _with_cache_fix(await run_prefix_cache(client, job, recorder), run)
+    if run.job == Run.Job.AGENT_TABLE:
+        job = AgentTableJob(model, load_fixture(params["fixture"]).root, params["max_steps"],
+                            params["answer_tokens"], run.config.sampling())
+        return await run_agent_table(client, job, recorder)
     raise ValueError(f"unknown job {run.job!r}")
 
 

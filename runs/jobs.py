@@ -5,6 +5,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from runs.core.agent_table import load_fixture
 from runs.core.replay import parse_jsonl
 
 
@@ -62,7 +63,22 @@ class RequestsParam:
             raise ValueError(f"{name}: {exc}") from None
 
 
-JOB_PARAMS: dict[str, dict[str, IntParam | IntListParam | RequestsParam]] = {
+@dataclass(frozen=True)
+class FixtureParam:
+    """An agent-table fixture: a shipped fixture's name or a folder with one source file and truth.csv."""
+
+    default: str = "routes_47"
+
+    def clean(self, name: str, value: Any) -> str:
+        value = self.default if value in (None, "") else str(value)
+        try:
+            load_fixture(value)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from None
+        return value
+
+
+JOB_PARAMS: dict[str, dict[str, Any]] = {
     "speed": {
         "reps": IntParam(1, 50, 3),
         "warmup": IntParam(0, 5, 1),
@@ -84,6 +100,11 @@ JOB_PARAMS: dict[str, dict[str, IntParam | IntListParam | RequestsParam]] = {
         "answer_tokens": IntParam(1, 32_768, 256),
         "reps": IntParam(1, 20, 1),
         "warmup": IntParam(0, 5, 1),
+    },
+    "agent-table": {
+        "fixture": FixtureParam(),
+        "max_steps": IntParam(1, 200, 40),
+        "answer_tokens": IntParam(1, 32_768, 2048),
     },
     "prefix-cache": {
         "steps": IntParam(1, 200, 30),

@@ -39,6 +39,7 @@ class Run(models.Model):
         REPLAY = "replay", "Replay"
         CONCURRENCY = "concurrency", "Concurrency sweep"
         PREFIX_CACHE = "prefix-cache", "Prefix-cache probe"
+        AGENT_TABLE = "agent-table", "Agent API-table task"
 
     class Status(models.TextChoices):
         QUEUED = "queued"

@@ -28,6 +28,8 @@ class Command(BaseCommand):
         parser.add_argument("--answer-tokens", type=int, help="concurrency, prefix-cache: answer length")
         parser.add_argument("--steps", type=int, help="prefix-cache: conversation steps")
         parser.add_argument("--bytes-per-step", type=int, help="prefix-cache: source bytes per step")
+        parser.add_argument("--fixture", help="agent-table: a fixture folder (source file + truth.csv)")
+        parser.add_argument("--max-steps", type=int, help="agent-table: step limit")
         parser.add_argument("--requests", type=Path, help="replay: a JSONL file of recorded request bodies")
         parser.add_argument("--wait", action="store_true", help="wait for the run to finish")
         parser.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait at most")
@@ -37,7 +39,7 @@ class Command(BaseCommand):
         if config is None:
             raise CommandError(f"no config named {options['config']!r}")
         names = ("reps", "warmup", "max_tokens", "lengths", "levels", "answer_tokens", "steps")
-        names += ("bytes_per_step",)
+        names += ("bytes_per_step", "fixture", "max_steps")
         params = {k: options[k] for k in names if options[k] is not None}
         if options["requests"]:
             params["requests"] = _read_text(options["requests"])

@@ -1,0 +1,46 @@
+/* The agent API-table run: time and tokens per step (tool steps and the answer marked),
+ * and the graded outcome. Registers itself as the "agent-table" view of RunCharts. */
+(function () {
+  "use strict";
+  var h = window.RunCharts.helpers;
+
+  function agentView() {
+    var canvas = document.getElementById("agent-chart");
+    var steps = [];
+    var c = h.chart(canvas, "step", [], { y: h.axis("step time (s)"), tokens: h.rightAxis("output tokens") });
+
+    function label(r) { return r.tool ? [String(r.step), r.tool] : [String(r.step), "answer"]; }
+
+    return {
+      add: function (sample) {
+        if (sample.kind !== "step" || !sample.values) return false;
+        steps.push(sample.values);
+        steps.sort(function (a, b) { return a.step - b.step; });
+        return true;
+      },
+      draw: function () {
+        c.data.labels = steps.map(label);
+        c.data.datasets = [
+          h.dataset("step time, s", "#1e88e5", "y", { data: steps.map(function (r) { return h.orNull(r.step_s); }) }),
+          h.dataset("output tokens", "rgba(67, 160, 71, 0.55)", "tokens", {
+            type: "bar", pointStyle: "rect", data: steps.map(function (r) { return h.orNull(r.output_tokens); })
+          })
+        ];
+        c.update("none");
+        h.markPoints(canvas, steps.length);
+      },
+      applyRun: function (run) {
+        var s = run.summary || {};
+        if (s.outcome === undefined) return;
+        h.fillRows(h.tbodyOf("job-summary"), [
+          ["outcome", s.outcome + (s.stop_reason ? " (" + s.stop_reason + ")" : "")],
+          ["score", s.score + " / " + s.rows + (s.correct ? " (correct)" : "")],
+          ["steps", String(s.steps)], ["task time", h.value(s.task_s, "s", 1)],
+          ["most reads of one file", String(s.max_reads)]
+        ], true);
+      }
+    };
+  }
+
+  window.RunCharts.register("agent-table", agentView);
+})();
