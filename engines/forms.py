@@ -8,7 +8,7 @@ from typing import Any
 from django import forms
 
 from engines.models import EngineConfig
-from runs.jobs import JOB_PARAMS, FixtureParam, IntListParam, IntParam
+from runs.jobs import JOB_PARAMS, FixtureParam, FractionListParam, IntListParam, IntParam
 from runs.models import Run
 
 __all__ = ["REPLAY_MAX_BYTES", "EngineConfigForm", "StartJobForm"]
@@ -44,6 +44,8 @@ def _help(spec: Any) -> str:
     if isinstance(spec, IntListParam):
         default = ",".join(str(v) for v in spec.default)
         return f"comma-separated, each {spec.low}{EN_DASH}{spec.high}, default {default}"
+    if isinstance(spec, FractionListParam):
+        return f"comma-separated fractions 0{EN_DASH}1, default {','.join(str(v) for v in spec.default)}"
     if isinstance(spec, FixtureParam):
         shipped = "a shipped fixture (routes_47, routes_12)"
         return f"{shipped} or a folder with one source file and truth.csv; default {spec.default}"
@@ -67,6 +69,7 @@ class StartJobForm(forms.Form):
     answer_tokens = forms.IntegerField(label="answer tokens", required=False)
     steps = forms.IntegerField(label="conversation steps", required=False)
     bytes_per_step = forms.IntegerField(label="source bytes per step", required=False)
+    depths = forms.CharField(label="needle depths", required=False, max_length=200)
     fixture = forms.CharField(label="agent fixture", required=False, max_length=500)
     max_steps = forms.IntegerField(label="step limit", required=False)
     requests = forms.FileField(

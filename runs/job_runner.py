@@ -9,6 +9,7 @@ from engines.clients import EngineClient
 from runs.core.agent_table import AgentTableJob, load_fixture, run_agent_table
 from runs.core.concurrency import ConcurrencyJob, run_concurrency
 from runs.core.lookahead import LookaheadJob, run_lookahead
+from runs.core.needle import NeedleJob, ollama_calibrator, openai_tokenizer, run_needle
 from runs.core.prefix_cache import PrefixCacheJob, run_prefix_cache
 from runs.core.replay import ReplayJob, run_replay
 from runs.core.speed import SpeedJob, run_speed
@@ -42,7 +43,24 @@ async def run_job(
         job = AgentTableJob(model, load_fixture(params["fixture"]).root, params["max_steps"],
                             params["answer_tokens"], run.config.sampling())
         return await run_agent_table(client, job, recorder)
+    if run.job == Run.Job.NEEDLE:
+        return await _run_needle(client, run, recorder)
     raise ValueError(f"unknown job {run.job!r}")
+
+
+async def _run_needle(client: EngineClient, run: Run, recorder: RunRecorder) -> dict[str, Any]:
+    """Haystacks sized by the engine's own tokenizer (/tokenize; Ollama: calibrated)."""
+    params, config = run.params, run.config
+    extra: dict[str, Any] = {}
+    if config.engine.kind == "ollama":
+        # Ollama would cut a long prompt to its default context without an explicit num_ctx.
+        extra = {"options": {"num_ctx": max(params["lengths"]) + params["answer_tokens"] + 512}}
+        tokenizer = ollama_calibrator(client, config.model, extra)
+    else:
+        tokenizer = openai_tokenizer(client, config.model)
+    job = NeedleJob(config.model, tuple(params["lengths"]), tuple(params["depths"]), config.seed,
+                    params["answer_tokens"], extra=extra)
+    return await run_needle(client, job, recorder, tokenizer)
 
 
 CACHE_FIX = {

@@ -50,6 +50,28 @@ class IntListParam:
 
 
 @dataclass(frozen=True)
+class FractionListParam:
+    """A list of fractions in [0, 1] ("0.1,0.5,0.9" or [0.1, 0.5, 0.9])."""
+
+    default: tuple[float, ...]
+    most: int = 11
+
+    def clean(self, name: str, value: Any) -> list[float]:
+        if value is None:
+            return list(self.default)
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, list | tuple) or not 1 <= len(items) <= self.most:
+            raise ValueError(f"{name} must be a list of 1 to {self.most} fractions")
+        try:
+            fractions = [float(str(item).strip()) for item in items]
+        except ValueError:
+            raise ValueError(f"{name} must be fractions between 0 and 1, e.g. 0.1,0.5,0.9") from None
+        if any(not 0 <= f <= 1 for f in fractions):
+            raise ValueError(f"{name} must be fractions between 0 and 1, not {fractions}")
+        return fractions
+
+
+@dataclass(frozen=True)
 class RequestsParam:
     """Recorded request bodies to replay: a JSONL text or an already parsed list."""
 
@@ -105,6 +127,11 @@ JOB_PARAMS: dict[str, dict[str, Any]] = {
         "fixture": FixtureParam(),
         "max_steps": IntParam(1, 200, 40),
         "answer_tokens": IntParam(1, 32_768, 2048),
+    },
+    "needle": {
+        "lengths": IntListParam(256, 1_048_576, (32_768, 65_536), most=8),
+        "depths": FractionListParam((0.1, 0.5, 0.9)),
+        "answer_tokens": IntParam(1, 1024, 32),
     },
     "prefix-cache": {
         "steps": IntParam(1, 200, 30),

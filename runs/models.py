@@ -40,6 +40,7 @@ class Run(models.Model):
         CONCURRENCY = "concurrency", "Concurrency sweep"
         PREFIX_CACHE = "prefix-cache", "Prefix-cache probe"
         AGENT_TABLE = "agent-table", "Agent API-table task"
+        NEEDLE = "needle", "Needle in a haystack"
 
     class Status(models.TextChoices):
         QUEUED = "queued"

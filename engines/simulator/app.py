@@ -143,6 +143,10 @@ async def _route(http: _Http, box: Box, method: str, path: str, n: int) -> None:
     profile = box.profile
     if (method, path) in META:
         return await http.respond(200, META[method, path](profile))
+    if (method, path) == ("POST", "/tokenize"):
+        body = await http.json_body()
+        content = body.get("content", body.get("prompt", "")) if isinstance(body, dict) else ""
+        return await http.respond(200, {"tokens": list(range(n_tokens(str(content))))})
     if (method, path) == ("POST", "/api/create"):
         return await http.respond(200, _create_alias(box, await http.json_body()))
     fmt = FORMATS.get(path)

@@ -221,6 +221,23 @@ def test_it_draws_a_prefix_cache_probe_and_flags_the_discard(inprocess, sim, bro
     assert _severe(browser) == []
 
 
+def test_it_draws_a_needle_run_per_length_and_depth(inprocess, sim, browser):
+    run = _bench(_external(sim), "needle", "--lengths", "2000,4000", "--depths", "0.25,0.75")
+    drawn = _open(browser, run, "needle-chart", 4)
+    assert drawn["labels"] == ["2000 @ 0.25", "2000 @ 0.75", "4000 @ 0.25", "4000 @ 0.75"]
+    assert _series(drawn)["found"] == 4
+    assert "2000 @ 0.25" in _table(browser)
+    assert _severe(browser) == []
+
+
+def test_it_draws_an_agent_table_run_step_by_step(inprocess, sim, browser):
+    run = _bench(_external(sim), "agent-table", "--fixture", "routes_12", "--max-steps", "3")
+    drawn = _open(browser, run, "agent-chart", 1)
+    assert _series(drawn)["step time, s"] == 1
+    assert "0 / 12" in _table(browser)
+    assert _severe(browser) == []
+
+
 def test_it_shows_only_the_chosen_jobs_fields_on_the_config_page(browser):
     config = EngineConfigFactory()
     browser.get(browser.base_url + config.get_absolute_url())

@@ -23,7 +23,8 @@ class Command(BaseCommand):
         parser.add_argument("--reps", type=int)
         parser.add_argument("--warmup", type=int)
         parser.add_argument("--max-tokens", type=int)
-        parser.add_argument("--lengths", help="lookahead: lengths, e.g. 0,2,4,8,12")
+        parser.add_argument("--lengths", help="lookahead: 0,2,4,8,12; needle: prompt tokens, 32768,65536")
+        parser.add_argument("--depths", help="needle: where the needle sits, e.g. 0.1,0.5,0.9")
         parser.add_argument("--levels", help="concurrency: requests at once, e.g. 1,2,4,8,16")
         parser.add_argument("--answer-tokens", type=int, help="concurrency, prefix-cache: answer length")
         parser.add_argument("--steps", type=int, help="prefix-cache: conversation steps")
@@ -39,7 +40,7 @@ class Command(BaseCommand):
         if config is None:
             raise CommandError(f"no config named {options['config']!r}")
         names = ("reps", "warmup", "max_tokens", "lengths", "levels", "answer_tokens", "steps")
-        names += ("bytes_per_step", "fixture", "max_steps")
+        names += ("bytes_per_step", "fixture", "max_steps", "depths")
         params = {k: options[k] for k in names if options[k] is not None}
         if options["requests"]:
             params["requests"] = _read_text(options["requests"])
