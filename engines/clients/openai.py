@@ -72,7 +72,7 @@ class OpenAIClient(EngineClient):
                     break
                 data = load_json_object(payload, "SSE data line")
                 t = base.now()
-                _raise_reported_error(data, self.base_url)
+                raise_reported_error(data, self.base_url)
                 text = answer.take(data)
                 if text:
                     answer.n_chunks += 1
@@ -218,7 +218,7 @@ def _seconds(ms: Any) -> float | None:
     return value / 1000 if value is not None else None
 
 
-def _raise_reported_error(data: dict[str, Any], url: str) -> None:
+def raise_reported_error(data: dict[str, Any], url: str) -> None:
     """Raise the error an engine reports inside the stream: {"error": ...} or vLLM's {"object": "error"}."""
     error = data.get("error")
     if error is None and data.get("object") == "error":

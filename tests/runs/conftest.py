@@ -30,3 +30,9 @@ def sim_config(transactional_db) -> Iterator[MakeSimConfig]:
             return EngineConfigFactory(engine=engine, **config_fields)
 
         yield make
+
+
+@pytest.fixture
+def inprocess(settings) -> None:
+    """Runs execute on this process's worker thread (bench waits for them here)."""
+    settings.SPARKDASH_WORKER = "inprocess"

@@ -1,30 +1,18 @@
-import json
 
 import pytest
-from django.core.management import call_command
 
-from engines.models import Engine
 from engines.simulator import SimProfile, serve_in_thread
 from tests.factories import EngineConfigFactory
-from tests.real_engine import GEMMA_270M, LLAMA_SERVER, free_port, requires_engine
+from tests.real_engine import requires_engine
+from tests.runs.bench_helpers import bench, real_llama_config
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def inprocess(settings):
-    settings.SPARKDASH_WORKER = "inprocess"
-
-
-def bench(capsys, config, *args):
-    call_command("bench", config, "--job", "agent-table", "--wait", *args)
-    return json.loads(capsys.readouterr().out)
 
 
 def test_it_grades_an_engine_that_answers_without_tools(inprocess, capsys):
     with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5)) as sim:
         EngineConfigFactory(name="sim", engine__base_url=sim.url, engine__simulator=True)
-        run = bench(capsys, "sim", "--fixture", "routes_12", "--max-steps", "5")
+        run = bench(capsys, "sim", "agent-table", "--fixture", "routes_12", "--max-steps", "5")
     assert run["status"] == "succeeded", run["error"]
     summary = run["summary"]
     assert (summary["rows"], summary["score"], summary["outcome"]) == (12, 0, "completed")
@@ -34,23 +22,14 @@ def test_it_refuses_a_fixture_folder_without_a_truth_table(inprocess, capsys, tm
     (tmp_path / "server.py").write_text("print('no routes')\n")
     EngineConfigFactory(name="sim")
     with pytest.raises(Exception, match=r"fixture: .*truth\.csv"):
-        bench(capsys, "sim", "--fixture", str(tmp_path))
+        bench(capsys, "sim", "agent-table", "--fixture", str(tmp_path))
 
 
 @requires_engine
 @pytest.mark.timeout(900)
 def test_it_classifies_the_real_270m_model_on_the_agent_task(inprocess, capsys):
-    EngineConfigFactory(
-        name="real",
-        model=str(GEMMA_270M),
-        threads=2,
-        parallel=1,
-        context_length=16384,
-        engine__launch=Engine.Launch.MANAGED,
-        engine__binary=str(LLAMA_SERVER),
-        engine__base_url=f"http://127.0.0.1:{free_port()}",
-    )
-    run = bench(capsys, "real", "--fixture", "routes_12", "--max-steps", "8")
+    real_llama_config("real", context_length=16384)
+    run = bench(capsys, "real", "agent-table", "--fixture", "routes_12", "--max-steps", "8")
     # A 270M model will likely score badly or loop: that is an outcome to classify, not a crash.
     assert run["status"] == "succeeded", run["error"]
     summary = run["summary"]

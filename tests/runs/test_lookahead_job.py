@@ -1,23 +1,12 @@
-import json
 
 import pytest
-from django.core.management import call_command
 
 from engines.models import Engine, EngineSession
 from tests.factories import EngineConfigFactory
-from tests.real_engine import GEMMA_270M, LLAMA_SERVER, free_port, requires_engine
+from tests.real_engine import GEMMA_270M, free_port, requires_engine
+from tests.runs.bench_helpers import bench, real_llama_config
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def inprocess(settings):
-    settings.SPARKDASH_WORKER = "inprocess"
-
-
-def bench(capsys, config, *args):
-    call_command("bench", config, "--job", "lookahead", "--wait", *args)
-    return json.loads(capsys.readouterr().out)
 
 
 def test_it_sweeps_lookahead_on_a_relaunched_simulator(inprocess, capsys):
@@ -30,7 +19,7 @@ def test_it_sweeps_lookahead_on_a_relaunched_simulator(inprocess, capsys):
         engine__base_url=f"http://127.0.0.1:{free_port()}",
         extra_flags="--decode-tps 300 --ttft-ms 5 --acceptance 0.9",
     )
-    run = bench(capsys, "sim-sweep", "--lengths", "0,4,8", "--reps", "1", "--warmup", "0")
+    run = bench(capsys, "sim-sweep", "lookahead", "--lengths", "0,4,8", "--reps", "1", "--warmup", "0")
     assert run["status"] == "succeeded", run["error"]
     lengths = run["summary"]["lengths"]
     assert list(lengths) == ["0", "4", "8"]
@@ -47,26 +36,16 @@ def test_it_sweeps_lookahead_on_a_relaunched_simulator(inprocess, capsys):
 def test_it_refuses_a_sweep_on_an_external_engine_it_cannot_relaunch(inprocess, capsys):
     EngineConfigFactory(name="external", engine__base_url="http://127.0.0.1:9")
     with pytest.raises(Exception, match="relaunching the engine"):
-        bench(capsys, "external", "--lengths", "0,4")
+        bench(capsys, "external", "lookahead", "--lengths", "0,4")
 
 
 @requires_engine
 @pytest.mark.timeout(600)
 def test_it_sweeps_lookahead_on_the_real_llama_server_with_a_draft_model(inprocess, capsys):
-    EngineConfigFactory(
-        name="real-sweep",
-        model=str(GEMMA_270M),
-        draft_model=str(GEMMA_270M),
-        speculative_method="draft-simple",
-        threads=2,
-        parallel=1,
-        context_length=4096,
-        max_tokens=48,
-        engine__launch=Engine.Launch.MANAGED,
-        engine__binary=str(LLAMA_SERVER),
-        engine__base_url=f"http://127.0.0.1:{free_port()}",
+    real_llama_config(
+        "real-sweep", draft_model=str(GEMMA_270M), speculative_method="draft-simple", max_tokens=48
     )
-    run = bench(capsys, "real-sweep", "--lengths", "0,4,8", "--reps", "1", "--warmup", "1")
+    run = bench(capsys, "real-sweep", "lookahead", "--lengths", "0,4,8", "--reps", "1", "--warmup", "1")
     assert run["status"] == "succeeded", run["error"]
     lengths = run["summary"]["lengths"]
     print(
@@ -99,7 +78,7 @@ def test_it_sweeps_lookahead_on_ollama_through_modelfile_aliases(inprocess, caps
             engine__base_url=sim.url,
             engine__simulator=True,
         )
-        run = bench(capsys, "ollama-sweep", "--lengths", "0,8", "--reps", "1", "--warmup", "0")
+        run = bench(capsys, "ollama-sweep", "lookahead", "--lengths", "0,8", "--reps", "1", "--warmup", "0")
     assert run["status"] == "succeeded", run["error"]
     lengths = run["summary"]["lengths"]
     # Ollama exposes no acceptance; the alias's draft_num_predict shows in the speed of each length.

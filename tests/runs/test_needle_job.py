@@ -1,31 +1,20 @@
-import json
 
 import pytest
-from django.core.management import call_command
 
 from engines.models import Engine
 from engines.simulator import SimProfile, serve_in_thread
 from tests.factories import EngineConfigFactory
-from tests.real_engine import GEMMA_270M, LLAMA_SERVER, free_port, requires_engine
+from tests.real_engine import requires_engine
+from tests.runs.bench_helpers import bench, real_llama_config
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def inprocess(settings):
-    settings.SPARKDASH_WORKER = "inprocess"
-
-
-def bench(capsys, config, *args):
-    call_command("bench", config, "--job", "needle", "--wait", *args)
-    return json.loads(capsys.readouterr().out)
 
 
 @pytest.mark.parametrize("kind", [Engine.Kind.LLAMA_SERVER, Engine.Kind.OLLAMA])
 def test_it_sizes_haystacks_with_the_engines_tokenizer_on_the_simulator(inprocess, capsys, kind):
     with serve_in_thread(SimProfile(decode_tps=2000, ttft_ms=5)) as sim:
         EngineConfigFactory(name="sim", engine__kind=kind, engine__base_url=sim.url, engine__simulator=True)
-        run = bench(capsys, "sim", "--lengths", "2000,8000", "--depths", "0.2,0.8")
+        run = bench(capsys, "sim", "needle", "--lengths", "2000,8000", "--depths", "0.2,0.8")
     assert run["status"] == "succeeded", run["error"]
     summary = run["summary"]
     assert summary["total"] == 4
@@ -36,23 +25,14 @@ def test_it_sizes_haystacks_with_the_engines_tokenizer_on_the_simulator(inproces
 def test_it_rejects_depths_outside_the_haystack(inprocess, capsys):
     EngineConfigFactory(name="sim")
     with pytest.raises(Exception, match="depths must be fractions between 0 and 1"):
-        bench(capsys, "sim", "--depths", "0.5,1.5")
+        bench(capsys, "sim", "needle", "--depths", "0.5,1.5")
 
 
 @requires_engine
 @pytest.mark.timeout(600)
 def test_it_hides_a_needle_in_a_real_llama_server_haystack_of_the_asked_length(inprocess, capsys):
-    EngineConfigFactory(
-        name="real",
-        model=str(GEMMA_270M),
-        threads=2,
-        parallel=1,
-        context_length=8192,
-        engine__launch=Engine.Launch.MANAGED,
-        engine__binary=str(LLAMA_SERVER),
-        engine__base_url=f"http://127.0.0.1:{free_port()}",
-    )
-    run = bench(capsys, "real", "--lengths", "4096", "--depths", "0.5")
+    real_llama_config("real", context_length=8192)
+    run = bench(capsys, "real", "needle", "--lengths", "4096", "--depths", "0.5")
     assert run["status"] == "succeeded", run["error"]
     summary = run["summary"]
     print(

@@ -1,12 +1,11 @@
 import json
 
 import pytest
-from django.core.management import call_command
 
-from engines.models import Engine
 from engines.simulator import SimProfile, serve_in_thread
 from tests.factories import EngineConfigFactory
-from tests.real_engine import GEMMA_270M, LLAMA_SERVER, free_port, requires_engine
+from tests.real_engine import requires_engine
+from tests.runs.bench_helpers import bench, real_llama_config
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,16 +24,6 @@ RECORDED = [
         "options": {"num_predict": 8},
     },
 ]
-
-
-@pytest.fixture
-def inprocess(settings):
-    settings.SPARKDASH_WORKER = "inprocess"
-
-
-def bench(capsys, config, job, *args):
-    call_command("bench", config, "--job", job, "--wait", *args)
-    return json.loads(capsys.readouterr().out)
 
 
 def requests_file(tmp_path):
@@ -86,21 +75,10 @@ def test_it_probes_the_prefix_cache_on_the_simulator(inprocess, capsys, cache_to
     assert run["progress"] == {"done": 8, "total": 8}
 
 
-def managed(name, **config):
-    engine = {
-        "engine__kind": Engine.Kind.LLAMA_SERVER,
-        "engine__launch": Engine.Launch.MANAGED,
-        "engine__binary": str(LLAMA_SERVER),
-        "engine__base_url": f"http://127.0.0.1:{free_port()}",
-    }
-    settings = {"model": str(GEMMA_270M), "threads": 2, "context_length": 8192} | config
-    return EngineConfigFactory(name=name, **engine, **settings)
-
-
 @requires_engine
 @pytest.mark.timeout(600)
 def test_it_runs_replay_and_concurrency_on_the_real_llama_server(inprocess, capsys, tmp_path):
-    managed("real", parallel=4)
+    real_llama_config("real", context_length=8192, parallel=4)
     replay = bench(capsys, "real", "replay", "--requests", requests_file(tmp_path), "--reps", "2")
     assert replay["status"] == "succeeded", replay["error"]
     assert replay["summary"]["requests"] == 3
@@ -122,7 +100,7 @@ def test_it_runs_replay_and_concurrency_on_the_real_llama_server(inprocess, caps
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize(("cache_ram_mib", "discard"), [(4, True), (2048, False)])
 def test_it_detects_a_cache_discard_on_the_real_llama_server(inprocess, capsys, cache_ram_mib, discard):
-    managed("real", parallel=1, cache_ram_mib=cache_ram_mib)
+    real_llama_config("real", context_length=8192, parallel=1, cache_ram_mib=cache_ram_mib)
     run = bench(
         capsys, "real", "prefix-cache", "--steps", "5", "--bytes-per-step", "1500", "--answer-tokens", "8"
     )

@@ -15,7 +15,7 @@ from typing import Any
 
 from engines.clients import ollama
 from engines.clients.base import EngineClient, EngineError, EngineFigures, GenerationRequest, as_int, now
-from engines.clients.openai import OpenAIClient, add_timings
+from engines.clients.openai import OpenAIClient, add_timings, raise_reported_error
 
 __all__ = ["ChatReply", "ToolCall", "assistant_message", "chat", "merge_system", "tool_message"]
 
@@ -50,7 +50,7 @@ async def chat(client: EngineClient, request: GenerationRequest) -> ChatReply:
     sent_at = now()
     data = await client.post_json(PATHS[kind], body)
     finished_at = now()
-    _raise_reported_error(data, client.base_url)
+    raise_reported_error(data, client.base_url)
     text, calls, figures = _openai_reply(data) if kind == "openai" else _ollama_reply(data)
     return ChatReply(text, calls, figures, sent_at, finished_at)
 
@@ -159,11 +159,3 @@ def _text(message: dict[str, Any]) -> str:
     content = message.get("content")
     return content if isinstance(content, str) else ""
 
-
-def _raise_reported_error(data: dict[str, Any], url: str) -> None:
-    error = data.get("error")
-    if error is None and data.get("object") == "error":
-        error = data
-    if error is not None:
-        message = error.get("message", error) if isinstance(error, dict) else error
-        raise EngineError(f"{url} reported an error: {str(message)[:200]}")
