@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import tempfile
 import uuid
 from pathlib import Path
@@ -16,21 +15,16 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 from django.test import Client
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from engines.models import Engine, EngineConfig
 from engines.simulator import SimProfile, serve_in_thread
 from runs.models import Run
+from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, chromium
 from tests.factories import EngineConfigFactory
 from tests.real_engine import free_port
 
-webdriver = pytest.importorskip("selenium.webdriver")
-from selenium.webdriver.chrome.service import Service  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-HAVE_CHROMIUM = all(os.access(p, os.X_OK) for p in (CHROMIUM, CHROMEDRIVER))
 SHOTS = Path(tempfile.gettempdir())
 # 273 GB/s / 0.3 GB per token: a 910 tok/s ceiling, above the simulator's ~660 tok/s.
 BYTES_PER_TOKEN_GB = 0.3
@@ -46,7 +40,7 @@ RECORDED = [
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not HAVE_CHROMIUM, reason=f"needs Debian chromium ({CHROMIUM}) and {CHROMEDRIVER}"),
+    pytest.mark.skipif(not HAVE_CHROMIUM, reason=NEEDS_CHROMIUM),
     pytest.mark.django_db(transaction=True),
 ]
 
@@ -66,11 +60,6 @@ return {
 
 
 @pytest.fixture
-def inprocess(settings):
-    settings.SPARKDASH_WORKER = "inprocess"
-
-
-@pytest.fixture
 def sim():
     with serve_in_thread(PROFILE) as server:
         yield server
@@ -81,16 +70,7 @@ def browser(live_server, alice):
     client = Client()
     client.force_login(alice)
     profile = tempfile.TemporaryDirectory(prefix="sparkdash-chromium-", ignore_cleanup_errors=True)
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in (
-        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--no-first-run", "--window-size=1280,1900", f"--user-data-dir={profile.name}",
-    ):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    driver = chromium(profile.name, height=1900)
     try:
         driver.get(live_server.url + "/login/")
         driver.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value})

@@ -3,7 +3,6 @@ draws its points over the run socket while it runs, then shows its final status.
 from __future__ import annotations
 
 import itertools
-import os
 import re
 import tempfile
 import time
@@ -18,21 +17,16 @@ from daphne.testing import DaphneProcess
 from django.db import connection
 from django.test import override_settings
 from django.urls import reverse
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.wait import WebDriverWait
 
 from engines.simulator import SimProfile, serve_in_thread
 from runs import dispatch
 from runs.core.prompts import SPEED_PROMPTS
+from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, chromium
 from tests.factories import EngineConfigFactory, EngineFactory, UserFactory
 
-webdriver = pytest.importorskip("selenium.webdriver")
-from selenium.webdriver.chrome.service import Service  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support import expected_conditions  # noqa: E402
-from selenium.webdriver.support.wait import WebDriverWait  # noqa: E402
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-HAVE_CHROMIUM = all(os.access(p, os.X_OK) for p in (CHROMIUM, CHROMEDRIVER))
 REPS = 2
 # With this profile a request takes ~0.6 s, so the run (a warm-up and 12 requests) lasts ~8 s.
 MAX_TOKENS = 16
@@ -66,21 +60,8 @@ class ForkedDaphne(DaphneProcess):
         super().run()
 
 
-def _chromium(profile_dir: str) -> webdriver.Chrome:
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in (
-        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--no-first-run", "--window-size=1280,1400", f"--user-data-dir={profile_dir}",
-    ):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
-
-
 @pytest.mark.browser
-@pytest.mark.skipif(not HAVE_CHROMIUM, reason=f"needs Debian chromium ({CHROMIUM}) and {CHROMEDRIVER}")
+@pytest.mark.skipif(not HAVE_CHROMIUM, reason=NEEDS_CHROMIUM)
 # Runs execute on a thread of the daphne process, which is forked after this takes effect.
 @override_settings(SPARKDASH_WORKER="inprocess")
 class LiveRunPageTest(ChannelsLiveServerTestCase):
@@ -109,7 +90,7 @@ class LiveRunPageTest(ChannelsLiveServerTestCase):
         self.config = EngineConfigFactory(engine=engine, max_tokens=MAX_TOKENS, lookahead=4)
         profile = tempfile.TemporaryDirectory(prefix="sparkdash-chromium-", ignore_cleanup_errors=True)
         self.addCleanup(profile.cleanup)
-        self.driver = _chromium(profile.name)
+        self.driver = chromium(profile.name)
         self.addCleanup(self.driver.quit)
 
     def _log_in(self) -> None:

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import time
 
 import pytest
@@ -133,20 +132,17 @@ def test_it_serves_samples_after_a_seq_for_polling(alice_client, run):
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_it_draws_every_sample_of_a_finished_run_in_the_browser(live_server, alice, run):
-    webdriver = pytest.importorskip("selenium.webdriver")
-    if not shutil.which("chromedriver") or not shutil.which("chromium"):
-        pytest.skip("needs chromium and chromedriver")
+def test_it_draws_every_sample_of_a_finished_run_in_the_browser(live_server, alice, run, tmp_path):
+    from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, chromium
+
+    if not HAVE_CHROMIUM:
+        pytest.skip(NEEDS_CHROMIUM)
     for seq in range(5):
         SampleFactory(run=run, seq=seq)
     SampleFactory(run=run, seq=5, kind="note", values={})
     client = Client()
     client.force_login(alice)
-    options = webdriver.ChromeOptions()
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"):
-        options.add_argument(arg)
-    options.binary_location = shutil.which("chromium")
-    driver = webdriver.Chrome(options=options)
+    driver = chromium(str(tmp_path / "profile"))
     try:
         # The plain live server has no websocket route, so this also exercises the polling fallback.
         driver.get(live_server.url + "/login/")
