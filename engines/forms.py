@@ -8,7 +8,15 @@ from typing import Any
 from django import forms
 
 from engines.models import EngineConfig
-from runs.jobs import JOB_PARAMS, FixtureParam, FractionListParam, IntListParam, IntParam
+from runs.jobs import (
+    JOB_PARAMS,
+    ChoiceParam,
+    DatasetParam,
+    FixtureParam,
+    FractionListParam,
+    IntListParam,
+    IntParam,
+)
 from runs.models import Run
 
 __all__ = ["REPLAY_MAX_BYTES", "EngineConfigForm", "StartJobForm"]
@@ -46,6 +54,11 @@ def _help(spec: Any) -> str:
         return f"comma-separated, each {spec.low}{EN_DASH}{spec.high}, default {default}"
     if isinstance(spec, FractionListParam):
         return f"comma-separated fractions 0{EN_DASH}1, default {','.join(str(v) for v in spec.default)}"
+    if isinstance(spec, ChoiceParam):
+        return f"{' or '.join(spec.choices)}, default {spec.choices[0]}"
+    if isinstance(spec, DatasetParam):
+        return ("a file or folder on the worker in the dataset's own format, sample (a few shipped "
+                "questions), or blank to download it")
     if isinstance(spec, FixtureParam):
         shipped = "a shipped fixture (routes_47, routes_12)"
         return f"{shipped} or a folder with one source file and truth.csv; default {spec.default}"
@@ -72,6 +85,12 @@ class StartJobForm(forms.Form):
     depths = forms.CharField(label="needle depths", required=False, max_length=200)
     fixture = forms.CharField(label="agent fixture", required=False, max_length=500)
     max_steps = forms.IntegerField(label="step limit", required=False)
+    suite = forms.ChoiceField(
+        label="suite", choices=[("humaneval", "HumanEval+"), ("mbpp", "MBPP+")], required=False
+    )
+    dataset = forms.CharField(label="dataset", required=False, max_length=500)
+    limit = forms.IntegerField(label="question limit", required=False)
+    num_fewshot = forms.IntegerField(label="few-shot examples", required=False)
     requests = forms.FileField(
         label="recorded requests (.jsonl)",
         required=False,

@@ -16,6 +16,7 @@ from engines.models import EngineConfig, Machine
 from engines.recipes import render_config
 from engines.roofline import ceiling_tps
 from runs.models import Run
+from runs.scorecard import scorecard
 from runs.services import start_run
 
 RECENT_RUNS = 5
@@ -70,6 +71,7 @@ def _render_detail(request: HttpRequest, config: EngineConfig, form: StartJobFor
     recipe, recipe_error = render_config(config)
     ctx = {"config": config, "runs": runs, "form": form, "recipe": recipe, "recipe_error": recipe_error}
     ctx["gguf"] = model_findings(config)
+    ctx["scorecard"] = scorecard(config)
     return render(request, "engines/config_detail.html", ctx, status=400 if form.errors else 200)
 
 

@@ -18,6 +18,7 @@ from engines.clients import EngineClient, EngineError, client_for
 from engines.metrics_text import SpecDelta, spec_decode_delta
 from engines.models import Machine
 from runs import live
+from runs.core.quality_data import DatasetError
 from runs.engine_session import RunEngine
 from runs.job_runner import run_job
 from runs.models import Run
@@ -97,7 +98,7 @@ async def _execute(run: Run) -> None:
         status = Run.Status.SUCCEEDED
     except RunCancelled:
         status = Run.Status.CANCELLED
-    except EngineError as exc:
+    except (EngineError, DatasetError) as exc:
         error = str(exc)
     except Exception as exc:
         log.exception("run %s failed", run.pk)

@@ -1,6 +1,7 @@
 """From a run's job kind and parameters to the measurement core's job objects, and back."""
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
@@ -9,8 +10,10 @@ from engines.clients import EngineClient
 from runs.core.agent_table import AgentTableJob, load_fixture, run_agent_table
 from runs.core.concurrency import ConcurrencyJob, run_concurrency
 from runs.core.lookahead import LookaheadJob, run_lookahead
+from runs.core.mmlu_pro import MmluProJob, run_mmlu_pro
 from runs.core.needle import NeedleJob, ollama_calibrator, openai_tokenizer, run_needle
 from runs.core.prefix_cache import PrefixCacheJob, run_prefix_cache
+from runs.core.quality_data import SAMPLE_DATASET, evalplus_download, sample_path
 from runs.core.replay import ReplayJob, run_replay
 from runs.core.speed import SpeedJob, run_speed
 from runs.engine_session import RunEngine
@@ -45,6 +48,8 @@ async def run_job(
         return await run_agent_table(client, job, recorder)
     if run.job == Run.Job.NEEDLE:
         return await _run_needle(client, run, recorder)
+    if run.job in (Run.Job.MMLU_PRO, Run.Job.EVALPLUS):
+        return await _run_quality(client, run, recorder)
     raise ValueError(f"unknown job {run.job!r}")
 
 
@@ -61,6 +66,29 @@ async def _run_needle(client: EngineClient, run: Run, recorder: RunRecorder) -> 
     job = NeedleJob(config.model, tuple(params["lengths"]), tuple(params["depths"]), config.seed,
                     params["answer_tokens"], extra=extra)
     return await run_needle(client, job, recorder, tokenizer)
+
+
+async def _run_quality(client: EngineClient, run: Run, recorder: RunRecorder) -> dict[str, Any]:
+    """lm-eval's MMLU-Pro or EvalPlus against the engine's OpenAI-compatible /v1 (Ollama's too)."""
+    params, config = run.params, run.config
+    api_key = config.engine.api_key or None
+    if run.job == Run.Job.MMLU_PRO:
+        dataset = _dataset(params.get("dataset"), "mmlu_pro")
+        limit = params.get("limit")
+        job = MmluProJob(config.model, dataset, limit, params["num_fewshot"], params["max_tokens"])
+        return await run_mmlu_pro(client.base_url, api_key, job, recorder)
+    # EvalPlus (and the openai SDK) take seconds to import: only a worker that runs the job pays.
+    from runs.core.evalplus_job import EvalPlusJob, run_evalplus
+
+    suite = params["suite"]
+    dataset = _dataset(params.get("dataset"), f"{suite}_plus")
+    dataset = dataset or await asyncio.to_thread(evalplus_download, suite)
+    job = EvalPlusJob(config.model, suite, dataset, params.get("limit"), params["max_tokens"])
+    return await run_evalplus(client.base_url, api_key, job, recorder)
+
+
+def _dataset(value: str | None, benchmark: str) -> str | None:
+    return sample_path(benchmark) if value == SAMPLE_DATASET else value
 
 
 CACHE_FIX = {

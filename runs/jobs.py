@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from runs.core.agent_table import load_fixture
+from runs.core.quality_data import SAMPLE_DATASET
 from runs.core.replay import parse_jsonl
 
 
@@ -100,6 +102,36 @@ class FixtureParam:
         return value
 
 
+@dataclass(frozen=True)
+class ChoiceParam:
+    """One of a few names."""
+
+    choices: tuple[str, ...]
+
+    def clean(self, name: str, value: Any) -> str:
+        value = self.choices[0] if value in (None, "") else str(value).strip()
+        if value not in self.choices:
+            raise ValueError(f"{name} must be one of {', '.join(self.choices)}, not {value!r}")
+        return value
+
+
+@dataclass(frozen=True)
+class DatasetParam:
+    """A benchmark's local dataset: a file or folder on the worker, "sample" for the shipped subset,
+    or blank for the benchmark's usual hub download."""
+
+    def clean(self, name: str, value: Any) -> str | None:
+        if value in (None, ""):
+            return None
+        value = str(value).strip()
+        if value == SAMPLE_DATASET:
+            return value
+        path = Path(value).expanduser()
+        if not path.exists():
+            raise ValueError(f"{name}: no such file or folder: {value}")
+        return str(path.resolve())
+
+
 JOB_PARAMS: dict[str, dict[str, Any]] = {
     "speed": {
         "reps": IntParam(1, 50, 3),
@@ -132,6 +164,18 @@ JOB_PARAMS: dict[str, dict[str, Any]] = {
         "lengths": IntListParam(256, 1_048_576, (32_768, 65_536), most=8),
         "depths": FractionListParam((0.1, 0.5, 0.9)),
         "answer_tokens": IntParam(1, 1024, 32),
+    },
+    "mmlu-pro": {
+        "dataset": DatasetParam(),
+        "limit": IntParam(1, 20_000, None),
+        "num_fewshot": IntParam(0, 5, 5),
+        "max_tokens": IntParam(16, 32_768, 2048),
+    },
+    "evalplus": {
+        "suite": ChoiceParam(("humaneval", "mbpp")),
+        "dataset": DatasetParam(),
+        "limit": IntParam(1, 2_000, None),
+        "max_tokens": IntParam(16, 32_768, 768),
     },
     "prefix-cache": {
         "steps": IntParam(1, 200, 30),

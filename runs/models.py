@@ -41,6 +41,8 @@ class Run(models.Model):
         PREFIX_CACHE = "prefix-cache", "Prefix-cache probe"
         AGENT_TABLE = "agent-table", "Agent API-table task"
         NEEDLE = "needle", "Needle in a haystack"
+        MMLU_PRO = "mmlu-pro", "MMLU-Pro (lm-evaluation-harness)"
+        EVALPLUS = "evalplus", "HumanEval+ / MBPP+ (EvalPlus)"
 
     class Status(models.TextChoices):
         QUEUED = "queued"

@@ -10,8 +10,8 @@ from django.utils import timezone
 from runs import live
 from runs.models import Run, Sample
 
-# The samples that count as one unit of a run's progress (a request, a probe step).
-PROGRESS_KINDS = ("request", "step")
+# The samples that count as one unit of a run's progress (a request, a probe step, a question).
+PROGRESS_KINDS = ("request", "step", "question")
 
 
 class RunCancelled(Exception):

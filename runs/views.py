@@ -49,11 +49,17 @@ def _get_run(pk: int) -> Run:
     return get_object_or_404(Run.objects.select_related("config__engine__machine", "machine"), pk=pk)
 
 
+PROGRESS_UNITS = {
+    "agent-table": "steps", "prefix-cache": "steps", "mmlu-pro": "questions", "evalplus": "problems",
+}
+
+
 @login_required
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The live page: run_detail.js takes over from the embedded run."""
     run = _get_run(pk)
-    ctx = {"run": run, "run_data": run.to_dict(), "metrics": SUMMARY_METRICS}
+    unit = PROGRESS_UNITS.get(run.job, "requests")
+    ctx = {"run": run, "run_data": run.to_dict(), "metrics": SUMMARY_METRICS, "progress_unit": unit}
     return render(request, "runs/detail.html", ctx)
 
 

@@ -63,8 +63,8 @@
     var bar = document.getElementById("progress");
     bar.max = run.progress.total || 1;
     bar.value = run.progress.done;
-    document.getElementById("progress-text").textContent =
-      run.progress.done + " / " + run.progress.total + " requests";
+    var text = document.getElementById("progress-text");
+    text.textContent = run.progress.done + " / " + run.progress.total + " " + text.getAttribute("data-unit");
     var error = document.getElementById("run-error");
     error.textContent = run.error || "";
     error.hidden = !run.error;

@@ -24,6 +24,8 @@ from runs.models import Run
 from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, chromium
 from tests.factories import EngineConfigFactory
 from tests.real_engine import free_port
+from tests.runs.test_quality_jobs import letter_b
+from tests.scripted_openai import scripted_chat
 
 SHOTS = Path(tempfile.gettempdir())
 # 273 GB/s / 0.3 GB per token: a 910 tok/s ceiling, above the simulator's ~660 tok/s.
@@ -215,6 +217,32 @@ def test_it_draws_an_agent_table_run_step_by_step(inprocess, sim, browser):
     drawn = _open(browser, run, "agent-chart", 1)
     assert _series(drawn)["step time, s"] == 1
     assert "0 / 12" in _table(browser)
+    assert _severe(browser) == []
+
+
+def test_it_draws_an_mmlu_pro_run_question_by_question(inprocess, browser):
+    with scripted_chat(letter_b) as chat:
+        config = EngineConfigFactory(name="scripted", model="scripted", engine__base_url=chat.url)
+        run = _bench(config, "mmlu-pro", "--dataset", "sample", "--num-fewshot", "0")
+    drawn = _open(browser, run, "quality-chart", 6)
+    assert drawn["labels"] == ["1", "2", "3", "4", "5", "6"]
+    assert _series(drawn)["accuracy so far"] == 6
+    assert "computer science" in _table(browser)
+    assert browser.find_element(By.ID, "progress-text").text == "6 / 6 questions"
+    assert _severe(browser) == []
+
+
+def test_it_draws_an_evalplus_run_problem_by_problem(inprocess, browser):
+    def no_solution(body):
+        return "```python\ndef nothing():\n    return None\n```"
+
+    with scripted_chat(no_solution) as chat:
+        config = EngineConfigFactory(name="scripted", model="scripted", engine__base_url=chat.url)
+        run = _bench(config, "evalplus", "--suite", "mbpp", "--dataset", "sample", "--limit", "2")
+    drawn = _open(browser, run, "quality-chart", 2)
+    assert _series(drawn) == {"pass@1 plus so far": 2, "pass@1 base so far": 2}
+    assert "Mbpp/2" in _table(browser) and "fail" in _table(browser)
+    assert browser.find_element(By.ID, "progress-text").text == "2 / 2 problems"
     assert _severe(browser) == []
 
 

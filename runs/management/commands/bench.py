@@ -31,6 +31,10 @@ class Command(BaseCommand):
         parser.add_argument("--bytes-per-step", type=int, help="prefix-cache: source bytes per step")
         parser.add_argument("--fixture", help="agent-table: a fixture folder (source file + truth.csv)")
         parser.add_argument("--max-steps", type=int, help="agent-table: step limit")
+        parser.add_argument("--dataset", help="mmlu-pro, evalplus: a dataset file or folder, or sample")
+        parser.add_argument("--limit", type=int, help="mmlu-pro, evalplus: ask at most this many questions")
+        parser.add_argument("--num-fewshot", type=int, help="mmlu-pro: chain-of-thought examples per prompt")
+        parser.add_argument("--suite", help="evalplus: humaneval or mbpp")
         parser.add_argument("--requests", type=Path, help="replay: a JSONL file of recorded request bodies")
         parser.add_argument("--wait", action="store_true", help="wait for the run to finish")
         parser.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait at most")
@@ -41,6 +45,7 @@ class Command(BaseCommand):
             raise CommandError(f"no config named {options['config']!r}")
         names = ("reps", "warmup", "max_tokens", "lengths", "levels", "answer_tokens", "steps")
         names += ("bytes_per_step", "fixture", "max_steps", "depths")
+        names += ("dataset", "limit", "num_fewshot", "suite")
         params = {k: options[k] for k in names if options[k] is not None}
         if options["requests"]:
             params["requests"] = _read_text(options["requests"])

@@ -1,0 +1,352 @@
+"""Scorecards and comparisons of runs, without Django: one value per run, a spread over runs.
+
+A scorecard row is one metric of one benchmark (speed, agent table, needle, MMLU-Pro,
+HumanEval+, MBPP+): each run gives one value, read from its summary, and the row holds the
+Spread of those values over the runs (docs/PRODUCT.md: a median, shown with min, max and n).
+
+Comparing two rows gives the difference of the medians and a verdict:
+
+- "n/a": a side has no figure;
+- "no spread": a side has fewer than 2 values, so noise can't be judged (the delta is shown);
+- "noise": the two [min, max] ranges overlap, touching included (PRODUCT.md: differences
+  within the spread are labelled noise, not wins);
+- "better" / "worse": the ranges are apart, judged by the metric's direction.
+
+Count rows (how many runs ended as "completed", "loop", ...) compare the share of runs with the
+same rule applied to each run's 0/1 outcome: only a unanimous difference is not noise.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypedDict
+
+from runs.core.stats import Spread, summarize
+
+__all__ = [
+    "BENCHMARKS",
+    "METRICS",
+    "SCORED_JOBS",
+    "Benchmark",
+    "CompareRow",
+    "Comparison",
+    "Metric",
+    "ScoreRow",
+    "Tally",
+    "benchmark_of",
+    "compare",
+    "compare_counts",
+    "compare_rows",
+    "score_rows",
+]
+
+Verdict = Literal["better", "worse", "noise", "no spread", "n/a"]
+Summary = Mapping[str, Any]
+EN_DASH = "\u2013"
+
+
+class Comparison(TypedDict):
+    delta: float | None
+    delta_pct: float | None
+    verdict: Verdict
+
+
+class Tally(TypedDict):
+    count: int
+    n: int
+
+
+def compare(base: Spread | None, other: Spread | None, higher_is_better: bool) -> Comparison:
+    """Compare `other` with `base`: delta of the medians, delta in % of the base, verdict.
+
+    :param base: the reference figure (config A), or None when it has none
+    :param other: the figure compared with it (config B)
+    :param higher_is_better: the metric's direction (tok/s: True, seconds: False)
+    """
+    if base is None or other is None:
+        return {"delta": None, "delta_pct": None, "verdict": "n/a"}
+    delta = other["median"] - base["median"]
+    verdict = _verdict(base, other, delta, higher_is_better)
+    return {"delta": delta, "delta_pct": _pct(delta, base["median"]), "verdict": verdict}
+
+
+def compare_counts(base: Tally | None, other: Tally | None, higher_is_better: bool) -> Comparison:
+    """Compare the share of runs counted (e.g. completed): delta as a 0..1 share, verdict as compare()."""
+    if not base or not other or not base["n"] or not other["n"]:
+        return {"delta": None, "delta_pct": None, "verdict": "n/a"}
+    base_share, other_share = base["count"] / base["n"], other["count"] / other["n"]
+    delta = other_share - base_share
+    verdict = _verdict(_outcome_range(base), _outcome_range(other), delta, higher_is_better)
+    return {"delta": delta, "delta_pct": _pct(delta, base_share), "verdict": verdict}
+
+
+def _outcome_range(tally: Tally) -> Spread:
+    # Each run counts 1 or 0: the range is [1, 1] or [0, 0] only when the runs agree.
+    low = 1.0 if tally["count"] == tally["n"] else 0.0
+    high = 1.0 if tally["count"] else 0.0
+    return {"median": tally["count"] / tally["n"], "min": low, "max": high, "n": tally["n"]}
+
+
+def _verdict(base: Spread, other: Spread, delta: float, higher_is_better: bool) -> Verdict:
+    if base["n"] < 2 or other["n"] < 2:
+        return "no spread"
+    if other["min"] <= base["max"] and base["min"] <= other["max"]:
+        return "noise"
+    return "better" if (delta > 0) == higher_is_better else "worse"
+
+
+def _pct(delta: float, base: float) -> float | None:
+    # A change from zero has no relative size.
+    return delta / abs(base) * 100 if base else None
+
+
+# --- What each benchmark reads from a run's summary -------------------------------------------
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A benchmark: the runs of one job (and, for EvalPlus, one dataset of it)."""
+
+    name: str
+    job: str
+    dataset: str | None = None
+
+    def holds(self, job: str, summary: Summary) -> bool:
+        return job == self.job and (self.dataset is None or summary.get("dataset") == self.dataset)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One scorecard row: how to read one value per run, and how to show it.
+
+    `count` metrics read True/False per run and are shown as "k of n runs".
+    `out_of` reads the denominator a score is out of (table rows, questions), shown by the label.
+    """
+
+    benchmark: str
+    key: str
+    label: str
+    unit: str
+    higher_is_better: bool
+    value: Callable[[Summary], float | bool | None]
+    count: bool = False
+    scale: float = 1.0
+    digits: int = 1
+    out_of: Callable[[Summary], Any] | None = None
+    out_of_unit: str = ""
+
+
+def _median(key: str) -> Callable[[Summary], float | None]:
+    def read(summary: Summary) -> float | None:
+        spread = summary.get(key)
+        return spread.get("median") if isinstance(spread, Mapping) else None
+
+    return read
+
+
+def _field(key: str) -> Callable[[Summary], Any]:
+    return lambda summary: summary.get(key)
+
+
+def _share(part: str, whole: str) -> Callable[[Summary], float | None]:
+    def read(summary: Summary) -> float | None:
+        total = summary.get(whole)
+        return summary[part] / total if total and summary.get(part) is not None else None
+
+    return read
+
+
+def _outcome_is(outcome: str) -> Callable[[Summary], bool | None]:
+    return lambda summary: summary.get("outcome") == outcome if summary.get("outcome") else None
+
+
+def _correct(summary: Summary) -> bool | None:
+    if summary.get("score") is None or not summary.get("rows"):
+        return None
+    return summary["score"] == summary["rows"]
+
+
+def _completed_task_s(summary: Summary) -> float | None:
+    # PRODUCT.md: task time is the wall time of a whole task, so loops and errors don't count.
+    return summary.get("task_s") if summary.get("outcome") == "completed" else None
+
+
+BENCHMARKS: list[Benchmark] = [
+    Benchmark("Speed", "speed"),
+    Benchmark("Agent table", "agent-table"),
+    Benchmark("Needle", "needle"),
+    Benchmark("MMLU-Pro", "mmlu-pro"),
+    Benchmark("HumanEval+", "evalplus", "humaneval"),
+    Benchmark("MBPP+", "evalplus", "mbpp"),
+]
+SCORED_JOBS = sorted({b.job for b in BENCHMARKS})
+_JOBS = {b.name: b.job for b in BENCHMARKS}
+
+
+def _pass_at_1(benchmark: str) -> list[Metric]:
+    """EvalPlus's two scores: pass@1 on the plus (extended) tests and on the base tests."""
+    return [
+        Metric(benchmark, f"pass_at_1_{tests}", f"pass@1 ({tests} tests)", "%", True,
+               _field(f"pass_at_1_{tests}"), scale=100, out_of=_field("total"), out_of_unit="tasks")
+        for tests in ("plus", "base")
+    ]
+
+
+METRICS: list[Metric] = [
+    Metric("Speed", "decode_tps_client", "decode (client)", "tok/s", True, _median("decode_tps_client")),
+    Metric("Speed", "decode_tps_engine", "decode (engine)", "tok/s", True, _median("decode_tps_engine")),
+    Metric("Speed", "ttft_s", "TTFT", "s", False, _median("ttft_s"), digits=3),
+    Metric("Speed", "acceptance_rate", "acceptance rate", "%", True, _median("acceptance_rate"), scale=100),
+    Metric("Agent table", "score", "table score", "rows", True, _field("score"), digits=0,
+           out_of=_field("rows"), out_of_unit="rows"),
+    Metric("Agent table", "task_s", "task time (completed runs)", "s", False, _completed_task_s),
+    Metric("Agent table", "correct", "correct (full score)", "runs", True, _correct, count=True),
+    Metric("Agent table", "completed", "completed", "runs", True, _outcome_is("completed"), count=True),
+    Metric("Agent table", "loop", "loop", "runs", False, _outcome_is("loop"), count=True),
+    Metric("Agent table", "error", "error", "runs", False, _outcome_is("error"), count=True),
+    Metric("Needle", "found", "needles found", "%", True, _share("score", "total"), scale=100,
+           out_of=_field("total"), out_of_unit="needles"),
+    Metric("MMLU-Pro", "accuracy", "accuracy", "%", True, _field("accuracy"), scale=100,
+           out_of=_field("total"), out_of_unit="questions"),
+    *_pass_at_1("HumanEval+"),
+    *_pass_at_1("MBPP+"),
+]
+
+
+def benchmark_of(job: str, summary: Summary) -> str | None:
+    """The benchmark a run belongs to, or None for jobs the scorecard doesn't score."""
+    return next((b.name for b in BENCHMARKS if b.holds(job, summary)), None)
+
+
+# --- Rows -------------------------------------------------------------------------------------
+
+
+class ScoreRow(TypedDict):
+    benchmark: str
+    job: str
+    key: str
+    label: str
+    unit: str
+    higher_is_better: bool
+    count: bool
+    spread: Spread | None
+    tally: Tally | None
+    runs: int
+    run_ids: list[int]
+    out_of: str
+    text: str
+
+
+class CompareRow(TypedDict):
+    benchmark: str
+    key: str
+    label: str
+    higher_is_better: bool
+    a: ScoreRow
+    b: ScoreRow
+    out_of: str
+    delta: float | None
+    delta_pct: float | None
+    verdict: Verdict
+    delta_text: str
+    delta_pct_text: str
+
+
+def score_rows(runs: Iterable[tuple[int, str, Summary]]) -> list[ScoreRow]:
+    """One row per metric of every benchmark (runs=0 where none ran), from (run id, job, summary).
+
+    Every run given counts: the caller picks which (e.g. the latest succeeded ones).
+    """
+    by_benchmark: dict[str, list[tuple[int, Summary]]] = {}
+    for run_id, job, summary in runs:
+        name = benchmark_of(job, summary)
+        if name:
+            by_benchmark.setdefault(name, []).append((run_id, summary))
+    return [_score_row(m, by_benchmark.get(m.benchmark, [])) for m in METRICS]
+
+
+def _score_row(metric: Metric, runs: list[tuple[int, Summary]]) -> ScoreRow:
+    values = [metric.value(summary) for _, summary in runs]
+    spread, tally = None, None
+    if metric.count:
+        counted = [v for v in values if v is not None]
+        tally = {"count": sum(bool(v) for v in counted), "n": len(counted)} if counted else None
+    else:
+        spread = summarize(values)
+    return {
+        "benchmark": metric.benchmark, "job": _JOBS[metric.benchmark], "key": metric.key,
+        "label": metric.label, "unit": metric.unit, "higher_is_better": metric.higher_is_better,
+        "count": metric.count,
+        "spread": spread, "tally": tally, "runs": len(runs), "run_ids": [run_id for run_id, _ in runs],
+        "out_of": _out_of(metric, [summary for _, summary in runs]),
+        "text": _figure_text(metric, spread, tally),
+    }
+
+
+def compare_rows(base: list[ScoreRow], other: list[ScoreRow]) -> list[CompareRow]:
+    """Pair the rows of two score_rows() results; keep benchmarks that either side ran."""
+    metrics = {(m.benchmark, m.key): m for m in METRICS}
+    return [
+        _compare_row(metrics[(a["benchmark"], a["key"])], a, b)
+        for a, b in zip(base, other, strict=True)
+        if a["runs"] or b["runs"]
+    ]
+
+
+def _compare_row(metric: Metric, a: ScoreRow, b: ScoreRow) -> CompareRow:
+    if metric.count:
+        result = compare_counts(a["tally"], b["tally"], metric.higher_is_better)
+    else:
+        result = compare(a["spread"], b["spread"], metric.higher_is_better)
+    return {
+        "benchmark": metric.benchmark, "key": metric.key, "label": metric.label,
+        "higher_is_better": metric.higher_is_better, "a": a, "b": b,
+        "out_of": _pair_out_of(a["out_of"], b["out_of"]), **result,
+        "delta_text": _delta_text(metric, result["delta"]),
+        "delta_pct_text": "—" if result["delta_pct"] is None else f"{result['delta_pct']:+.1f} %",
+    }
+
+
+# --- Text, the one way figures are shown ------------------------------------------------------
+
+
+def _num(value: float, metric: Metric, sign: str = "") -> str:
+    scaled = value * metric.scale
+    # A median of whole numbers can fall halfway between two: keep its half.
+    digits = 1 if metric.digits == 0 and scaled != int(scaled) else metric.digits
+    return f"{scaled:{sign}.{digits}f}"
+
+
+def _figure_text(metric: Metric, spread: Spread | None, tally: Tally | None) -> str:
+    if tally:
+        return f"{tally['count']} of {tally['n']} runs"
+    if not spread:
+        return "—"
+    low, high = _num(spread["min"], metric), _num(spread["max"], metric)
+    return f"{_num(spread['median'], metric)} [{low}{EN_DASH}{high}] {metric.unit} (n={spread['n']})"
+
+
+def _delta_text(metric: Metric, delta: float | None) -> str:
+    if delta is None:
+        return "—"
+    if metric.count or metric.unit == "%":
+        # A difference of two shares is in percentage points, not percent.
+        return f"{delta * 100:+.1f} pp"
+    return f"{_num(delta, metric, '+')} {metric.unit}"
+
+
+def _pair_out_of(a: str, b: str) -> str:
+    # Scores out of different totals (e.g. a question subset) are not like for like: say so.
+    if a == b or not b:
+        return a
+    return f"{a} vs {b}" if a else b
+
+
+def _out_of(metric: Metric, summaries: list[Summary]) -> str:
+    if metric.out_of is None:
+        return ""
+    totals = sorted({t for s in summaries if (t := metric.out_of(s)) is not None})
+    if not totals:
+        return ""
+    span = f"{totals[0]:g}" if len(totals) == 1 else f"{totals[0]:g}{EN_DASH}{totals[-1]:g}"
+    return f"{span} {metric.out_of_unit}"

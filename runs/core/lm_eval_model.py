@@ -1,0 +1,67 @@
+"""lm-eval's local-chat-completions model, reporting each answer as it arrives.
+
+Imported only when an lm-eval job runs: lm-eval and its dependencies are slow to import.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import requests
+from lm_eval.api.instance import Instance
+from lm_eval.models.openai_completions import LocalChatCompletion
+
+from engines.clients.base import EngineError
+
+# (doc, answer text, seconds, usage) -> None; called on lm-eval's thread, in question order.
+OnAnswer = Callable[[dict[str, Any], str, float, dict[str, Any]], None]
+
+
+class ReportingChatModel(LocalChatCompletion):
+    """Asks one question at a time, so each answer is reported before the next is sent."""
+
+    def __init__(self, on_total: Callable[[int], None], on_answer: OnAnswer, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.on_total = on_total
+        self.on_answer = on_answer
+        self.last_usage: dict[str, Any] = {}
+
+    def generate_until(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:
+        self.on_total(len(requests))
+        answers = []
+        for request in requests:
+            started = time.monotonic()
+            text = super().generate_until([request], disable_tqdm=True)[0]
+            self.on_answer(request.doc, text, time.monotonic() - started, self.last_usage)
+            answers.append(text)
+        return answers
+
+    def model_call(self, messages: Any, *, generate: bool = True, gen_kwargs: dict | None = None,
+                   **kwargs: Any) -> dict | None:
+        try:
+            out = super().model_call(messages, generate=generate, gen_kwargs=gen_kwargs, **kwargs)
+        except requests.RequestException as exc:
+            raise EngineError(f"request to {self.base_url} failed: {_reason(exc)}") from None
+        if not isinstance(out, dict) or not isinstance(out.get("choices"), list):
+            raise EngineError(f"{self.base_url} answered without choices: {str(out)[:200]}")
+        self.last_usage = out.get("usage") or {}
+        return out
+
+
+def _reason(exc: requests.RequestException) -> str:
+    response = getattr(exc, "response", None)
+    if response is not None:
+        return f"HTTP {response.status_code}: {response.text[:200]}"
+    return type(exc).__name__ + (f": {exc.args[0]}" if exc.args else "")
+
+
+def reporting_chat_model(base_url: str, api_key: str | None, model: str, timeout_s: int,
+                         on_total: Callable[[int], None], on_answer: OnAnswer) -> ReportingChatModel:
+    """The model lm-eval talks to: the engine's /v1/chat/completions, greedy, one retry at most."""
+    header = {"Authorization": f"Bearer {api_key}"} if api_key else None
+    return ReportingChatModel(
+        on_total, on_answer, base_url=f"{base_url.rstrip('/')}/v1/chat/completions", model=model,
+        tokenizer_backend=None, tokenized_requests=False, num_concurrent=1, max_retries=2,
+        timeout=timeout_s, header=header,
+    )

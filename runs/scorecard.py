@@ -1,0 +1,53 @@
+"""A config's scorecard (speed and quality in one table) and the comparison of two configs.
+
+The figures come from runs.core.compare; this module only picks the runs: succeeded ones,
+the latest LATEST_RUNS per benchmark and config, all read in one query.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.db.models import F, Window
+from django.db.models.fields.json import KT
+from django.db.models.functions import RowNumber
+
+from engines.models import EngineConfig
+from runs.core.compare import SCORED_JOBS, CompareRow, ScoreRow, compare_rows, score_rows
+from runs.models import Run
+
+__all__ = ["LATEST_RUNS", "compare_configs", "latest_runs", "scorecard"]
+
+LATEST_RUNS = 20
+
+
+def latest_runs(config_ids: Iterable[int]) -> list[Run]:
+    """The latest LATEST_RUNS succeeded runs per config and benchmark, newest first, in one query.
+
+    EvalPlus runs are ranked per dataset, so HumanEval+ runs don't push MBPP+ ones out.
+    """
+    rank = Window(
+        RowNumber(),
+        partition_by=[F("config_id"), F("job"), KT("summary__dataset")],
+        order_by=[F("created").desc(), F("pk").desc()],
+    )
+    succeeded = Run.objects.filter(status=Run.Status.SUCCEEDED, job__in=SCORED_JOBS)
+    runs = succeeded.filter(config_id__in=list(config_ids))
+    runs = runs.only("pk", "config_id", "job", "summary", "created").annotate(rank=rank)
+    return list(runs.filter(rank__lte=LATEST_RUNS).order_by("-created", "-pk"))
+
+
+def _rows(runs: Iterable[Run]) -> list[ScoreRow]:
+    return score_rows((run.pk, run.job, run.summary) for run in runs)
+
+
+def scorecard(config: EngineConfig) -> list[ScoreRow]:
+    """The config's rows, for the benchmarks it has succeeded runs of."""
+    return [row for row in _rows(latest_runs([config.pk])) if row["runs"]]
+
+
+def compare_configs(a: EngineConfig, b: EngineConfig) -> list[CompareRow]:
+    """Rows of b compared with a (a is the base), for benchmarks either config ran."""
+    runs = latest_runs([a.pk, b.pk])
+    rows_a = _rows(run for run in runs if run.config_id == a.pk)
+    rows_b = _rows(run for run in runs if run.config_id == b.pk)
+    return compare_rows(rows_a, rows_b)

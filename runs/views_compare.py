@@ -1,0 +1,46 @@
+"""The page comparing two configs: per benchmark, B against A, with noise labelled as noise."""
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from engines.models import EngineConfig
+from runs.scorecard import LATEST_RUNS, compare_configs
+
+ERRORS = {"invalid_choice": "there is no config with id %(value)s"}
+
+
+class CompareForm(forms.Form):
+    """Two configs picked by id; the choices are the configs listed in the page's selects."""
+
+    a = forms.TypedChoiceField(label="config A", coerce=int, error_messages=ERRORS)
+    b = forms.TypedChoiceField(label="config B", coerce=int, error_messages=ERRORS)
+
+    def __init__(self, data: dict[str, str] | None, configs: list[EngineConfig]) -> None:
+        super().__init__(data)
+        for name in ("a", "b"):
+            self.fields[name].choices = [(c.pk, c.name) for c in configs]
+
+    def messages(self) -> list[str]:
+        """Each error with the field it is about, e.g. "config B: there is no config with id 99"."""
+        errors = self.errors.items()
+        return [f"{self.fields[name].label}: {error}" for name, messages in errors for error in messages]
+
+
+@login_required
+def compare_configs_page(request: HttpRequest) -> HttpResponse:
+    """GET ?a=<id>&b=<id>: B compared with A; the form alone until both are given."""
+    configs = list(EngineConfig.objects.select_related("engine").order_by("name"))
+    both_given = "a" in request.GET and "b" in request.GET
+    form = CompareForm(request.GET if both_given else None, configs)
+    # (name, label, the id as sent) for each select, so a wrong id is shown unselected.
+    fields = [(name, form.fields[name].label, request.GET.get(name, "")) for name in ("a", "b")]
+    ctx = {"configs": configs, "fields": fields, "form": form, "latest_runs": LATEST_RUNS}
+    if form.is_bound and form.is_valid():
+        by_pk = {c.pk: c for c in configs}
+        ctx["a"], ctx["b"] = by_pk[form.cleaned_data["a"]], by_pk[form.cleaned_data["b"]]
+        ctx["rows"] = compare_configs(ctx["a"], ctx["b"])
+    status = 400 if form.is_bound and form.errors else 200
+    return render(request, "runs/compare_configs.html", ctx, status=status)
