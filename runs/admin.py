@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from runs.models import Run
+from runs.models import Alert, Run, Schedule, Sweep, SweepExecution
 
 
 @admin.register(Run)
@@ -13,3 +13,29 @@ class RunAdmin(admin.ModelAdmin):
     list_select_related = ["config", "machine"]
     readonly_fields = ["summary", "provenance", "progress_done", "progress_total", "started", "finished"]
     raw_id_fields = ["config", "created_by"]
+
+
+@admin.register(Sweep)
+class SweepAdmin(admin.ModelAdmin):
+    list_display = ["name", "repetitions", "baseline", "created"]
+    filter_horizontal = ["configs"]
+
+
+@admin.register(Schedule)
+class ScheduleAdmin(admin.ModelAdmin):
+    list_display = ["sweep", "cron", "every_seconds", "time_zone", "enabled"]
+    list_filter = ["enabled"]
+
+
+@admin.register(SweepExecution)
+class SweepExecutionAdmin(admin.ModelAdmin):
+    list_display = ["id", "sweep", "trigger", "created", "finished"]
+    list_filter = ["trigger", "sweep"]
+    readonly_fields = ["created", "finished"]
+
+
+@admin.register(Alert)
+class AlertAdmin(admin.ModelAdmin):
+    list_display = ["id", "config", "label", "delta_pct", "created", "resolved"]
+    list_filter = ["resolved"]
+    raw_id_fields = ["execution", "config"]
