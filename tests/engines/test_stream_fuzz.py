@@ -1,0 +1,125 @@
+"""Fuzz the engine stream parsers (Ollama NDJSON, OpenAI SSE for llama-server/vLLM/SGLang).
+
+Hypothesis builds answers from pieces of real wire formats broken in every way an engine or a
+proxy breaks them: invalid JSON, truncated events, huge single lines, non-UTF-8 bytes, missing
+usage and timings, wrong types, split anywhere across network reads. Whatever arrives, a
+stream ends in figures or in EngineError with a reason; any other exception is a bug.
+
+Two fuzzers: atheris (coverage-guided, 100,000 mutated inputs from real answers, in a
+subprocess: tests/engines/fuzz_streams.py) and hypothesis (answers assembled from wire-format
+pieces and damaged on purpose). Both feed tests.engines.stream_fuzzing.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.engines.stream_factories import llama_timings, ollama_chat_stream, openai_chat_stream, usage
+from tests.engines.stream_fuzzing import KINDS, StreamFeeder, cut
+
+# The coverage-guided run is the 100k-input target; hypothesis adds grammar-aware damage on top.
+ATHERIS_RUNS = int(os.getenv("SPARKDASH_FUZZ_RUNS", "100000"))
+EXAMPLES = 400
+FEEDER = StreamFeeder()
+
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**64), 2**64), st.floats(allow_nan=True), st.text(max_size=20)
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+timings_object = st.fixed_dictionaries({}, optional={
+    "predicted_n": values, "predicted_ms": values, "prompt_n": values, "prompt_ms": values,
+    "cache_n": values, "draft_n": values, "draft_n_accepted": values, "predicted_per_second": values,
+})
+usage_object = st.fixed_dictionaries({}, optional={
+    "completion_tokens": values, "prompt_tokens": values,
+    "prompt_tokens_details": st.one_of(values, st.fixed_dictionaries({"cached_tokens": values})),
+})
+choice = st.fixed_dictionaries({}, optional={
+    "index": values, "finish_reason": st.one_of(st.none(), st.sampled_from(["stop", "length"]), values),
+    "delta": st.one_of(values, st.fixed_dictionaries({}, optional={"content": st.one_of(st.text(), values)})),
+})
+sse_object = st.fixed_dictionaries({}, optional={
+    "choices": st.one_of(values, st.lists(choice, max_size=2)), "usage": st.one_of(values, usage_object),
+    "timings": st.one_of(values, timings_object), "error": values,
+})
+ollama_object = st.fixed_dictionaries({}, optional={
+    "message": st.one_of(values, st.fixed_dictionaries({}, optional={"content": st.text() | values})),
+    "done": st.one_of(st.booleans(), values), "done_reason": values, "eval_count": values,
+    "eval_duration": values, "prompt_eval_count": values, "prompt_eval_duration": values, "error": values,
+})
+
+
+def _broken(objects: st.SearchStrategy[dict[str, Any]], prefix: bytes) -> st.SearchStrategy[bytes]:
+    """One line of the stream: a well-formed object, or that object damaged, or noise."""
+    whole = objects.map(lambda o: prefix + json.dumps(o).encode())
+    return st.one_of(
+        whole,
+        st.tuples(whole, st.integers(0, 200)).map(lambda p: p[0][: p[1]]),  # truncated event
+        st.binary(max_size=60).map(lambda b: prefix + b),  # random bytes, non-UTF-8 included
+        st.sampled_from([b"", b": keep-alive", b"event: message", b"id: 7", b"retry: 10", b"data: [DONE]",
+                         b"data:", b"error: boom", b"garbage", b"\xff\xfe", prefix + b"{", prefix + b"[]"]),
+        st.integers(1, 300_000).map(lambda n: prefix + b'{"x": "' + b"a" * n + b'"}'),  # huge line
+    )
+
+
+def _answer(line: st.SearchStrategy[bytes]) -> st.SearchStrategy[tuple[bytes, list[int]]]:
+    """Lines joined by \\n or \\r\\n, and where the network reads cut the bytes."""
+    lines = st.lists(st.tuples(line, st.sampled_from([b"\n", b"\r\n", b"\n\n"])), max_size=8)
+    body = lines.map(lambda ls: b"".join(text + end for text, end in ls))
+    return st.tuples(body, st.lists(st.integers(0, 400), max_size=6))
+
+
+def _check(kind: str, body: bytes, cuts: list[int]) -> None:
+    FEEDER.check(kind, cut(body, cuts))
+
+
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
+                suppress_health_check=list(HealthCheck))
+
+
+@FUZZ
+@given(answer=_answer(_broken(sse_object, b"data: ")), kind=st.sampled_from(KINDS[1:]))
+def test_it_ends_every_fuzzed_sse_stream_in_figures_or_an_engine_error(answer, kind):
+    _check(kind, *answer)
+
+
+@FUZZ
+@given(answer=_answer(_broken(ollama_object, b"")))
+def test_it_ends_every_fuzzed_ndjson_stream_in_figures_or_an_engine_error(answer):
+    _check("ollama", *answer)
+
+
+def _seeds(folder: Path) -> None:
+    """Real answers of each engine kind, prefixed by the target's kind and cut bytes."""
+    answers = {
+        "ollama": ollama_chat_stream(["Hel", "lo"]),
+        "llama-server": openai_chat_stream(["Hel", "lo"], "llama-server", usage(3, 26), llama_timings(3)),
+        "vllm": openai_chat_stream(["Hel", "lo"], "vllm", usage(3, 26)),
+        "sglang": openai_chat_stream(["Hel", "lo"], "sglang", usage(3, 26), newline="\r\n"),
+    }
+    for index, (kind, answer) in enumerate(answers.items()):
+        (folder / kind).write_bytes(bytes([KINDS.index(kind), 3, 5]) + answer)
+        (folder / f"{index}-cut").write_bytes(bytes([KINDS.index(kind), 200, 255]) + answer[:-20])
+
+
+def test_it_survives_100k_coverage_guided_stream_inputs(tmp_path):
+    _seeds(tmp_path)
+    target = Path(__file__).with_name("fuzz_streams.py")
+    done = subprocess.run(
+        [sys.executable, str(target), f"-runs={ATHERIS_RUNS}", "-seed=1", "-max_len=4096", str(tmp_path)],
+        capture_output=True, text=True, timeout=600,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-3000:]
+    assert f"Done {ATHERIS_RUNS} runs" in output, output[-3000:]
