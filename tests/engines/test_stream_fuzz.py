@@ -114,10 +114,13 @@ def _seeds(folder: Path) -> None:
 
 
 def test_it_survives_100k_coverage_guided_stream_inputs(tmp_path):
-    _seeds(tmp_path)
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    _seeds(corpus)
     target = Path(__file__).with_name("fuzz_streams.py")
+    options = [f"-runs={ATHERIS_RUNS}", "-seed=1", "-max_len=4096", f"-artifact_prefix={tmp_path}/"]
     done = subprocess.run(
-        [sys.executable, str(target), f"-runs={ATHERIS_RUNS}", "-seed=1", "-max_len=4096", str(tmp_path)],
+        [sys.executable, str(target), *options, str(corpus)],
         capture_output=True, text=True, timeout=600,
     )
     output = done.stdout + done.stderr
