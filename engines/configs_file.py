@@ -17,6 +17,16 @@ ENGINE_KEYS = {"name", "machine", "kind", "url", "api_key", "api_key_env", "simu
 CONFIG_KEYS = {f.name for f in EngineConfig._meta.fields} - {"id", "created", "updated"}
 
 
+class _NoAliasLoader(yaml.SafeLoader):
+    """safe_load without aliases: `*name` repeats are how a YAML bomb multiplies itself."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed", mark)
+        return super().compose_node(parent, index)
+
+
 class ConfigFileError(Exception):
     """The file is not valid; the message names the entry and field. Nothing was written."""
 
@@ -26,7 +36,7 @@ def load_text(text: str) -> dict[str, int]:
     if len(text.encode()) > MAX_FILE_BYTES:
         raise ConfigFileError(f"file is larger than {MAX_FILE_BYTES} bytes")
     try:
-        data = yaml.safe_load(text) or {}
+        data = yaml.load(text, Loader=_NoAliasLoader) or {}
     except yaml.YAMLError as exc:
         raise ConfigFileError(f"not valid YAML: {exc}") from None
     if not isinstance(data, dict):

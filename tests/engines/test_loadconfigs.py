@@ -1,3 +1,5 @@
+import time
+
 import pytest
 from django.core.management import CommandError, call_command
 
@@ -66,3 +68,20 @@ def test_it_rejects_bad_entries_naming_the_field_and_writes_nothing(tmp_path, ch
 def test_it_rejects_text_that_is_not_yaml(tmp_path):
     with pytest.raises(CommandError, match="not valid YAML"):
         load(tmp_path, "machines: [unclosed")
+
+
+def test_it_refuses_a_yaml_bomb_quickly_and_writes_nothing(tmp_path):
+    # "Billion laughs": each level repeats the one before nine times through aliases.
+    levels = ['a0: &a0 ["lol"]'] + [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
+    bomb = "\n".join(levels) + "\nmachines: *a9\n"
+    started = time.monotonic()
+    with pytest.raises(CommandError, match=r"not valid YAML: aliases \(\*name\) are not allowed"):
+        load(tmp_path, bomb)
+    assert time.monotonic() - started < 1.0
+    assert not Machine.objects.exists()
+
+
+def test_it_refuses_a_file_over_the_size_limit(tmp_path):
+    with pytest.raises(CommandError, match="larger than 1000000 bytes"):
+        load(tmp_path, CONTRACT + "\n# " + "x" * 1_000_000)
+    assert not Machine.objects.exists()
