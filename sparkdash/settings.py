@@ -54,6 +54,18 @@ if not SECRET_KEY:
     raise ImproperlyConfigured("SECRET_KEY (or SECRET_KEY_FILE) must be set when DEBUG=False")
 ALLOWED_HOSTS = os.getenv("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
 CSRF_TRUSTED_ORIGINS = [o for o in os.getenv("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+# Production (DEBUG=False) is HTTPS-only by default; behind a TLS-terminating proxy, set
+# SECURE_PROXY_SSL_HEADER=1 so the X-Forwarded-Proto header it sends is trusted.
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", str(not DEBUG))
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = envbool("SECURE_COOKIES", str(not DEBUG))
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", str(not DEBUG))
+# The HSTS preload list is for public domains; a dashboard on a team network does not join it.
+SILENCED_SYSTEM_CHECKS = ["security.W021"]
+if envbool("SECURE_PROXY_SSL_HEADER", "False"):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
 
 INSTALLED_APPS = [
     "daphne",
@@ -171,6 +183,7 @@ SPARKDASH_FLUSH_INTERVAL_S = envfloat("SPARKDASH_FLUSH_INTERVAL_S", 0.25)
 SPARKDASH_HARNESS_COMMIT = os.getenv("SPARKDASH_HARNESS_COMMIT", "")
 # A running run whose worker sent no heartbeat for this long is failed as lost.
 SPARKDASH_LOST_RUN_S = envint("SPARKDASH_LOST_RUN_S", 1800)
+SPARKDASH_METRICS_TOKEN = envsecret("SPARKDASH_METRICS_TOKEN")  # bearer token for GET /metrics; empty: off
 
 LOGGING = {
     "version": 1,
