@@ -1,11 +1,13 @@
 """Pages of the engines app: the home overview and the config list, detail and editor."""
 from __future__ import annotations
 
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import OuterRef, Subquery
+from django.db.models import Count, F, OuterRef, Q, Subquery, Window
+from django.db.models.functions import RowNumber
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -15,28 +17,70 @@ from engines.gguf_inspect import GGUFError, inspect_header
 from engines.models import EngineConfig, Machine
 from engines.recipes import render_config
 from engines.roofline import ceiling_tps
-from runs.models import Run
+from runs.models import Alert, Run, Sweep, SweepExecution
 from runs.scorecard import scorecard
 from runs.services import start_run
+from runs.views_schedules import alert_rows
 
 RECENT_RUNS = 5
+HOME_ALERTS = 20
 
 
-def _machine_overview(machine: Machine) -> dict[str, Any]:
-    runs = Run.objects.filter(machine=machine).select_related("config__engine", "machine")
-    return {
-        "machine": machine,
-        "running": runs.filter(status=Run.Status.RUNNING).first(),
-        "queued": runs.filter(status=Run.Status.QUEUED).count(),
-        "recent": runs[:RECENT_RUNS],
-    }
+def _recent_runs() -> dict[int, list[Run]]:
+    """The latest RECENT_RUNS runs of every machine, in one query."""
+    rank = Window(RowNumber(), partition_by=[F("machine_id")], order_by=[F("created").desc(), F("pk").desc()])
+    runs = Run.objects.select_related("config__engine", "machine").annotate(rank=rank)
+    recent: dict[int, list[Run]] = defaultdict(list)
+    for run in runs.filter(rank__lte=RECENT_RUNS).order_by("-created", "-pk"):
+        recent[run.machine_id].append(run)
+    return recent
+
+
+def _machine_overview(machines: list[Machine]) -> list[dict[str, Any]]:
+    """Each machine with its running run, how many wait in its queue, and its latest runs."""
+    running: dict[int, Run] = {}
+    now = Run.objects.filter(status=Run.Status.RUNNING).select_related("config__engine", "execution__sweep")
+    for run in now.order_by("created"):  # one job per box; were there two, the newest shows
+        running[run.machine_id] = run
+    queued = Run.objects.filter(status=Run.Status.QUEUED).order_by().values("machine_id")
+    counts = dict(queued.annotate(n=Count("pk")).values_list("machine_id", "n"))
+    recent = _recent_runs()
+    return [
+        {"machine": m, "running": running.get(m.pk), "queued": counts.get(m.pk, 0), "recent": recent[m.pk]}
+        for m in machines
+    ]
+
+
+def _last_nightly() -> list[SweepExecution]:
+    """The latest finished scheduled sweep run of each sweep, with its run counts, in one query."""
+    scheduled = SweepExecution.objects.filter(trigger=SweepExecution.Trigger.SCHEDULE, finished__isnull=False)
+    latest = scheduled.filter(sweep=OuterRef("pk")).order_by("-finished", "-pk").values("pk")[:1]
+    ids = Sweep.objects.annotate(last=Subquery(latest)).filter(last__isnull=False).values("last")
+
+    def runs(status: str) -> Count:
+        return Count("runs", filter=Q(runs__status=status), distinct=True)
+
+    found = SweepExecution.objects.filter(pk__in=ids).select_related("sweep").annotate(
+        total=Count("runs", distinct=True),
+        succeeded=runs(Run.Status.SUCCEEDED),
+        failed=runs(Run.Status.FAILED),
+        open_alerts=Count("alerts", filter=Q(alerts__resolved__isnull=True), distinct=True),
+    )
+    return list(found.order_by("sweep__name"))
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    machines = Machine.objects.prefetch_related("engines")
-    overview = [_machine_overview(m) for m in machines]
-    return render(request, "engines/home.html", {"overview": overview})
+    machines = list(Machine.objects.prefetch_related("engines"))
+    open_alerts = Alert.objects.filter(resolved__isnull=True)
+    shown = open_alerts.select_related("config__engine", "execution__sweep")[:HOME_ALERTS]
+    ctx = {
+        "overview": _machine_overview(machines),
+        "nightly": _last_nightly(),
+        "alert_rows": alert_rows(list(shown)),
+        "open_alerts": open_alerts.count(),
+    }
+    return render(request, "engines/home.html", ctx)
 
 
 @login_required

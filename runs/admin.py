@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from runs.models import Alert, Run, Schedule, Sweep, SweepExecution
+from runs.views_schedules import ScheduleForm
 
 
 @admin.register(Run)
@@ -23,6 +24,7 @@ class SweepAdmin(admin.ModelAdmin):
 
 @admin.register(Schedule)
 class ScheduleAdmin(admin.ModelAdmin):
+    form = ScheduleForm  # validates the cron line and time zone, as the schedule pages do
     list_display = ["sweep", "cron", "every_seconds", "time_zone", "enabled"]
     list_filter = ["enabled"]
 

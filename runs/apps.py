@@ -5,3 +5,8 @@ from django.apps import AppConfig
 class RunsConfig(AppConfig):
     name = "runs"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Connect the signal receivers: schedules keep their beat task in step, alerts check
+        # finished scheduled sweep runs.
+        from runs import alerts, schedules  # noqa: F401

@@ -17,7 +17,7 @@ from django.utils import timezone
 from engines.clients import EngineClient, EngineError, client_for
 from engines.metrics_text import SpecDelta, spec_decode_delta
 from engines.models import Machine
-from runs import live
+from runs import live, sweeps
 from runs.core.quality_data import DatasetError
 from runs.engine_session import RunEngine
 from runs.job_runner import run_job
@@ -55,11 +55,15 @@ def reap_lost_runs(machine_id: int) -> int:
     stale = Run.objects.filter(
         machine_id=machine_id, status=Run.Status.RUNNING, heartbeat__lt=timezone.now() - limit
     )
-    return stale.update(
+    lost = list(stale.values_list("pk", flat=True))
+    count = Run.objects.filter(pk__in=lost, status=Run.Status.RUNNING).update(
         status=Run.Status.FAILED,
         finished=timezone.now(),
         error=f"lost: its worker sent no heartbeat for {int(limit.total_seconds())} s (killed or stopped?)",
     )
+    for run_id in lost:  # a lost run has ended: its sweep run may be complete now
+        sweeps.maybe_finish_execution(run_id)
+    return count
 
 
 def execute(run_id: int) -> None:
@@ -72,6 +76,7 @@ def execute(run_id: int) -> None:
         Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
             status=Run.Status.FAILED, finished=timezone.now(), error=f"internal error: {exc!r}"
         )
+        sweeps.maybe_finish_execution(run_id)
 
 
 async def _execute_on_checked_connection(run: Run) -> None:
@@ -185,3 +190,4 @@ async def _finish(run_id: int, recorder: RunRecorder, status: str, summary: dict
         await Run.objects.filter(pk=run_id).aupdate(finished=fields["finished"])
     run = await load_run(run_id)
     await live.broadcast(run_id, {"type": "run", "run": run.to_dict()})
+    await sync_to_async(sweeps.maybe_finish_execution)(run_id)

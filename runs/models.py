@@ -191,8 +191,10 @@ class Schedule(models.Model):
     )
     time_zone = models.CharField(max_length=64, default="UTC")
     enabled = models.BooleanField(default=True)
+    # No reverse accessor: PeriodicTask.schedule is the property beat's scheduler reads.
     periodic_task = models.OneToOneField(
-        "django_celery_beat.PeriodicTask", models.SET_NULL, null=True, blank=True, editable=False
+        "django_celery_beat.PeriodicTask", models.SET_NULL, null=True, blank=True, editable=False,
+        related_name="+",
     )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True)
     created = models.DateTimeField(default=timezone.now)

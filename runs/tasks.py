@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from runs import execution
+from runs import execution, schedules
 
 BUSY_RETRY_S = 2
 
@@ -18,3 +18,14 @@ def run_job(self, run_id: int) -> str:  # type: ignore[no-untyped-def]
     if outcome == execution.CLAIMED:
         execution.execute(run_id)
     return outcome
+
+
+@shared_task(acks_late=False)
+def fire_schedule(schedule_id: int) -> int | None:
+    """Start a schedule's sweep (sent by celery beat); a disabled or deleted schedule does nothing.
+
+    Acknowledged on receipt: a lost firing shows as missed, where a redelivered one would
+    start the sweep twice.
+    """
+    started = schedules.fire(schedule_id)
+    return started.pk if started else None

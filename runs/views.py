@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from engines.models import EngineConfig, Machine
+from runs.export import table_response, wants_export
 from runs.models import Run
 from runs.services import cancel_run
 from runs.templatetags.run_format import SUMMARY_METRICS
@@ -30,9 +31,35 @@ def _filtered(request: HttpRequest) -> tuple[QuerySet[Run], dict[str, str]]:
     return runs, chosen
 
 
+# The most runs one CSV/JSON download of the list holds (the newest first).
+EXPORT_LIMIT = 5000
+EXPORT_COLUMNS = [
+    "id", "created", "finished", "config", "engine", "machine", "job", "status", "done", "total",
+    "decode_tps_client", "ttft_s", "url",
+]
+
+
+def _export_row(run: Run) -> dict[str, object]:
+    def median(key: str) -> float | None:
+        figure = (run.summary or {}).get(key)
+        return figure.get("median") if isinstance(figure, dict) else None
+
+    return {
+        "id": run.pk, "created": run.created.isoformat(), "url": run.get_absolute_url(),
+        "finished": run.finished.isoformat() if run.finished else None,
+        "config": run.config.name, "engine": run.config.engine.name, "machine": run.machine.name,
+        "job": run.job, "status": run.status, "done": run.progress_done, "total": run.progress_total,
+        "decode_tps_client": median("decode_tps_client"), "ttft_s": median("ttft_s"),
+    }
+
+
 @login_required
 def run_list(request: HttpRequest) -> HttpResponse:
+    """The runs, filtered; ?format=csv|json downloads the filtered list (newest EXPORT_LIMIT)."""
     runs, chosen = _filtered(request)
+    if fmt := wants_export(request):
+        runs = runs.defer("engine_log", "params", "provenance", "warnings")[:EXPORT_LIMIT]
+        return table_response([_export_row(run) for run in runs], EXPORT_COLUMNS, fmt, "sparkdash-runs")
     page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))
     ctx = {
         "page": page,

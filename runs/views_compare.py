@@ -1,4 +1,5 @@
-"""The page comparing two configs: per benchmark, B against A, with noise labelled as noise."""
+"""The compare pages: any runs, configs or sweep runs side by side (with its exports and HTML
+report), and the older page comparing two configs, B against A."""
 from __future__ import annotations
 
 from django import forms
@@ -7,6 +8,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from engines.models import EngineConfig
+from runs.comparison import EXPORT_COLUMNS, Comparison, SelectionError, build_comparison, parse_selection
+from runs.export import table_response, wants_export
+from runs.report import report_response
 from runs.scorecard import LATEST_RUNS, compare_configs
 
 ERRORS = {"invalid_choice": "there is no config with id %(value)s"}
@@ -44,3 +48,34 @@ def compare_configs_page(request: HttpRequest) -> HttpResponse:
         ctx["rows"] = compare_configs(ctx["a"], ctx["b"])
     status = 400 if form.is_bound and form.errors else 200
     return render(request, "runs/compare_configs.html", ctx, status=status)
+
+
+@login_required
+def compare_page(request: HttpRequest) -> HttpResponse:
+    """GET ?runs=&configs=&sweep_runs=&baseline=: the comparison; ?format=csv|json|html downloads it."""
+    configs = list(EngineConfig.objects.select_related("engine__machine").order_by("name"))
+    ctx = {"configs": configs, "latest_runs": LATEST_RUNS, "form_values": request.GET, "chosen_configs": []}
+    try:
+        selection = parse_selection(dict(request.GET.lists()))
+        comparison = None if selection.empty else build_comparison(selection, {c.pk: c for c in configs})
+    except SelectionError as error:
+        return render(request, "runs/compare.html", ctx | {"error": error}, status=400)
+    ctx |= {"chosen_configs": selection.configs, "empty": not selection.empty and comparison is None}
+    if comparison is None:
+        return render(request, "runs/compare.html", ctx)
+    if request.GET.get("format") == "html":
+        return report_response(comparison)
+    if fmt := wants_export(request):
+        return table_response(comparison.export(), EXPORT_COLUMNS, fmt, "sparkdash-compare")
+    return render(request, "runs/compare.html", ctx | _links(comparison))
+
+
+def _links(comparison: Comparison) -> dict[str, object]:
+    selection = comparison.selection
+    return {
+        "comparison": comparison,
+        "permalink": selection.query(),
+        "csv_query": selection.query(format="csv"),
+        "json_query": selection.query(format="json"),
+        "report_query": selection.query(format="html"),
+    }

@@ -1,7 +1,11 @@
 """Headless Debian Chromium for the browser tests: where it is, and a driver set up the same way."""
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -26,3 +30,25 @@ def chromium(profile_dir: str, height: int = 1400) -> webdriver.Chrome:
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+
+
+@contextlib.contextmanager
+def logged_in_chromium(site_url: str, user: Any, height: int = 1400) -> Iterator[webdriver.Chrome]:
+    """A headless Chromium holding `user`'s session cookie for the live server at `site_url`.
+
+    The driver has `base_url` set; its profile folder is removed when the block ends.
+    """
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    profile = tempfile.TemporaryDirectory(prefix="sparkdash-chromium-", ignore_cleanup_errors=True)
+    driver = chromium(profile.name, height=height)
+    try:
+        driver.get(site_url + "/login/")
+        driver.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value})
+        driver.base_url = site_url
+        yield driver
+    finally:
+        driver.quit()
+        profile.cleanup()

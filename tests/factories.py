@@ -5,7 +5,7 @@ import factory
 from django.contrib.auth import get_user_model
 
 from engines.models import Engine, EngineConfig, Machine
-from runs.models import Run, Sample
+from runs.models import Run, Sample, Schedule, Sweep, SweepExecution
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -87,3 +87,36 @@ class SampleFactory(factory.django.DjangoModelFactory):
             "prompt_tokens": 900,
         }
     )
+
+
+class SweepFactory(factory.django.DjangoModelFactory):
+    """A sweep of speed runs; pass configs=[...] to set its configs."""
+
+    class Meta:
+        model = Sweep
+        skip_postgeneration_save = True
+
+    name = factory.Sequence(lambda n: f"sweep-{n}")
+    jobs = factory.LazyFunction(lambda: [{"job": "speed", "params": {"reps": 1, "warmup": 0}}])
+    repetitions = 2
+
+    @factory.post_generation
+    def configs(self, create, extracted, **kwargs):
+        if create and extracted:
+            self.configs.set(extracted)
+
+
+class SweepExecutionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = SweepExecution
+
+    sweep = factory.SubFactory(SweepFactory)
+
+
+class ScheduleFactory(factory.django.DjangoModelFactory):
+    """A sweep's schedule: nightly at 02:00 UTC unless every_seconds is set."""
+
+    class Meta:
+        model = Schedule
+
+    sweep = factory.SubFactory(SweepFactory)

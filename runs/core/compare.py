@@ -37,6 +37,8 @@ __all__ = [
     "compare",
     "compare_counts",
     "compare_rows",
+    "delta_text",
+    "figure_text",
     "score_rows",
 ]
 
@@ -279,7 +281,7 @@ def _score_row(metric: Metric, runs: list[tuple[int, Summary]]) -> ScoreRow:
         "count": metric.count,
         "spread": spread, "tally": tally, "runs": len(runs), "run_ids": [run_id for run_id, _ in runs],
         "out_of": _out_of(metric, [summary for _, summary in runs]),
-        "text": _figure_text(metric, spread, tally),
+        "text": figure_text(metric, spread, tally),
     }
 
 
@@ -302,7 +304,7 @@ def _compare_row(metric: Metric, a: ScoreRow, b: ScoreRow) -> CompareRow:
         "benchmark": metric.benchmark, "key": metric.key, "label": metric.label,
         "higher_is_better": metric.higher_is_better, "a": a, "b": b,
         "out_of": _pair_out_of(a["out_of"], b["out_of"]), **result,
-        "delta_text": _delta_text(metric, result["delta"]),
+        "delta_text": delta_text(metric, result["delta"]),
         "delta_pct_text": "—" if result["delta_pct"] is None else f"{result['delta_pct']:+.1f} %",
     }
 
@@ -317,7 +319,8 @@ def _num(value: float, metric: Metric, sign: str = "") -> str:
     return f"{scaled:{sign}.{digits}f}"
 
 
-def _figure_text(metric: Metric, spread: Spread | None, tally: Tally | None) -> str:
+def figure_text(metric: Metric, spread: Spread | None, tally: Tally | None = None) -> str:
+    """median [min-max] unit (n=N); a count as "k of n runs"; an em dash when there is no figure."""
     if tally:
         return f"{tally['count']} of {tally['n']} runs"
     if not spread:
@@ -326,7 +329,8 @@ def _figure_text(metric: Metric, spread: Spread | None, tally: Tally | None) -> 
     return f"{_num(spread['median'], metric)} [{low}{EN_DASH}{high}] {metric.unit} (n={spread['n']})"
 
 
-def _delta_text(metric: Metric, delta: float | None) -> str:
+def delta_text(metric: Metric, delta: float | None) -> str:
+    """The difference of two medians in the metric's unit (shares in percentage points)."""
     if delta is None:
         return "—"
     if metric.count or metric.unit == "%":

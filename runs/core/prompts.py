@@ -5,6 +5,9 @@ prose, so a speed run measures each shape and reports it per output type.
 """
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,3 +75,9 @@ SPEED_PROMPTS: tuple[Prompt, ...] = (
 )
 
 OUTPUT_TYPES = ("tool-call", "table", "prose-en", "prose-ja")
+
+
+def prompt_set_id(prompts: Sequence[Prompt]) -> str:
+    """A short digest of the messages a prompt set sends: runs that sent the same set record the same id."""
+    texts = [prompt.messages() for prompt in prompts]
+    return hashlib.sha256(json.dumps(texts, ensure_ascii=False).encode()).hexdigest()[:12]

@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 from engines.clients.base import EngineClient, GenerationRequest
 from runs.core.metrics import REQUEST_METRICS, request_metrics, send
-from runs.core.prompts import SPEED_PROMPTS, Prompt
+from runs.core.prompts import SPEED_PROMPTS, Prompt, prompt_set_id
 from runs.core.stats import summarize_rows
 
 
@@ -50,7 +50,8 @@ async def run_speed(client: EngineClient, job: SpeedJob, progress: RunProgress) 
     total = job.reps * len(job.prompts)
     await progress.on_start(total)
     rows = await measure_prompts(client, job, progress, Tally(total))
-    return summarize_speed(rows)
+    # Recorded so that a comparison can tell whether two runs sent the same prompts.
+    return summarize_speed(rows) | {"prompt_set": prompt_set_id(job.prompts)}
 
 
 @dataclass

@@ -2,19 +2,25 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from engines.forms import REPLAY_MAX_BYTES
 from engines.models import Engine, EngineConfig
-from runs.models import Run
-from tests.factories import EngineConfigFactory, EngineFactory, RunFactory, UserFactory
+from runs.models import Alert, Run, Sweep, SweepExecution
+from tests.factories import EngineConfigFactory, EngineFactory, RunFactory, SweepFactory, UserFactory
 from tests.real_engine import GEMMA_270M, requires_engine
 
 SECRET = "sk-very-secret-key-123"
+# session, user, machines, engines, running, queued, recent runs, nightly, alerts, alert count
+HOME_QUERIES = 10
 
 pytestmark = pytest.mark.django_db
 
@@ -79,6 +85,105 @@ def test_it_shows_the_machine_on_home(alice_client, config):
     assert config.machine.queue_name in html
     assert "2 queued" in html
     assert f"Running <a href=\"{running.get_absolute_url()}\">" in html
+
+
+def test_it_shows_what_runs_on_each_machine_now(alice_client):
+    busy, idle = EngineConfigFactory(name="cfg-busy"), EngineConfigFactory(name="cfg-idle")
+    sweep = SweepFactory(name="nightly", configs=[busy])
+    execution = SweepExecution.objects.create(sweep=sweep, trigger="schedule")
+    running = RunFactory(config=busy, status=Run.Status.RUNNING, progress_done=3, progress_total=12,
+                         execution=execution)
+    RunFactory.create_batch(3, config=busy, status=Run.Status.QUEUED)
+    RunFactory(config=idle, status=Run.Status.SUCCEEDED)
+    html = alice_client.get(reverse("engines:home")).content.decode()
+    busy_part, idle_part = _machine_section(html, busy), _machine_section(html, idle)
+    assert f'Running <a href="{running.get_absolute_url()}">#{running.pk}</a>' in busy_part
+    assert "3 / 12 requests" in busy_part
+    assert '<progress value="3" max="12">' in busy_part
+    assert f'in sweep run <a href="/sweep-runs/{execution.pk}/">#{execution.pk}</a> of nightly' in busy_part
+    assert "3 queued" in busy_part
+    assert "Idle." in idle_part
+    assert "0 queued" in idle_part
+
+
+def _machine_section(html: str, config: EngineConfig) -> str:
+    return html.split(f"<h2>{config.machine.name}</h2>")[1].split('<article class="machine">')[0]
+
+
+def _night(sweep: Sweep, statuses: list[str], *, trigger: str = "schedule", finished: bool = True,
+           ago_h: float = 0) -> SweepExecution:
+    when = timezone.now() - timedelta(hours=ago_h)
+    end = when + timedelta(minutes=30) if finished else None
+    execution = SweepExecution.objects.create(sweep=sweep, trigger=trigger, created=when, finished=end)
+    for status in statuses:
+        RunFactory(config=sweep.configs.first(), execution=execution, status=status)
+    return execution
+
+
+def test_it_shows_the_last_nightly_results(alice_client, config):
+    sweep = SweepFactory(name="nightly-speed", configs=[config])
+    older = _night(sweep, ["succeeded"] * 3, ago_h=24)
+    last = _night(sweep, ["succeeded", "succeeded", "failed"], ago_h=2)
+    _night(sweep, ["succeeded"], trigger="manual", ago_h=1)
+    _night(sweep, ["running"], finished=False)
+    html = alice_client.get(reverse("engines:home")).content.decode()
+    row = html.split(f'<tr data-execution="{last.pk}">')[1].split("</tr>")[0]
+    assert "nightly-speed" in row
+    assert f'<a href="/sweep-runs/{last.pk}/">#{last.pk}</a>' in row
+    assert "2 of 3 succeeded" in row
+    assert '<strong class="error">1 failed</strong>' in row
+    assert f"/sweep-runs/{older.pk}/" not in html
+    assert html.count("<tr data-execution=") == 1
+
+
+def test_it_marks_open_alerts_on_home(alice_client, config):
+    sweep = SweepFactory(name="nightly-speed", configs=[config], webhook_url="https://hooks.example.org/s3cret")
+    execution = _night(sweep, ["succeeded"])
+    fields = {
+        "execution": execution, "config": config, "job": "speed", "benchmark": "Speed",
+        "label": "decode (client)",
+        "baseline": {"median": 100.0, "min": 99.0, "max": 101.0, "n": 9},
+        "value": {"median": 80.0, "min": 79.0, "max": 81.0, "n": 3}, "delta_pct": -20.0,
+    }
+    open_alert = Alert.objects.create(metric="decode_tps_client", **fields)
+    Alert.objects.create(metric="decode_tps_engine", resolved=timezone.now(), **fields)
+    html = alice_client.get(reverse("engines:home")).content.decode()
+    assert '<article class="alerts-open" role="alert">' in html
+    assert "1 open regression alert<" in html
+    assert f'data-alert="{open_alert.pk}" class="open"' in html
+    assert html.count("data-alert=") == 1
+    assert f'action="{reverse("runs:alert-resolve", args=[open_alert.pk])}"' in html
+    assert '<strong class="error">1 open</strong>' in html
+    assert "s3cret" not in html
+    alice_client.post(reverse("runs:alert-resolve", args=[open_alert.pk]), {"next": "/"})
+    assert "regression alert" not in alice_client.get(reverse("engines:home")).content.decode()
+
+
+def _busy_box(n_runs: int) -> None:
+    config = EngineConfigFactory()
+    sweep = SweepFactory(configs=[config])
+    execution = _night(sweep, ["succeeded", "failed"])
+    RunFactory(config=config, status=Run.Status.RUNNING, execution=execution)
+    RunFactory.create_batch(n_runs, config=config, status=Run.Status.QUEUED)
+    RunFactory.create_batch(n_runs, config=config, status=Run.Status.SUCCEEDED)
+    Alert.objects.create(execution=execution, config=config, job="speed", benchmark="Speed",
+                         metric="ttft_s", label="TTFT", delta_pct=12.0)
+
+
+def test_it_keeps_the_home_page_queries_bounded(alice_client, django_assert_max_num_queries):
+    def count() -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert alice_client.get(reverse("engines:home")).status_code == 200
+        return len(queries)
+
+    _busy_box(1)
+    one_box = count()
+    for _ in range(4):
+        _busy_box(8)
+    assert count() == one_box
+    with django_assert_max_num_queries(HOME_QUERIES):
+        alice_client.get(reverse("engines:home"))
+    print(f"\nhome page: {one_box} queries with 1 machine, {count()} with 5 machines and 4x more runs")
 
 
 def test_it_shows_the_last_run_in_the_config_list(alice_client, config):

@@ -14,14 +14,13 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
-from django.test import Client
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from engines.models import Engine, EngineConfig
 from engines.simulator import SimProfile, serve_in_thread
 from runs.models import Run
-from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, chromium
+from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, logged_in_chromium
 from tests.factories import EngineConfigFactory
 from tests.real_engine import free_port
 from tests.runs.test_quality_jobs import letter_b
@@ -69,18 +68,8 @@ def sim():
 
 @pytest.fixture
 def browser(live_server, alice):
-    client = Client()
-    client.force_login(alice)
-    profile = tempfile.TemporaryDirectory(prefix="sparkdash-chromium-", ignore_cleanup_errors=True)
-    driver = chromium(profile.name, height=1900)
-    try:
-        driver.get(live_server.url + "/login/")
-        driver.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value})
-        driver.base_url = live_server.url
+    with logged_in_chromium(live_server.url, alice, height=1900) as driver:
         yield driver
-    finally:
-        driver.quit()
-        profile.cleanup()
 
 
 def _external(sim: Any, **fields: Any) -> EngineConfig:

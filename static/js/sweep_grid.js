@@ -1,0 +1,78 @@
+/* Live sweep grid: polls GET /api/sweep-runs/<id> about once a second and fills in each cell
+ * (figure, delta with its verdict, progress) until the sweep run is finished.
+ * The figures and deltas arrive as text (runs.core.sweep_grid formats them); this only places them.
+ * Test hooks: data-finished on #sweep-run; data-cell="<config id>-<job>" on each cell.
+ */
+(function () {
+  "use strict";
+
+  var POLL_MS = 1000;
+  var root = document.getElementById("sweep-run");
+  if (!root || root.getAttribute("data-finished") === "true") return;
+  var url = root.getAttribute("data-api-url");
+  var hasBaseline = null;
+
+  function progressText(c) {
+    var text = c.done + " of " + c.total + " done";
+    if (c.running) text += " \u00b7 " + c.running + " running";
+    if (c.failed) text += " \u00b7 " + c.failed + " failed";
+    return text;
+  }
+
+  function setDelta(td, row, cell) {
+    var span = td.querySelector(".cell-delta");
+    span.hidden = row.baseline || !hasBaseline;
+    span.textContent = "\u0394 " + cell.delta_text + " (" + cell.delta_pct_text + ") ";
+    var badge = document.createElement("span");
+    // Django's slugify: "no spread" -> "no-spread", "n/a" -> "na".
+    var slug = cell.verdict.replace(/[^a-z0-9\s-]/g, "").trim().replace(/[\s-]+/g, "-");
+    badge.className = "verdict verdict-" + slug;
+    badge.textContent = cell.verdict;
+    span.appendChild(badge);
+  }
+
+  function renderGrid(grid) {
+    hasBaseline = grid.rows.some(function (row) { return row.baseline; });
+    grid.rows.forEach(function (row) {
+      row.cells.forEach(function (cell) {
+        var td = root.querySelector('[data-cell="' + row.config.id + "-" + cell.job + '"]');
+        if (!td) return;
+        td.querySelector(".cell-figure").textContent = cell.text;
+        td.querySelector(".cell-progress").textContent = progressText(cell);
+        setDelta(td, row, cell);
+      });
+    });
+    var p = grid.progress;
+    var bar = document.getElementById("sweep-progress");
+    bar.max = p.total || 1;
+    bar.value = p.done;
+    document.getElementById("sweep-progress-text").textContent =
+      p.done + " of " + p.total + " runs done \u00b7 " + p.running + " running \u00b7 " + p.failed + " failed";
+  }
+
+  function renderState(data) {
+    if (!data.finished) return;
+    root.setAttribute("data-finished", "true");
+    var badge = document.getElementById("sweep-state");
+    badge.textContent = "finished";
+    badge.className = "status status-succeeded";
+    // As the server shows it: "YYYY-MM-DD HH:MM:SS" in the server's time zone.
+    document.getElementById("sweep-finished").textContent = data.finished.slice(0, 19).replace("T", " ");
+  }
+
+  function poll() {
+    fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (response) {
+        if (!response.ok) throw new Error("HTTP " + response.status);
+        return response.json();
+      })
+      .then(function (data) {
+        renderGrid(data.grid);
+        renderState(data);
+        if (!data.finished) setTimeout(poll, POLL_MS);
+      })
+      .catch(function () { setTimeout(poll, POLL_MS * 3); });
+  }
+
+  poll();
+})();

@@ -1,0 +1,132 @@
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+from prometheus_client.parser import text_string_to_metric_families
+
+from runs.models import Run
+from sparkdash.settings import envsecret
+from tests.factories import EngineConfigFactory, RunFactory, SweepFactory
+from tests.runs.compare_helpers import T0, concurrency_summary, speed_runs, succeeded
+
+pytestmark = pytest.mark.django_db
+
+TOKEN = "metrics-token-7f3a"
+API_KEY = "sk-engine-secret-91"
+WEBHOOK = "https://hooks.example.org/services/T000/B000/very-secret"
+
+
+def scrape(client, **headers):
+    return client.get(reverse("runs:metrics"), **headers)
+
+
+def parse(response):
+    """{(sample name, sorted labels): value} of the exposition, read by prometheus-client's parser."""
+    text = response.content.decode()
+    families = list(text_string_to_metric_families(text))
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value for f in families for s in f.samples}, families
+
+
+def labels(config, job, **extra):
+    engine = config.engine
+    base = {"config": config.name, "machine": engine.machine.name, "engine": engine.name,
+            "engine_kind": engine.kind, "simulator": "false", "job": job}
+    return tuple(sorted((base | extra).items()))
+
+
+@pytest.fixture
+def config():
+    config = EngineConfigFactory(name="qwen3-mtp", engine__api_key=API_KEY,
+                                 engine__base_url="http://spark-1.lan:8123")
+    speed_runs(config, 40.0, 44.0, acceptance=0.7)  # the latest: 44 tok/s
+    succeeded(config, Run.Job.CONCURRENCY, concurrency_summary({1: 40.0, 4: 120.0}), minute=5)
+    succeeded(config, Run.Job.MMLU_PRO, {"accuracy": 0.41, "total": 100}, minute=6)
+    for suite, plus in (("humaneval", 0.8), ("mbpp", 0.6)):
+        summary = {"dataset": suite, "pass_at_1_plus": plus, "pass_at_1_base": plus + 0.05, "total": 164}
+        succeeded(config, Run.Job.EVALPLUS, summary, minute=7)
+    agent = {"score": 45, "rows": 47, "outcome": "completed", "task_s": 60.2}
+    succeeded(config, Run.Job.AGENT_TABLE, agent, minute=8)
+    succeeded(config, Run.Job.SPEED, {"decode_tps_client": {"median": 999.0}}, minute=9,
+              status=Run.Status.FAILED)
+    RunFactory(config=config, status=Run.Status.RUNNING)
+    SweepFactory(webhook_url=WEBHOOK, configs=[config])
+    return config
+
+
+def test_it_exposes_the_latest_figures_per_config(alice_client, config):
+    response = scrape(alice_client)
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/plain; version=")
+    values, families = parse(response)
+    assert values[("sparkdash_decode_tokens_per_second", labels(config, "speed", source="client"))] == 44.0
+    assert values[("sparkdash_decode_tokens_per_second", labels(config, "speed", source="engine"))] == 45.0
+    assert values[("sparkdash_ttft_seconds", labels(config, "speed"))] == 0.21
+    assert values[("sparkdash_acceptance_rate", labels(config, "speed"))] == 0.7
+    total = "sparkdash_concurrency_total_tokens_per_second"
+    assert values[(total, labels(config, "concurrency", concurrency="4"))] == 120.0
+    assert values[("sparkdash_mmlu_pro_accuracy", labels(config, "mmlu-pro"))] == 0.41
+    pass_at_1 = "sparkdash_evalplus_pass_at_1"
+    assert values[(pass_at_1, labels(config, "evalplus", suite="humaneval", tests="plus"))] == 0.8
+    assert values[(pass_at_1, labels(config, "evalplus", suite="mbpp", tests="base"))] == pytest.approx(0.65)
+    assert values[("sparkdash_agent_table_score", labels(config, "agent-table"))] == 45.0
+    assert values[("sparkdash_agent_table_task_seconds", labels(config, "agent-table"))] == 60.2
+    finished = values[("sparkdash_run_finished_timestamp_seconds", labels(config, "speed"))]
+    assert finished == T0.timestamp() + 60 + 50
+    # One series per job, even with a latest run per EvalPlus suite.
+    timestamps = next(f for f in families if f.name == "sparkdash_run_finished_timestamp_seconds").samples
+    assert sorted(s.labels["job"] for s in timestamps) == [
+        "agent-table", "concurrency", "evalplus", "mmlu-pro", "speed"]
+    assert values[("sparkdash_runs", (("status", "succeeded"),))] == 7
+    assert values[("sparkdash_runs", (("status", "failed"),))] == 1
+    assert values[("sparkdash_runs", (("status", "running"),))] == 1
+    assert values[("sparkdash_runs", (("status", "cancelled"),))] == 0
+    assert {f.name: f.type for f in families}["sparkdash_decode_tokens_per_second"] == "gauge"
+
+
+def test_it_writes_no_secrets(alice_client, config):
+    text = scrape(alice_client).content.decode()
+    for secret in (API_KEY, WEBHOOK, "hooks.example.org", "spark-1.lan", "http"):
+        assert secret not in text
+
+
+def test_it_refuses_a_scrape_without_login_or_token(client, config, settings):
+    settings.SPARKDASH_METRICS_TOKEN = TOKEN
+    for headers in ({}, {"HTTP_AUTHORIZATION": "Bearer wrong"}, {"HTTP_AUTHORIZATION": f"Basic {TOKEN}"}):
+        response = scrape(client, **headers)
+        assert response.status_code == 401
+        assert response["WWW-Authenticate"] == 'Bearer realm="sparkdash"'
+        assert "sparkdash_" not in response.content.decode()
+
+
+def test_it_accepts_the_bearer_token(client, config, settings):
+    settings.SPARKDASH_METRICS_TOKEN = TOKEN
+    response = scrape(client, HTTP_AUTHORIZATION=f"Bearer {TOKEN}")
+    assert response.status_code == 200
+    values, _ = parse(response)
+    assert values[("sparkdash_mmlu_pro_accuracy", labels(config, "mmlu-pro"))] == 0.41
+
+
+def test_it_turns_token_access_off_when_the_token_is_empty(client, settings):
+    settings.SPARKDASH_METRICS_TOKEN = ""
+    assert scrape(client, HTTP_AUTHORIZATION="Bearer ").status_code == 401
+    assert scrape(client, HTTP_AUTHORIZATION="Bearer").status_code == 401
+
+
+def test_it_reads_the_token_from_a_file(tmp_path, monkeypatch):
+    (tmp_path / "token").write_text(TOKEN + "\n")
+    monkeypatch.setenv("SPARKDASH_METRICS_TOKEN_FILE", str(tmp_path / "token"))
+    assert envsecret("SPARKDASH_METRICS_TOKEN") == TOKEN
+
+
+def test_it_scrapes_in_as_many_queries_for_more_runs(client, config, settings, django_assert_max_num_queries):
+    settings.SPARKDASH_METRICS_TOKEN = TOKEN
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {TOKEN}"}
+    # The latest runs, the counts by status.
+    with django_assert_max_num_queries(2):
+        scrape(client, **auth)
+    for other in (EngineConfigFactory() for _ in range(5)):
+        speed_runs(other, *[50.0] * 10)
+    speed_runs(config, *[50.0] * 30)
+    with django_assert_max_num_queries(2):
+        values, _ = parse(scrape(client, **auth))
+    assert sum(1 for name, _ in values if name == "sparkdash_ttft_seconds") == 6

@@ -1,0 +1,258 @@
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from django.urls import reverse
+
+from runs.models import Run, Sweep, SweepExecution
+from tests.factories import EngineConfigFactory, EngineFactory, MachineFactory, RunFactory, SweepFactory
+
+pytestmark = pytest.mark.django_db
+
+WEBHOOK = "https://hooks.example.org/T000/very-secret-token"
+EN = "\u2013"
+
+
+def speed(tps: float) -> dict:
+    return {"decode_tps_client": {"median": tps, "min": tps - 1, "max": tps + 1, "n": 6}}
+
+
+def agent(score: int) -> dict:
+    return {"score": score, "rows": 47, "outcome": "completed", "steps": 9, "task_s": 60.0}
+
+
+@pytest.fixture
+def finished_run():
+    """A finished sweep run: fast (A), base (B, the baseline) and flaky (C) x speed, agent-table x 3.
+
+    A's speed is apart from B's (better); their agent scores overlap (noise). C has one speed
+    repetition succeeded, one failed, one still running, and no agent runs succeeded.
+    """
+    box = MachineFactory(name="box")
+    engine = EngineFactory(machine=box, name="llama", simulator=True)
+    fast, base, flaky = (EngineConfigFactory(engine=engine, name=n) for n in ("fast", "base", "flaky"))
+    sweep = SweepFactory(configs=[fast, base, flaky], baseline=base, repetitions=3, webhook_url=WEBHOOK,
+                         jobs=[{"job": "speed"}, {"job": "agent-table"}])
+    sweep_run = SweepExecution.objects.create(sweep=sweep)
+    figures = {
+        (fast, "speed"): [speed(40), speed(44), speed(42)],
+        (base, "speed"): [speed(31), speed(30), speed(32)],
+        (flaky, "speed"): [speed(38), "failed", "running"],
+        (fast, "agent-table"): [agent(44), agent(46), agent(47)],
+        (base, "agent-table"): [agent(47), agent(46), agent(47)],
+        (flaky, "agent-table"): ["failed", "failed", "queued"],
+    }
+    for (config, job), outcomes in figures.items():
+        for rep, outcome in enumerate(outcomes, start=1):
+            status, summary = (outcome, {}) if isinstance(outcome, str) else ("succeeded", outcome)
+            RunFactory(config=config, job=job, execution=sweep_run, repetition=rep, status=status,
+                       summary=summary)
+    SweepExecution.objects.filter(pk=sweep_run.pk).update(finished="2025-01-01T00:00:00Z")
+    return sweep_run
+
+
+def grid_of(alice_client, sweep_run) -> dict:
+    response = alice_client.get(reverse("runs:api-sweep-run", args=[sweep_run.pk]))
+    assert response.status_code == 200
+    return response.json()
+
+
+def cells(data: dict) -> dict:
+    return {(row["config"]["name"], c["job"]): c for row in data["grid"]["rows"] for c in row["cells"]}
+
+
+def test_it_answers_the_grid_with_medians_spreads_and_progress(alice_client, finished_run):
+    data = grid_of(alice_client, finished_run)
+    grid = data["grid"]
+    assert data["finished"].startswith("2025-01-01")
+    assert [c["job"] for c in grid["columns"]] == ["speed", "agent-table"]
+    assert [r["config"]["name"] for r in grid["rows"]] == ["base", "fast", "flaky"]
+    assert [r["baseline"] for r in grid["rows"]] == [True, False, False]
+    got = cells(data)
+    assert got[("fast", "speed")]["spread"] == {"median": 42.0, "min": 40.0, "max": 44.0, "n": 3}
+    assert got[("fast", "speed")]["text"] == f"42.0 [40.0{EN}44.0] tok/s (n=3)"
+    assert got[("base", "speed")]["spread"] == {"median": 31.0, "min": 30.0, "max": 32.0, "n": 3}
+    assert got[("base", "agent-table")]["text"] == f"47 [46{EN}47] rows (n=3)"
+    assert got[("flaky", "speed")]["spread"] == {"median": 38.0, "min": 38.0, "max": 38.0, "n": 1}
+    flaky = got[("flaky", "speed")]
+    assert (flaky["total"], flaky["done"], flaky["running"], flaky["failed"]) == (3, 2, 1, 1)
+    flaky_agent = got[("flaky", "agent-table")]
+    assert flaky_agent["spread"] is None and flaky_agent["text"] == "\u2014"
+    assert grid["progress"] == {"total": 18, "done": 16, "running": 1, "failed": 3, "queued": 1}
+
+
+def test_it_labels_deltas_against_the_baseline(alice_client, finished_run):
+    got = cells(grid_of(alice_client, finished_run))
+    fast_speed, fast_agent = got[("fast", "speed")], got[("fast", "agent-table")]
+    assert (fast_speed["delta"], fast_speed["verdict"]) == (11.0, "better")
+    assert (fast_speed["delta_text"], fast_speed["delta_pct_text"]) == ("+11.0 tok/s", "+35.5 %")
+    assert fast_speed["delta_pct"] == pytest.approx(11 / 31 * 100)
+    assert (fast_agent["delta"], fast_agent["delta_text"]) == (-1.0, "-1 rows")
+    assert fast_agent["verdict"] == "noise"
+    assert got[("flaky", "speed")]["verdict"] == "no spread"
+    assert got[("flaky", "agent-table")]["verdict"] == "n/a"
+    assert got[("base", "speed")]["verdict"] == "baseline"
+
+
+def test_it_shows_no_deltas_without_a_baseline(alice_client, finished_run):
+    Sweep.objects.filter(pk=finished_run.sweep_id).update(baseline=None)
+    got = cells(grid_of(alice_client, finished_run))
+    assert {c["verdict"] for c in got.values()} == {"n/a"}
+
+
+def test_it_renders_the_sweep_run_page(alice_client, finished_run):
+    html = alice_client.get(reverse("runs:sweep-run", args=[finished_run.pk])).content.decode()
+    assert f"42.0 [40.0{EN}44.0] tok/s (n=3)" in html
+    assert "\u0394 +11.0 tok/s (+35.5 %)" in html and 'class="verdict verdict-better">better<' in html
+    assert 'class="verdict verdict-noise">noise<' in html
+    assert "16 of 18 runs done · 1 running · 3 failed" in html
+    assert f'href="/compare/?sweep_runs={finished_run.pk}"' in html
+    assert 'data-finished="true"' in html and "js/sweep_grid" in html
+    assert WEBHOOK not in html
+
+
+def test_it_exports_the_grid_as_csv_and_json(alice_client, finished_run):
+    url = reverse("runs:sweep-run", args=[finished_run.pk])
+    response = alice_client.get(url, {"format": "csv"})
+    assert response["Content-Disposition"] == f'attachment; filename="sweep-run-{finished_run.pk}.csv"'
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert len(rows) == 6
+    fast = next(r for r in rows if (r["config"], r["job"]) == ("fast", "speed"))
+    assert (fast["median"], fast["min"], fast["max"], fast["n"]) == ("42.0", "40.0", "44.0", "3")
+    assert (fast["verdict"], fast["delta"], fast["baseline"]) == ("better", "11.0", "False")
+
+    data = alice_client.get(url, {"format": "json"}).json()
+    assert data["columns"][:3] == ["config", "engine", "machine"]
+    base = next(r for r in data["rows"] if (r["config"], r["job"]) == ("base", "agent-table"))
+    assert (base["median"], base["min"], base["max"], base["n"], base["baseline"]) == (47, 46, 47, 3, True)
+    assert WEBHOOK not in response.content.decode() + json.dumps(data)
+
+
+def test_it_bounds_the_queries_of_the_grid(alice_client, finished_run, django_assert_max_num_queries):
+    run_page = reverse("runs:sweep-run", args=[finished_run.pk])
+    limits = {  # session and user, then the page's own queries: none per run or per config
+        run_page: 4, run_page + "?format=csv": 4, reverse("runs:api-sweep-run", args=[finished_run.pk]): 4,
+        reverse("runs:sweep-detail", args=[finished_run.sweep_id]): 5, reverse("runs:sweep-list"): 3,
+    }
+    more = [EngineConfigFactory() for _ in range(4)]
+    for grown in (False, True):
+        if grown:  # four more configs with 3 runs each: the same number of queries
+            for config in more:
+                for rep in (1, 2, 3):
+                    RunFactory(config=config, execution=finished_run, repetition=rep, status="succeeded",
+                               summary=speed(20 + rep))
+        for url, limit in limits.items():
+            with django_assert_max_num_queries(limit):
+                assert alice_client.get(url).status_code == 200, url
+    assert len(grid_of(alice_client, finished_run)["grid"]["rows"]) == 7
+
+
+def test_it_requires_login_everywhere(client, finished_run):
+    sweep_id = finished_run.sweep_id
+    pages = [
+        reverse("runs:sweep-list"), reverse("runs:sweep-new"), reverse("runs:sweep-detail", args=[sweep_id]),
+        reverse("runs:sweep-edit", args=[sweep_id]), reverse("runs:sweep-run", args=[finished_run.pk]),
+        reverse("runs:sweep-run", args=[finished_run.pk]) + "?format=csv",
+    ]
+    for url in pages:
+        response = client.get(url)
+        assert response.status_code == 302 and response.url.startswith("/login/"), url
+    response = client.post(reverse("runs:sweep-start", args=[sweep_id]))
+    assert response.status_code == 302 and response.url.startswith("/login/")
+    assert SweepExecution.objects.count() == 1
+    api = client.get(reverse("runs:api-sweep-run", args=[finished_run.pk]))
+    assert (api.status_code, api.json()) == (401, {"error": "login required"})
+
+
+def form_data(configs, **fields) -> dict:
+    data = {"name": "nightly", "configs": [c.pk for c in configs], "repetitions": 3,
+            "baseline": configs[0].pk, "noise_floor_pct": 3.0,
+            "job_speed": "on", "params_speed": '{"reps": 2, "warmup": 0}'}
+    return data | fields
+
+
+def test_it_creates_a_sweep_from_the_form(alice_client):
+    configs = [EngineConfigFactory(), EngineConfigFactory()]
+    data = form_data(configs, job_needle="on", params_needle="", params_replay='{"ignored": 1}',
+                     webhook_url=WEBHOOK)
+    response = alice_client.post(reverse("runs:sweep-new"), data)
+    sweep = Sweep.objects.get(name="nightly")
+    assert response.status_code == 302 and response.url == reverse("runs:sweep-detail", args=[sweep.pk])
+    assert sweep.jobs == [
+        {"job": "speed", "params": {"reps": 2, "warmup": 0}},
+        {"job": "needle",
+         "params": {"lengths": [32768, 65536], "depths": [0.1, 0.5, 0.9], "answer_tokens": 32}},
+    ]
+    assert set(sweep.configs.all()) == set(configs) and sweep.baseline == configs[0]
+    assert sweep.webhook_url == WEBHOOK
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"params_speed": '{"reps": 99}'}, "speed: reps must be between 1 and 50, not 99"),
+        ({"params_speed": '{"reps": 2,}'}, "speed: the parameters are not valid JSON"),
+        ({"job_concurrency": "on", "params_concurrency": '{"levels": "1,x"}'},
+         "concurrency: levels item must be a whole number"),
+        ({"job_speed": ""}, "jobs: choose at least one job"),
+    ],
+)
+def test_it_names_the_job_and_field_of_a_bad_form(alice_client, fields, message):
+    configs = [EngineConfigFactory()]
+    response = alice_client.post(reverse("runs:sweep-new"), form_data(configs, **fields))
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert not Sweep.objects.exists()
+
+
+def test_it_refuses_a_baseline_outside_the_sweep(alice_client):
+    inside, outside = EngineConfigFactory(), EngineConfigFactory(name="elsewhere")
+    response = alice_client.post(reverse("runs:sweep-new"), form_data([inside], baseline=outside.pk))
+    assert response.status_code == 400
+    assert "elsewhere is not one of the sweep&#x27;s configs" in response.content.decode()
+
+
+def test_it_never_renders_the_webhook_and_keeps_it_unless_replaced(alice_client):
+    config = EngineConfigFactory()
+    jobs = [{"job": "speed", "params": {"reps": 2}}]
+    sweep = SweepFactory(configs=[config], webhook_url=WEBHOOK, jobs=jobs)
+    url = reverse("runs:sweep-edit", args=[sweep.pk])
+    html = alice_client.get(url).content.decode()
+    assert WEBHOOK not in html and "hooks.example.org" not in html
+    assert "A webhook URL is set" in html and "{&quot;reps&quot;: 2}" in html
+
+    alice_client.post(url, form_data([config], name=sweep.name, webhook_url=""))
+    sweep.refresh_from_db()
+    assert sweep.webhook_url == WEBHOOK
+    alice_client.post(url, form_data([config], name=sweep.name, webhook_url="https://new.example.org/hook"))
+    sweep.refresh_from_db()
+    assert sweep.webhook_url == "https://new.example.org/hook"
+    alice_client.post(url, form_data([config], name=sweep.name, clear_webhook="on"))
+    sweep.refresh_from_db()
+    assert sweep.webhook_url == ""
+
+
+def test_it_starts_a_sweep_from_its_page(alice_client, alice):
+    sweep = SweepFactory(configs=[EngineConfigFactory()], repetitions=2)
+    html = alice_client.get(reverse("runs:sweep-detail", args=[sweep.pk])).content.decode()
+    assert 'name="csrfmiddlewaretoken"' in html and reverse("runs:sweep-start", args=[sweep.pk]) in html
+    response = alice_client.post(reverse("runs:sweep-start", args=[sweep.pk]))
+    started = SweepExecution.objects.get(sweep=sweep)
+    assert response.status_code == 302 and response.url == reverse("runs:sweep-run", args=[started.pk])
+    assert started.created_by == alice and started.trigger == "manual"
+    assert list(started.runs.order_by("repetition").values_list("repetition", "status")) == [
+        (1, Run.Status.QUEUED), (2, Run.Status.QUEUED)
+    ]
+    page = alice_client.get(response.url).content.decode()
+    assert 'data-finished="false"' in page and "0 of 2 runs done" in page
+
+
+def test_it_says_why_a_sweep_did_not_start(alice_client):
+    sweep = SweepFactory(configs=[], jobs=[{"job": "speed"}])
+    response = alice_client.post(reverse("runs:sweep-start", args=[sweep.pk]))
+    assert response.status_code == 400
+    assert "Not started: configs: choose at least one config" in response.content.decode()
+    assert not SweepExecution.objects.exists()
