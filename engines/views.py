@@ -17,8 +17,9 @@ from engines.gguf_inspect import GGUFError, inspect_header
 from engines.models import EngineConfig, Machine
 from engines.recipes import render_config
 from engines.roofline import ceiling_tps
+from runs.export import table_response, wants_export
 from runs.models import Alert, Run, Sweep, SweepExecution
-from runs.scorecard import scorecard
+from runs.scorecard import SCORECARD_COLUMNS, scorecard, scorecard_export
 from runs.services import start_run
 from runs.views_schedules import alert_rows
 
@@ -122,6 +123,10 @@ def _render_detail(request: HttpRequest, config: EngineConfig, form: StartJobFor
 @login_required
 def config_detail(request: HttpRequest, pk: int) -> HttpResponse:
     config = _get_config(pk)
+    fmt = wants_export(request)
+    if fmt:
+        rows = scorecard_export(scorecard(config))
+        return table_response(rows, SCORECARD_COLUMNS, fmt, f"scorecard-{config.pk}")
     return _render_detail(request, config, StartJobForm(initial={"max_tokens": config.max_tokens}))
 
 

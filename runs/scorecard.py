@@ -15,7 +15,9 @@ from engines.models import EngineConfig
 from runs.core.compare import SCORED_JOBS, CompareRow, ScoreRow, compare_rows, score_rows
 from runs.models import Run
 
-__all__ = ["LATEST_RUNS", "compare_configs", "latest_runs", "scorecard"]
+__all__ = [
+    "LATEST_RUNS", "SCORECARD_COLUMNS", "compare_configs", "latest_runs", "scorecard", "scorecard_export",
+]
 
 LATEST_RUNS = 20
 
@@ -51,3 +53,22 @@ def compare_configs(a: EngineConfig, b: EngineConfig) -> list[CompareRow]:
     rows_a = _rows(run for run in runs if run.config_id == a.pk)
     rows_b = _rows(run for run in runs if run.config_id == b.pk)
     return compare_rows(rows_a, rows_b)
+
+
+SCORECARD_COLUMNS = (
+    "benchmark", "metric", "unit", "median", "min", "max", "n", "count", "runs", "out_of", "text",
+)
+
+
+def scorecard_export(rows: Iterable[ScoreRow]) -> list[dict[str, object]]:
+    """The scorecard as flat rows for CSV/JSON: the spread's figures as numbers, counts as k of n."""
+    flat = []
+    for row in rows:
+        spread, tally = row["spread"] or {}, row["tally"] or {}
+        flat.append({
+            "benchmark": row["benchmark"], "metric": row["label"], "unit": row["unit"],
+            "median": spread.get("median"), "min": spread.get("min"), "max": spread.get("max"),
+            "n": spread.get("n", tally.get("n")), "count": tally.get("count"), "runs": row["runs"],
+            "out_of": row["out_of"], "text": row["text"],
+        })
+    return flat

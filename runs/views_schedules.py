@@ -14,6 +14,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from runs import alerts
+from runs.export import table_response, wants_export
 from runs.models import Alert, Schedule
 from runs.schedules import schedule_status, schedule_statuses, validate_cron, validate_time_zone
 
@@ -121,8 +122,30 @@ def alert_list(request: HttpRequest) -> HttpResponse:
     found = Alert.objects.select_related("config__engine", "execution__sweep")
     if not show_all:
         found = found.filter(resolved__isnull=True)
+    fmt = wants_export(request)
+    if fmt:
+        return table_response(alert_export(list(found[:ALERTS_SHOWN])), ALERT_COLUMNS, fmt, "alerts")
     ctx = {"rows": alert_rows(list(found[:ALERTS_SHOWN])), "show_all": show_all, "limit": ALERTS_SHOWN}
     return render(request, "runs/alert_list.html", ctx)
+
+
+ALERT_COLUMNS = (
+    "id", "sweep_run", "config", "job", "benchmark", "metric", "baseline_median", "value_median",
+    "delta_pct", "created", "resolved", "webhook_outcome",
+)
+
+
+def alert_export(alert_list: list[Alert]) -> list[dict[str, Any]]:
+    """Alerts as flat rows for CSV/JSON (never the webhook URL, only what posting gave)."""
+    return [
+        {
+            "id": a.pk, "sweep_run": a.execution_id, "config": a.config.name, "job": a.job,
+            "benchmark": a.benchmark, "metric": a.label, "baseline_median": a.baseline.get("median"),
+            "value_median": a.value.get("median"), "delta_pct": a.delta_pct, "created": a.created.isoformat(),
+            "resolved": a.resolved.isoformat() if a.resolved else None, "webhook_outcome": a.webhook_outcome,
+        }
+        for a in alert_list
+    ]
 
 
 @login_required

@@ -225,3 +225,13 @@ def test_it_redirects_anonymous_users_to_login(client, config):
         response = client.get(url)
         assert response.status_code == 302
         assert response.url.startswith("/login/?next=")
+
+
+def test_it_exports_the_scorecard_as_csv_and_json(alice_client, config):
+    url = config.get_absolute_url()
+    rows = alice_client.get(url, {"format": "json"}).json()["rows"]
+    decode = next(r for r in rows if r["metric"] == "decode (client)")
+    assert (decode["median"], decode["min"], decode["max"], decode["n"]) == (41.0, 40.0, 42.0, 3)
+    lines = alice_client.get(url, {"format": "csv"}).content.decode().splitlines()
+    assert lines[0] == "benchmark,metric,unit,median,min,max,n,count,runs,out_of,text"
+    assert len(lines) == len(rows) + 1

@@ -242,3 +242,18 @@ def test_it_never_shows_the_webhook_url(alice_client, sweep):
         html = alice_client.get(url).content.decode()
         assert "very-secret-path" not in html, url
         assert "hooks.example.org" not in html, url
+
+
+def test_it_exports_the_open_alerts_as_csv_and_json_without_the_webhook_url(alice_client, sweep):
+    alert = make_alert(sweep)
+    make_alert(sweep, resolved=timezone.now())
+    as_json = alice_client.get(reverse("runs:alert-list"), {"format": "json"}).json()
+    assert [row["id"] for row in as_json["rows"]] == [alert.pk]
+    row = as_json["rows"][0]
+    figures = (row["config"], row["baseline_median"], row["value_median"], row["delta_pct"])
+    assert figures == ("cfg-a", 100.0, 80.0, -20.0)
+    as_csv = alice_client.get(reverse("runs:alert-list"), {"format": "csv", "show": "all"})
+    lines = as_csv.content.decode().splitlines()
+    assert lines[0].startswith("id,sweep_run,config,job,benchmark,metric,baseline_median")
+    assert len(lines) == 3
+    assert WEBHOOK not in as_csv.content.decode()
