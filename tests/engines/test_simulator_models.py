@@ -137,7 +137,9 @@ async def test_it_reports_cached_tokens_and_adds_new_ones_to_the_ttft() -> None:
     timings, usage = again["timings"], again["usage"]
     assert timings["cache_n"] == usage["prompt_tokens_details"]["cached_tokens"] == 2500
     assert timings["cache_n"] + timings["prompt_n"] == usage["prompt_tokens"]
-    assert again_ttft == pytest.approx(0.010 + timings["prompt_n"] / 10_000, abs=0.003)
+    # Only the new tokens are prefilled: ~10 ms, where recomputing the 2,500 cached ones would add
+    # 250 ms. The margin covers the server's own handling of a long prompt on a busy 2-core box.
+    assert again_ttft == pytest.approx(0.010 + timings["prompt_n"] / 10_000, abs=0.010)
 
 
 async def test_it_counts_cached_tokens_in_ollamas_prompt_eval_count() -> None:
