@@ -15,7 +15,9 @@ def job(reps=1, max_tokens=48, warmup=0):
 
 @pytest.mark.parametrize("kind", ["llama-server", "ollama"])
 async def test_it_measures_the_simulators_schedule_within_one_percent(kind):
-    profile = SimProfile(decode_tps=50, ttft_ms=300, lookahead=0)
+    # A loopback HTTP round trip alone takes 2-3 ms on these VMs (seen: 1.9-3.6 ms for GET /health),
+    # which is 1 % of a 300 ms TTFT; at 600 ms the client's figure is within 1 % with room to spare.
+    profile = SimProfile(decode_tps=50, ttft_ms=600, lookahead=0)
     progress = CollectingProgress()
     with serve_in_thread(profile) as sim:
         async with client_for(kind, sim.url) as client:
@@ -23,22 +25,23 @@ async def test_it_measures_the_simulators_schedule_within_one_percent(kind):
     rows = [values for _, values in progress.samples]
     ttft = statistics.median(r["ttft_s"] for r in rows)
     tps = statistics.median(r["decode_tps_client"] for r in rows)
-    assert ttft == pytest.approx(0.300, rel=0.01)
+    assert ttft == pytest.approx(0.600, rel=0.01)
     assert tps == pytest.approx(50.0, rel=0.01)
 
 
 async def test_it_matches_a_speculative_schedule_and_reads_acceptance():
     profile = SimProfile(decode_tps=60, ttft_ms=300, lookahead=4, acceptance=0.8)
-    expected = plan(profile, 64, seed=7)
+    # 256 tokens (~4 s): one late chunk of a few ms then moves the figure by well under 1 %.
+    expected = plan(profile, 256, seed=7)
     progress = CollectingProgress()
     with serve_in_thread(profile) as sim:
         async with client_for("llama-server", sim.url) as client:
-            one_prompt = SpeedJob("demo", 1, 0, {"max_tokens": 64, "seed": 7}, SPEED_PROMPTS[:1])
+            one_prompt = SpeedJob("demo", 1, 0, {"max_tokens": 256, "seed": 7}, SPEED_PROMPTS[:1])
             await run_speed(client, one_prompt, progress)
     (_, row), = progress.samples
     assert row["decode_tps_client"] == pytest.approx(expected.decode_tps, rel=0.01)
     assert row["acceptance_rate"] == pytest.approx(expected.accepted_tokens / expected.draft_tokens)
-    assert row["output_tokens"] == 64
+    assert row["output_tokens"] == 256
 
 
 async def test_it_reports_every_request_and_summarizes_per_output_type():
