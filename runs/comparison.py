@@ -17,17 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
-from django.db.models import F, Window
-from django.db.models.fields.json import KT
-from django.db.models.functions import RowNumber
-
 from engines.models import EngineConfig
 from runs.core.compare import SCORED_JOBS
 from runs.core.comparison import EXPORT_COLUMNS, Group, TableRow, chart_data, compare_groups, export_rows
 from runs.core.parity import Mismatch
 from runs.models import Run, SweepExecution
 from runs.parity import parity
-from runs.scorecard import LATEST_RUNS
+from runs.scorecard import LATEST_RUNS, latest_succeeded
 
 __all__ = [
     "EXPORT_COLUMNS", "Comparison", "Selection", "SelectionError", "build_comparison", "parse_selection",
@@ -175,14 +171,8 @@ def _latest_runs(config_ids: Sequence[int]) -> list[Run]:
     """The latest LATEST_RUNS succeeded runs per config and benchmark (concurrency sweeps too)."""
     if not config_ids:
         return []
-    rank = Window(
-        RowNumber(),
-        partition_by=[F("config_id"), F("job"), KT("summary__dataset")],
-        order_by=[F("created").desc(), F("pk").desc()],
-    )
-    runs = Run.objects.filter(status=Run.Status.SUCCEEDED, job__in=COMPARED_JOBS, config_id__in=config_ids)
-    runs = runs.only(*RUN_FIELDS).annotate(rank=rank)
-    return list(runs.filter(rank__lte=LATEST_RUNS).order_by("-created", "-pk"))
+    runs = latest_succeeded(LATEST_RUNS, COMPARED_JOBS, config_ids)
+    return list(runs.only(*RUN_FIELDS).order_by("-created", "-pk"))
 
 
 def _configs(ids: Sequence[int], known: Mapping[int, EngineConfig] | None) -> dict[int, EngineConfig]:

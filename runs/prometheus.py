@@ -15,16 +15,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, F, Window
-from django.db.models.fields.json import KT
-from django.db.models.functions import RowNumber
+from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from runs.core.compare import field_of, median_of, share_of
 from runs.models import Run
+from runs.scorecard import latest_succeeded
 
 __all__ = ["FIGURES", "LatestFiguresCollector", "metrics", "render_metrics"]
 
@@ -45,34 +45,22 @@ class Figure:
     extra_labels: tuple[str, ...] = ()
 
 
-def _median(key: str) -> Callable[[Summary], float | None]:
-    def read(summary: Summary) -> float | None:
-        spread = summary.get(key)
-        return spread.get("median") if isinstance(spread, Mapping) else None
-
-    return read
-
-
 def _one(read: Callable[[Summary], float | None]) -> Reader:
     return lambda summary: [((), read(summary))]
 
 
 def _decode(summary: Summary) -> Iterable[tuple[tuple[str, ...], float | None]]:
-    return [((source,), _median(f"decode_tps_{source}")(summary)) for source in ("client", "engine")]
+    return [((source,), median_of(f"decode_tps_{source}")(summary)) for source in ("client", "engine")]
 
 
 def _levels(summary: Summary) -> Iterable[tuple[tuple[str, ...], float | None]]:
     levels = summary.get("levels") or {}
-    return [((c,), _median("total_tps")(levels[c])) for c in sorted(levels, key=int)]
+    return [((c,), median_of("total_tps")(levels[c])) for c in sorted(levels, key=int)]
 
 
 def _pass_at_1(summary: Summary) -> Iterable[tuple[tuple[str, ...], float | None]]:
     suite = str(summary.get("dataset") or "")
     return [((suite, tests), summary.get(f"pass_at_1_{tests}")) for tests in ("plus", "base")]
-
-
-def _share(part: str, whole: str) -> Callable[[Summary], float | None]:
-    return lambda s: s[part] / s[whole] if s.get(whole) and s.get(part) is not None else None
 
 
 def _completed_task_s(summary: Summary) -> float | None:
@@ -83,39 +71,33 @@ FIGURES = [
     Figure("sparkdash_decode_tokens_per_second", "Median decode tok/s of the latest speed run "
            "(source: client clock or the engine's own figure)", "speed", _decode, ("source",)),
     Figure("sparkdash_ttft_seconds", "Median time to first token of the latest speed run", "speed",
-           _one(_median("ttft_s"))),
+           _one(median_of("ttft_s"))),
     Figure("sparkdash_acceptance_rate", "Median draft acceptance rate (0-1) of the latest speed run",
-           "speed", _one(_median("acceptance_rate"))),
+           "speed", _one(median_of("acceptance_rate"))),
     Figure("sparkdash_concurrency_total_tokens_per_second", "Total generated tok/s of the box at each "
            "concurrency level of the latest concurrency sweep", "concurrency", _levels, ("concurrency",)),
     Figure("sparkdash_mmlu_pro_accuracy", "MMLU-Pro accuracy (0-1) of the latest run", "mmlu-pro",
-           _one(lambda s: s.get("accuracy"))),
+           _one(field_of("accuracy"))),
     Figure("sparkdash_evalplus_pass_at_1", "EvalPlus pass@1 (0-1) of the latest run per suite, on the "
            "plus (extended) or base tests", "evalplus", _pass_at_1, ("suite", "tests")),
     Figure("sparkdash_agent_table_score", "Rows of the API table right in the latest agent-table run",
-           "agent-table", _one(lambda s: s.get("score"))),
+           "agent-table", _one(field_of("score"))),
     Figure("sparkdash_agent_table_rows", "Rows of the API table's truth in the latest agent-table run",
-           "agent-table", _one(lambda s: s.get("rows"))),
+           "agent-table", _one(field_of("rows"))),
     Figure("sparkdash_agent_table_task_seconds", "Wall time of the latest agent-table run, when it "
            "completed", "agent-table", _one(_completed_task_s)),
     Figure("sparkdash_needle_found_ratio", "Share of needles found (0-1) in the latest needle run", "needle",
-           _one(_share("score", "total"))),
+           _one(share_of("score", "total"))),
 ]
 
 
 def latest_runs() -> list[Run]:
     """Each config's latest succeeded run per job (EvalPlus: per dataset), in one query."""
-    rank = Window(
-        RowNumber(),
-        partition_by=[F("config_id"), F("job"), KT("summary__dataset")],
-        order_by=[F("created").desc(), F("pk").desc()],
-    )
-    runs = Run.objects.filter(status=Run.Status.SUCCEEDED).select_related("config__engine", "machine")
-    runs = runs.only(
+    runs = latest_succeeded(1).select_related("config__engine", "machine").only(
         "pk", "job", "summary", "finished", "created", "config__name", "config__engine__name",
         "config__engine__kind", "config__engine__simulator", "machine__name",
     )
-    return list(runs.annotate(rank=rank).filter(rank=1).order_by("config__name", "job", "pk"))
+    return list(runs.order_by("config__name", "job", "pk"))
 
 
 def _labels(run: Run) -> list[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from django.db.models import F, Window
+from django.db.models import F, QuerySet, Window
 from django.db.models.fields.json import KT
 from django.db.models.functions import RowNumber
 
@@ -16,26 +16,38 @@ from runs.core.compare import SCORED_JOBS, CompareRow, ScoreRow, compare_rows, s
 from runs.models import Run
 
 __all__ = [
-    "LATEST_RUNS", "SCORECARD_COLUMNS", "compare_configs", "latest_runs", "scorecard", "scorecard_export",
+    "LATEST_RUNS", "SCORECARD_COLUMNS", "compare_configs", "latest_runs", "latest_succeeded", "scorecard",
+    "scorecard_export",
 ]
 
 LATEST_RUNS = 20
 
 
-def latest_runs(config_ids: Iterable[int]) -> list[Run]:
-    """The latest LATEST_RUNS succeeded runs per config and benchmark, newest first, in one query.
+def latest_succeeded(
+    per_benchmark: int, jobs: Iterable[str] | None = None, config_ids: Iterable[int] | None = None
+) -> QuerySet[Run]:
+    """The latest `per_benchmark` succeeded runs of each config and benchmark, as one query.
 
-    EvalPlus runs are ranked per dataset, so HumanEval+ runs don't push MBPP+ ones out.
+    EvalPlus runs are ranked per dataset, so HumanEval+ runs don't push MBPP+ ones out. Callers
+    add the columns and relations they read, and an order.
     """
     rank = Window(
         RowNumber(),
         partition_by=[F("config_id"), F("job"), KT("summary__dataset")],
         order_by=[F("created").desc(), F("pk").desc()],
     )
-    succeeded = Run.objects.filter(status=Run.Status.SUCCEEDED, job__in=SCORED_JOBS)
-    runs = succeeded.filter(config_id__in=list(config_ids))
-    runs = runs.only("pk", "config_id", "job", "summary", "created").annotate(rank=rank)
-    return list(runs.filter(rank__lte=LATEST_RUNS).order_by("-created", "-pk"))
+    runs = Run.objects.filter(status=Run.Status.SUCCEEDED)
+    if jobs is not None:
+        runs = runs.filter(job__in=list(jobs))
+    if config_ids is not None:
+        runs = runs.filter(config_id__in=list(config_ids))
+    return runs.annotate(rank=rank).filter(rank__lte=per_benchmark)
+
+
+def latest_runs(config_ids: Iterable[int]) -> list[Run]:
+    """The latest LATEST_RUNS succeeded runs per config and benchmark, newest first, in one query."""
+    runs = latest_succeeded(LATEST_RUNS, SCORED_JOBS, config_ids)
+    return list(runs.only("pk", "config_id", "job", "summary", "created").order_by("-created", "-pk"))
 
 
 def _rows(runs: Iterable[Run]) -> list[ScoreRow]:

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from engines.models import EngineConfig, Machine
+from runs.core.compare import median_of
 from runs.export import table_response, wants_export
 from runs.models import Run
 from runs.services import cancel_run
@@ -40,16 +41,13 @@ EXPORT_COLUMNS = [
 
 
 def _export_row(run: Run) -> dict[str, object]:
-    def median(key: str) -> float | None:
-        figure = (run.summary or {}).get(key)
-        return figure.get("median") if isinstance(figure, dict) else None
-
+    summary = run.summary or {}
     return {
         "id": run.pk, "created": run.created.isoformat(), "url": run.get_absolute_url(),
         "finished": run.finished.isoformat() if run.finished else None,
         "config": run.config.name, "engine": run.config.engine.name, "machine": run.machine.name,
         "job": run.job, "status": run.status, "done": run.progress_done, "total": run.progress_total,
-        "decode_tps_client": median("decode_tps_client"), "ttft_s": median("ttft_s"),
+        "decode_tps_client": median_of("decode_tps_client")(summary), "ttft_s": median_of("ttft_s")(summary),
     }
 
 

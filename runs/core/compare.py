@@ -38,8 +38,11 @@ __all__ = [
     "compare_counts",
     "compare_rows",
     "delta_text",
+    "field_of",
     "figure_text",
+    "median_of",
     "score_rows",
+    "share_of",
 ]
 
 Verdict = Literal["better", "worse", "noise", "no spread", "n/a"]
@@ -138,7 +141,8 @@ class Metric:
     out_of_unit: str = ""
 
 
-def _median(key: str) -> Callable[[Summary], float | None]:
+def median_of(key: str) -> Callable[[Summary], float | None]:
+    """A reader of the median of a Spread in a run summary (None when absent)."""
     def read(summary: Summary) -> float | None:
         spread = summary.get(key)
         return spread.get("median") if isinstance(spread, Mapping) else None
@@ -146,11 +150,13 @@ def _median(key: str) -> Callable[[Summary], float | None]:
     return read
 
 
-def _field(key: str) -> Callable[[Summary], Any]:
+def field_of(key: str) -> Callable[[Summary], Any]:
+    """A reader of one plain field of a run summary."""
     return lambda summary: summary.get(key)
 
 
-def _share(part: str, whole: str) -> Callable[[Summary], float | None]:
+def share_of(part: str, whole: str) -> Callable[[Summary], float | None]:
+    """A reader of part / whole from a run summary (None without a whole)."""
     def read(summary: Summary) -> float | None:
         total = summary.get(whole)
         return summary[part] / total if total and summary.get(part) is not None else None
@@ -189,27 +195,27 @@ def _pass_at_1(benchmark: str) -> list[Metric]:
     """EvalPlus's two scores: pass@1 on the plus (extended) tests and on the base tests."""
     return [
         Metric(benchmark, f"pass_at_1_{tests}", f"pass@1 ({tests} tests)", "%", True,
-               _field(f"pass_at_1_{tests}"), scale=100, out_of=_field("total"), out_of_unit="tasks")
+               field_of(f"pass_at_1_{tests}"), scale=100, out_of=field_of("total"), out_of_unit="tasks")
         for tests in ("plus", "base")
     ]
 
 
 METRICS: list[Metric] = [
-    Metric("Speed", "decode_tps_client", "decode (client)", "tok/s", True, _median("decode_tps_client")),
-    Metric("Speed", "decode_tps_engine", "decode (engine)", "tok/s", True, _median("decode_tps_engine")),
-    Metric("Speed", "ttft_s", "TTFT", "s", False, _median("ttft_s"), digits=3),
-    Metric("Speed", "acceptance_rate", "acceptance rate", "%", True, _median("acceptance_rate"), scale=100),
-    Metric("Agent table", "score", "table score", "rows", True, _field("score"), digits=0,
-           out_of=_field("rows"), out_of_unit="rows"),
+    Metric("Speed", "decode_tps_client", "decode (client)", "tok/s", True, median_of("decode_tps_client")),
+    Metric("Speed", "decode_tps_engine", "decode (engine)", "tok/s", True, median_of("decode_tps_engine")),
+    Metric("Speed", "ttft_s", "TTFT", "s", False, median_of("ttft_s"), digits=3),
+    Metric("Speed", "acceptance_rate", "acceptance rate", "%", True, median_of("acceptance_rate"), scale=100),
+    Metric("Agent table", "score", "table score", "rows", True, field_of("score"), digits=0,
+           out_of=field_of("rows"), out_of_unit="rows"),
     Metric("Agent table", "task_s", "task time (completed runs)", "s", False, _completed_task_s),
     Metric("Agent table", "correct", "correct (full score)", "runs", True, _correct, count=True),
     Metric("Agent table", "completed", "completed", "runs", True, _outcome_is("completed"), count=True),
     Metric("Agent table", "loop", "loop", "runs", False, _outcome_is("loop"), count=True),
     Metric("Agent table", "error", "error", "runs", False, _outcome_is("error"), count=True),
-    Metric("Needle", "found", "needles found", "%", True, _share("score", "total"), scale=100,
-           out_of=_field("total"), out_of_unit="needles"),
-    Metric("MMLU-Pro", "accuracy", "accuracy", "%", True, _field("accuracy"), scale=100,
-           out_of=_field("total"), out_of_unit="questions"),
+    Metric("Needle", "found", "needles found", "%", True, share_of("score", "total"), scale=100,
+           out_of=field_of("total"), out_of_unit="needles"),
+    Metric("MMLU-Pro", "accuracy", "accuracy", "%", True, field_of("accuracy"), scale=100,
+           out_of=field_of("total"), out_of_unit="questions"),
     *_pass_at_1("HumanEval+"),
     *_pass_at_1("MBPP+"),
 ]

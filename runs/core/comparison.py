@@ -7,11 +7,21 @@ the verdict (noise where the ranges overlap). The charts read the same figures.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from runs.core.compare import EN_DASH, METRICS, ScoreRow, Summary, Tally, compare, compare_rows, score_rows
+from runs.core.compare import (
+    EN_DASH,
+    METRICS,
+    ScoreRow,
+    Summary,
+    Tally,
+    compare,
+    compare_rows,
+    median_of,
+    score_rows,
+)
 from runs.core.stats import Spread, summarize
 
 __all__ = [
@@ -126,8 +136,7 @@ def _levels(runs: Iterable[tuple[int, str, Summary]]) -> list[str]:
 
 
 def _level_value(summary: Summary, c: int, key: str) -> float | None:
-    figure = ((summary.get("levels") or {}).get(str(c)) or {}).get(key)
-    return figure.get("median") if isinstance(figure, Mapping) else None
+    return median_of(key)((summary.get("levels") or {}).get(str(c)) or {})
 
 
 def _level_rows(runs: Sequence[tuple[int, str, Summary]], levels: list[int]) -> list[ScoreRow]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, TypedDict
 
-from runs.core.compare import METRICS, Metric, Summary, compare, delta_text, figure_text
+from runs.core.compare import METRICS, Metric, Summary, compare, delta_text, field_of, figure_text, median_of
 from runs.core.stats import Spread, summarize
 
 __all__ = ["HEADLINES", "Cell", "Grid", "GridRun", "build_grid", "delta_text", "figure_text"]
@@ -33,17 +33,9 @@ def _best_lookahead_tps(summary: Summary) -> float | None:
     return max(speeds) if speeds else None
 
 
-def _median_of(key: str) -> Any:
-    def read(summary: Summary) -> float | None:
-        spread = summary.get(key)
-        return spread.get("median") if isinstance(spread, Mapping) else None
-
-    return read
-
-
 def _top_level_total_tps(summary: Summary) -> float | None:
     level = (summary.get("levels") or {}).get(str(summary.get("max_concurrency")))
-    return _median_of("total_tps")(level) if level else None
+    return median_of("total_tps")(level) if level else None
 
 
 # One headline metric per job: the figure a sweep grid shows in the job's column.
@@ -51,11 +43,11 @@ HEADLINES: dict[str, Metric] = {
     "speed": _scored("Speed", "decode_tps_client"),
     "lookahead": Metric("Lookahead sweep", "best_decode_tps", "decode at the best length", "tok/s",
                         True, _best_lookahead_tps),
-    "replay": Metric("Replay", "wall_s", "wall time per pass", "s", False, _median_of("wall_s")),
+    "replay": Metric("Replay", "wall_s", "wall time per pass", "s", False, median_of("wall_s")),
     "concurrency": Metric("Concurrency sweep", "top_total_tps", "total at the highest level", "tok/s",
                           True, _top_level_total_tps),
     "prefix-cache": Metric("Prefix-cache probe", "ttft_ratio", "continuation TTFT ratio", "x", False,
-                           lambda s: s.get("ttft_ratio"), digits=2),
+                           field_of("ttft_ratio"), digits=2),
     "agent-table": _scored("Agent table", "score"),
     "needle": _scored("Needle", "found"),
     "mmlu-pro": _scored("MMLU-Pro", "accuracy"),
