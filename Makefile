@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 
-.PHONY: run test lint install browser engine clean
+.PHONY: run test lint install browser engine clean bench
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,12 @@ lint: install
 test: install engine browser lint
 	$(BIN)/python manage.py makemigrations --check --dry-run -v 0
 	$(BIN)/pytest
+
+# Benchmarks of the harness itself (fidelity, agreement, overhead, live latency, scale): prints each
+# figure against a reference measured in the same run, writes var/bench.json. CI runs `BENCH_ARGS=--short`.
+BENCH_ARGS ?=
+bench: install engine
+	$(BIN)/python -m tests.bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) var staticfiles .pytest_cache .ruff_cache
