@@ -26,6 +26,7 @@ from engines.clients.base import (
     merge_extra,
     stopped_mid_answer,
 )
+from engines.clients.reuse import read_to_end
 
 __all__ = ["OpenAIClient"]
 
@@ -69,6 +70,7 @@ class OpenAIClient(EngineClient):
                     continue
                 if payload == "[DONE]":
                     done = True
+                    await read_to_end(lines)
                     break
                 data = load_json_object(payload, "SSE data line")
                 t = base.now()

@@ -18,6 +18,7 @@ from typing import Any
 from .cache import PromptCache, n_tokens
 from .meta import META
 from .schedule import Emission, Schedule, SimProfile, plan
+from .sends import SendLog
 from .wire import FORMATS, Format, OpenAIChat, Reply, text
 
 __all__ = ["ASGIApp", "build_app"]
@@ -41,6 +42,7 @@ class _Http:
         self.receive, self.send = receive, send
         # When the request arrived: on the loop clock (for pacing) and the wall clock (stamps).
         self.t0, self.arrived = asyncio.get_running_loop().time(), time.time()
+        self.arrived_pc = time.perf_counter()  # the clock of the send log, shared across processes
 
     async def json_body(self) -> dict[str, Any]:
         raw, more = b"", True
@@ -107,6 +109,7 @@ class Box:
     cache: PromptCache
     # Ollama Modelfile aliases made through /api/create: alias -> draft_num_predict (lookahead).
     aliases: dict[str, int] = field(default_factory=dict)
+    sends: SendLog = field(default_factory=SendLog)
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,8 @@ def build_app(profile: SimProfile) -> ASGIApp:
 
 async def _route(http: _Http, box: Box, method: str, path: str, n: int) -> None:
     profile = box.profile
+    if (method, path) == ("GET", "/sim/sends"):
+        return await http.respond(200, box.sends.as_dict())
     if (method, path) in META:
         return await http.respond(200, META[method, path](profile))
     if (method, path) == ("POST", "/tokenize"):
@@ -160,6 +165,7 @@ async def _route(http: _Http, box: Box, method: str, path: str, n: int) -> None:
     if profile.fault == "hang":
         return await http.wait_disconnect()
     reply = _reply(box, asked, f"chatcmpl-sim{n}", http.arrived)
+    box.sends.open(reply.id, asked.seed, http.arrived_pc)
     run = _stream if asked.stream else _whole
     box.batch.active += 1
     try:
@@ -210,8 +216,9 @@ async def _stream(http: _Http, box: Box, fmt: Format, reply: Reply) -> None:
         if faulty and sent >= profile.fault_after:
             break
         data = fmt.content(reply, sent, emission)  # rendered before the wait, to leave on time
-        await _sleep_until(http.t0 + emission.offset_s)
+        await _sleep_until(http.t0 + emission.offset_s, alone=box.batch.active <= 1)
         await http.write(data)
+        box.sends.wrote(reply.id, http.t0 + emission.offset_s, emission.n_tokens)
         sent += emission.n_tokens
         emitted.append(emission)
     if profile.fault == "malformed":
@@ -225,7 +232,7 @@ async def _whole(http: _Http, box: Box, fmt: Format, reply: Reply) -> None:
     profile = box.profile
     emitted: list[Emission] = []
     for emission in box.batch.paced(reply.sched):
-        await _sleep_until(http.t0 + emission.offset_s)
+        await _sleep_until(http.t0 + emission.offset_s, alone=box.batch.active <= 1)
         emitted.append(emission)
     reply = _as_paced(reply, emitted)
     body = json.dumps(fmt.whole(reply)).encode()
@@ -242,12 +249,15 @@ def _as_paced(reply: Reply, emitted: list[Emission]) -> Reply:
     return replace(reply, sched=replace(reply.sched, emissions=emitted))
 
 
-async def _sleep_until(deadline: float) -> None:
+async def _sleep_until(deadline: float, alone: bool = True) -> None:
+    """Wait until `deadline` (loop clock); the last sub-millisecond blocks only when `alone`,
+    since a blocking sleep holds every other stream (16 streams would be late by 16 of them)."""
     loop = asyncio.get_running_loop()
-    if deadline - loop.time() > TIMER_SLACK_S:
-        await asyncio.sleep(deadline - loop.time() - TIMER_SLACK_S)
+    slack = TIMER_SLACK_S if alone else 0.0
+    if deadline - loop.time() > slack:
+        await asyncio.sleep(deadline - loop.time() - slack)
     delay = deadline - loop.time()
-    if delay > 0:
+    if alone and delay > 0:
         # asyncio's epoll timeouts round up to whole milliseconds, i.e. ~1 % of a 150 ms TTFT;
         # the last sub-millisecond is slept blocking, which is precise (and frees the GIL).
         time.sleep(delay)  # noqa: ASYNC251

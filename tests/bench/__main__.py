@@ -65,7 +65,7 @@ def _run_one(name: str, short: bool) -> dict[str, Any]:
     started = time.perf_counter()
     try:
         result = dict(importlib.import_module(f"tests.bench.{name}").run(short))
-    except Exception as exc:  # noqa: BLE001 - a crashed benchmark is reported, the rest go on
+    except Exception as exc:  # a crashed benchmark is reported, the rest go on
         traceback.print_exc()
         reason = f"{type(exc).__name__}: {exc}"
         result = {"figures": [figure(f"{name} crashed", None, "", note=reason)], "error": reason}

@@ -1,0 +1,131 @@
+"""Benchmark 3, overhead: the harness's CPU per 1,000 streamed tokens and the tok/s one process sustains.
+
+A simulator in another process answers instantly (no TTFT, no decode time), so the harness's
+own cost is all that limits it. The harness runs the real measurement path (the concurrency
+job: client, stream parser, per-request figures) with a progress that only counts samples.
+The sustained rate on one core is tokens / harness CPU seconds; the reference is what the
+simulator's process spent producing the same tokens in the same run.
+"""
+from __future__ import annotations
+
+import asyncio
+import cProfile
+import io
+import pstats
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from engines.clients import client_for
+from engines.simulator import SimProfile
+from runs.core.concurrency import ConcurrencyJob, run_concurrency
+from tests.bench.figures import figure
+from tests.bench.simproc import SimProcess, simulator_process
+
+GOAL_TPS = 50_000
+
+
+@dataclass(frozen=True)
+class Case:
+    """One load: tokens per chunk (1 + accepted drafts), concurrent streams, reply length, bursts."""
+
+    per_chunk: int
+    streams: int
+    tokens: int
+    bursts: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.per_chunk} tok/chunk, {self.streams} stream{'s' if self.streams > 1 else ''}"
+
+    def profile(self) -> SimProfile:
+        # Every draft accepted: each chunk after the first carries exactly per_chunk tokens.
+        return SimProfile(
+            decode_tps=1e9, ttft_ms=0, lookahead=self.per_chunk - 1, acceptance=1.0, batch_cost=0.0
+        )
+
+
+FULL = (Case(1, 1, 4000, 4), Case(1, 16, 2000, 2), Case(8, 16, 8000, 2))
+SHORT = (Case(1, 1, 50, 1), Case(8, 4, 100, 1))
+
+
+class _Count:
+    """A RunProgress that only counts tokens: the recorder's database work is measured by live_latency."""
+
+    tokens = 0
+
+    async def on_start(self, total: int) -> None:
+        pass
+
+    async def on_sample(self, kind: str, values: dict[str, Any]) -> None:
+        if kind == "request":
+            self.tokens += values["output_tokens"]
+
+
+def run(short: bool) -> dict[str, Any]:
+    """Each case's CPU per 1,000 tokens and sustained tok/s; a cProfile summary of any miss."""
+    figures: list[dict[str, Any]] = []
+    details: dict[str, Any] = {}
+    for case in SHORT if short else FULL:
+        with simulator_process(case.profile()) as sim:
+            m = _measure(sim, case)
+            if not short and m["tok_per_cpu_s"] < GOAL_TPS:
+                m["profile"] = _profile(sim, case)
+        details[case.label] = m
+        figures += _figures(case, m)
+    return {"figures": figures, "cases": details}
+
+
+def _job(case: Case) -> ConcurrencyJob:
+    return ConcurrencyJob(model="sim", levels=(case.streams,), answer_tokens=case.tokens, reps=case.bursts)
+
+
+async def _run_job(url: str, case: Case) -> int:
+    """Run the job; the tokens streamed, its one warm-up request (of the same length) included."""
+    count = _Count()
+    async with client_for("llama-server", url) as client:
+        await run_concurrency(client, _job(case), count)
+    return count.tokens + case.tokens
+
+
+def _measure(sim: SimProcess, case: Case) -> dict[str, Any]:
+    """Harness CPU and wall time, and the simulator's CPU, over the whole job."""
+    sim_cpu, cpu, wall = sim.cpu_s(), time.process_time(), time.perf_counter()
+    tokens = asyncio.run(_run_job(sim.url, case))
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    sim_cpu = sim.cpu_s() - sim_cpu
+    return {
+        "tokens": tokens,
+        "cpu_s": cpu,
+        "wall_s": wall,
+        "sim_cpu_s": sim_cpu,
+        "tok_per_cpu_s": tokens / cpu,
+        "tok_per_wall_s": tokens / wall,
+        "harness_core_share": cpu / wall,
+    }
+
+
+def _profile(sim: SimProcess, case: Case) -> list[str]:
+    """Where the harness's time goes, by own time: the top functions of a cProfile of the job."""
+    profiler = cProfile.Profile()
+    profiler.runcall(asyncio.run, _run_job(sim.url, case))
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(12)
+    return [line for line in out.getvalue().splitlines() if line.strip()][-13:]
+
+
+def _figures(case: Case, m: dict[str, Any]) -> list[dict[str, Any]]:
+    per_1000_ms = 1e6 * m["cpu_s"] / m["tokens"]
+    return [
+        figure(
+            f"harness CPU per 1,000 tokens ({case.label})", per_1000_ms, "ms",
+            reference=1e6 * m["sim_cpu_s"] / m["tokens"], reference_name="simulator CPU for the same tokens",
+            goal=f"< {1e6 / GOAL_TPS:g} ms", met=per_1000_ms < 1e6 / GOAL_TPS,
+        ),
+        figure(
+            f"tok/s sustained on one core ({case.label})", m["tok_per_cpu_s"], "tok/s",
+            reference=m["tok_per_wall_s"], reference_name="streamed tok/s achieved (wall)",
+            goal=f">= {GOAL_TPS:,} tok/s", met=m["tok_per_cpu_s"] >= GOAL_TPS,
+            note=f"harness used {100 * m['harness_core_share']:.0f} % of a core while streaming",
+        ),
+    ]
