@@ -1,6 +1,14 @@
-"""The run socket: stored state first, then the live tail, with nothing missed or repeated."""
+"""The run socket: stored state first, then the live tail, with nothing missed or repeated.
+
+The channel layer is not trusted to deliver everything: a restarted Redis forgets the socket's
+group and drops what was sent while it was down. So a socket re-joins its group every few
+seconds and fills any gap in the sample numbers, and any change of the run, from the database.
+"""
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -10,7 +18,11 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from runs.live import group_name, note_consumer_loop
 from runs.models import Run, Sample
 
+log = logging.getLogger(__name__)
+
 BACKFILL_BATCH = 1000
+# How often a socket re-joins its run's group and reads what it may have missed.
+RESYNC_S = 3.0
 
 
 class RunConsumer(AsyncJsonWebsocketConsumer):
@@ -30,22 +42,70 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=4404)
             return
         await self.accept()
-        await self.send_json({"type": "run", "run": run})
-        await self._backfill()
+        # Live events and resyncs take turns, so a sample is never sent twice or out of order.
+        self.turn = asyncio.Lock()
+        async with self.turn:
+            await self._send_run(run)
+            await self._backfill()
+        self.resync = asyncio.create_task(self._resync_until_finished())
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        # However the socket ends (closed, or its channel layer failed), its resync ends with it.
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            if getattr(self, "resync", None):
+                self.resync.cancel()
 
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "run_id"):
-            await self.channel_layer.group_discard(group_name(self.run_id), self.channel_name)
+            # With Redis down there is nothing to leave; its group entry expires by itself.
+            with contextlib.suppress(Exception):
+                await self.channel_layer.group_discard(group_name(self.run_id), self.channel_name)
 
     async def run_event(self, event: dict[str, Any]) -> None:
         message = event["message"]
-        if message["type"] == "samples":
-            fresh = [s for s in message["samples"] if s["seq"] > self.last_seq]
-            if not fresh:
-                return
-            self.last_seq = fresh[-1]["seq"]
-            message = {"type": "samples", "samples": fresh}
-        await self.send_json(message)
+        async with self.turn:
+            if message["type"] == "samples":
+                await self._send_samples(message["samples"])
+            elif message["type"] == "run":
+                if message["run"]["status"] in Run.TERMINAL:
+                    await self._backfill()  # every sample before the final status, even missed ones
+                await self._send_run(message["run"])
+            else:
+                await self.send_json(message)
+
+    async def _send_samples(self, samples: list[dict[str, Any]]) -> None:
+        fresh = [s for s in samples if s["seq"] > self.last_seq]
+        if not fresh:
+            return
+        if fresh[0]["seq"] != self.last_seq + 1:
+            # Some were never delivered (the channel layer restarted): the database has them all.
+            await self._backfill()
+            return
+        self.last_seq = fresh[-1]["seq"]
+        await self.send_json({"type": "samples", "samples": fresh})
+
+    async def _send_run(self, run: dict[str, Any]) -> None:
+        self.last_run = run
+        await self.send_json({"type": "run", "run": run})
+
+    async def _resync_until_finished(self) -> None:
+        while self.last_run["status"] not in Run.TERMINAL:
+            await asyncio.sleep(RESYNC_S)
+            try:
+                await self._resync()
+            except Exception as exc:  # Redis or the database still down: try again next time
+                log.warning("run socket %s: resync failed: %s", self.run_id, exc)
+
+    async def _resync(self) -> None:
+        """Re-join the group, then send the samples and the run change the socket missed."""
+        await self.channel_layer.group_add(group_name(self.run_id), self.channel_name)
+        async with self.turn:
+            await self._backfill()
+            run = await self._run_dict()
+            if run is not None and run != self.last_run:
+                await self._send_run(run)
 
     async def _backfill(self) -> None:
         while batch := await self._samples_after(self.last_seq):

@@ -23,7 +23,7 @@ from runs.engine_session import RunEngine
 from runs.job_runner import run_job
 from runs.models import Run
 from runs.provenance import record_provenance, roofline_for
-from runs.recorder import RunCancelled, RunRecorder, load_run
+from runs.recorder import RunCancelled, RunRecorder, load_run, retry_db
 
 log = logging.getLogger(__name__)
 
@@ -180,14 +180,20 @@ def _disagreement(check: dict[str, Any]) -> str:
 
 
 async def _finish(run_id: int, recorder: RunRecorder, status: str, summary: dict, error: str) -> None:
+    """Store the last samples and the outcome, each retried while the database restarts."""
     try:
-        await recorder.flush()
+        await recorder.close()
     except RunCancelled:
         status = Run.Status.CANCELLED
     fields: dict[str, Any] = {"finished": timezone.now(), "summary": summary, "error": error}
-    updated = await Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).aupdate(status=status, **fields)
-    if not updated:  # cancelled meanwhile: keep that status, record when it stopped
-        await Run.objects.filter(pk=run_id).aupdate(finished=fields["finished"])
-    run = await load_run(run_id)
+    run = await retry_db(lambda: _store_outcome(run_id, status, fields), f"run {run_id} outcome")
     await live.broadcast(run_id, {"type": "run", "run": run.to_dict()})
-    await sync_to_async(sweeps.maybe_finish_execution)(run_id)
+    await retry_db(lambda: sync_to_async(sweeps.maybe_finish_execution)(run_id), f"run {run_id} sweep")
+
+
+async def _store_outcome(run_id: int, status: str, fields: dict[str, Any]) -> Run:
+    # Repeatable: after a lost connection the first try may have stored the outcome already.
+    updated = await Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).aupdate(status=status, **fields)
+    if not updated:  # cancelled meanwhile (or stored by a try whose answer was lost): keep that status
+        await Run.objects.filter(pk=run_id).aupdate(finished=fields["finished"])
+    return await load_run(run_id)

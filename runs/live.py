@@ -52,4 +52,5 @@ async def _group_send(layer: BaseChannelLayer, group: str, event: dict[str, Any]
         future = asyncio.run_coroutine_threadsafe(layer.group_send(group, event), loop)
         await asyncio.wait_for(asyncio.wrap_future(future), HOP_TIMEOUT_S)
     else:
-        await layer.group_send(group, event)
+        # A Redis that stopped answering (not refusing) would otherwise hold the run up.
+        await asyncio.wait_for(layer.group_send(group, event), HOP_TIMEOUT_S)
