@@ -217,8 +217,8 @@ async def _stream(http: _Http, box: Box, fmt: Format, reply: Reply) -> None:
             break
         data = fmt.content(reply, sent, emission)  # rendered before the wait, to leave on time
         await _sleep_until(http.t0 + emission.offset_s, alone=box.batch.active <= 1)
-        await http.write(data)
         box.sends.wrote(reply.id, http.t0 + emission.offset_s, emission.n_tokens)
+        await http.write(data)
         sent += emission.n_tokens
         emitted.append(emission)
     if profile.fault == "malformed":

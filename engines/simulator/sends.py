@@ -29,7 +29,11 @@ class SendLog:
             self._replies.popitem(last=False)
 
     def wrote(self, reply_id: str, due: float, n_tokens: int) -> None:
-        """Note that a chunk of n_tokens, due at `due`, has just been handed to the socket."""
+        """Note that a chunk of n_tokens, due at `due`, is being written now.
+
+        Stamped just before the write, so the server's own framing and send count against the
+        harness in a benchmark, never for it.
+        """
         sent = time.perf_counter()
         record = self._replies.get(reply_id)
         if record is not None:
