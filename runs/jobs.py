@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from runs.core.agent_table import load_fixture
+from runs.core.agent_table.fixture import FIXTURES_DIR, fixture_dir
 from runs.core.quality_data import SAMPLE_DATASET
 from runs.core.replay import parse_jsonl
 
@@ -95,6 +96,7 @@ class FixtureParam:
 
     def clean(self, name: str, value: Any) -> str:
         value = self.default if value in (None, "") else str(value)
+        inside_data_dirs(name, fixture_dir(value), also=FIXTURES_DIR)
         try:
             load_fixture(value)
         except ValueError as exc:
@@ -126,10 +128,26 @@ class DatasetParam:
         value = str(value).strip()
         if value == SAMPLE_DATASET:
             return value
-        path = Path(value).expanduser()
+        path = inside_data_dirs(name, Path(value).expanduser())
         if not path.exists():
             raise ValueError(f"{name}: no such file or folder: {value}")
-        return str(path.resolve())
+        return str(path)
+
+
+def inside_data_dirs(name: str, path: Path, also: Path | None = None) -> Path:
+    """`path` resolved, if it lies in one of the data folders (SPARKDASH_DATA_DIRS) or in `also`.
+
+    A run's parameters come from a web form, and its worker reads the files they name: without
+    this, anyone who can start a run could have the worker read any file on the machine.
+    """
+    from django.conf import settings
+
+    resolved = path.resolve()
+    roots = [Path(root).resolve() for root in settings.SPARKDASH_DATA_DIRS]
+    if any(resolved.is_relative_to(root) for root in roots + ([also.resolve()] if also else [])):
+        return resolved
+    folders = ", ".join(str(root) for root in roots) or "none"
+    raise ValueError(f"{name}: {path} is outside the data folders ({folders}; set SPARKDASH_DATA_DIRS)")
 
 
 JOB_PARAMS: dict[str, dict[str, Any]] = {

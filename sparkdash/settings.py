@@ -12,6 +12,11 @@ from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.getenv("SPARKDASH_VAR_DIR", BASE_DIR / "var"))
+# The folders whose datasets and agent fixtures a run may name (os.pathsep-separated); the
+# shipped samples are always allowed. Anything else a form names is refused, not read.
+SPARKDASH_DATA_DIRS = [
+    Path(p) for p in os.getenv("SPARKDASH_DATA_DIRS", str(VAR_DIR / "datasets")).split(os.pathsep) if p
+]
 
 
 def envbool(name: str, default: str) -> bool:

@@ -42,7 +42,7 @@ from evalplus.provider.openai import OpenAIChatDecoder
 from evalplus.sanitize import sanitize
 
 from engines.clients.base import EngineError, EngineHTTPError
-from runs.core.quality_data import DatasetError
+from runs.core.quality_data import DatasetError, check_size
 from runs.core.speed import RunProgress
 
 __all__ = ["DATASETS", "EVALPLUS_VERSION", "EvalPlusJob", "Problems", "load_problems", "run_evalplus"]
@@ -107,7 +107,7 @@ class Problems:
 def load_problems(path: str, dataset: str, limit: int | None = None) -> Problems:
     """Read an EvalPlus jsonl as get_human_eval_plus / get_mbpp_plus do; ValueError names the line."""
     try:
-        raw = Path(path).read_bytes()
+        raw = check_size(Path(path)).read_bytes()
     except OSError as exc:
         raise DatasetError(f"cannot read dataset file {path}: {exc.strerror or exc}") from exc
     tasks = _parse(path, raw, dataset)

@@ -8,6 +8,9 @@ from pathlib import Path
 from typing import Any
 
 SUFFIXES = (".jsonl", ".json", ".parquet")
+# Larger than any benchmark file we know of (MMLU-Pro's test split is ~4 MB, the EvalPlus files
+# tens of MB), small enough that a wrong path cannot make the worker read a disk image into memory.
+MAX_DATASET_BYTES = 1 << 30
 
 
 class DatasetError(ValueError):
@@ -35,14 +38,25 @@ def evalplus_download(suite: str) -> str:
     return _ready_mbpp_plus_path()
 
 
-def split_files(root: Path, split: str) -> list[Path]:
+def check_size(path: Path, max_bytes: int = MAX_DATASET_BYTES) -> Path:
+    """`path` if it is a file of at most `max_bytes`; DatasetError naming it otherwise."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise DatasetError(f"cannot read dataset file {path}: {exc.strerror or exc}") from exc
+    if size > max_bytes:
+        raise DatasetError(f"{path} is {size:,} bytes; a dataset file may hold at most {max_bytes:,}")
+    return path
+
+
+def split_files(root: Path, split: str, max_bytes: int = MAX_DATASET_BYTES) -> list[Path]:
     """The files of one split in a dataset folder (test.jsonl, data/test-00000-of-00001.parquet...)."""
     if not root.is_dir():
         raise DatasetError(f"{root}: not a folder (expected the dataset's test and validation files)")
     files = sorted(p for p in root.rglob(f"{split}*") if p.suffix in SUFFIXES and p.is_file())
     if not files:
         raise DatasetError(f"{root}: no {split} split ({split}*.jsonl, .json or .parquet)")
-    return files
+    return [check_size(path, max_bytes) for path in files]
 
 
 def load_split(root: Path, split: str) -> Iterator[tuple[dict[str, Any], str]]:
@@ -57,14 +71,14 @@ def load_split(root: Path, split: str) -> Iterator[tuple[dict[str, Any], str]]:
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[dict[str, Any], str]]:
-    with path.open(encoding="utf-8") as lines:
+    with path.open("rb") as lines:  # bytes: a bad byte is then one line's error, not a crash
         for number, line in enumerate(lines, 1):
             if line.strip():
                 yield _object(line, f"{path}:{number}"), f"{path}:{number}"
 
 
 def _json_rows(path: Path) -> Iterator[tuple[dict[str, Any], str]]:
-    rows = _object(path.read_text(encoding="utf-8"), str(path), expect=list)
+    rows = _object(path.read_bytes(), str(path), expect=list)
     for index, row in enumerate(rows):
         if not isinstance(row, dict):
             raise DatasetError(f"{path}[{index}]: expected an object per question")
@@ -78,7 +92,7 @@ def _parquet_rows(path: Path) -> Iterator[tuple[dict[str, Any], str]]:
         yield row, f"{path} row {index}"
 
 
-def _object(text: str, where: str, expect: type = dict) -> Any:
+def _object(text: str | bytes, where: str, expect: type = dict) -> Any:
     try:
         value = json.loads(text)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -18,7 +18,8 @@ def test_it_grades_an_engine_that_answers_without_tools(inprocess, capsys):
     assert (summary["rows"], summary["score"], summary["outcome"]) == (12, 0, "completed")
 
 
-def test_it_refuses_a_fixture_folder_without_a_truth_table(inprocess, capsys, tmp_path):
+def test_it_refuses_a_fixture_folder_without_a_truth_table(inprocess, capsys, tmp_path, settings):
+    settings.SPARKDASH_DATA_DIRS = [tmp_path]
     (tmp_path / "server.py").write_text("print('no routes')\n")
     EngineConfigFactory(name="sim")
     with pytest.raises(Exception, match=r"fixture: .*truth\.csv"):

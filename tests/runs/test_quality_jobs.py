@@ -41,16 +41,18 @@ def test_it_runs_mmlu_pro_from_the_command_line_and_stores_each_question(inproce
     assert all(body["model"] == "scripted" for body in chat.bodies)
 
 
-def test_it_refuses_a_missing_dataset_or_an_unknown_suite(inprocess, capsys):
+def test_it_refuses_a_missing_dataset_or_an_unknown_suite(inprocess, capsys, settings, tmp_path):
+    settings.SPARKDASH_DATA_DIRS = [tmp_path]
     EngineConfigFactory(name="sim")
-    with pytest.raises(Exception, match="dataset: no such file or folder: /nowhere"):
-        bench(capsys, "sim", "mmlu-pro", "--dataset", "/nowhere")
+    with pytest.raises(Exception, match=f"dataset: no such file or folder: {tmp_path}/nowhere"):
+        bench(capsys, "sim", "mmlu-pro", "--dataset", str(tmp_path / "nowhere"))
     with pytest.raises(Exception, match="suite must be one of humaneval, mbpp, not 'apps'"):
         bench(capsys, "sim", "evalplus", "--suite", "apps")
     assert not Run.objects.exists()
 
 
-def test_it_ends_a_run_on_a_malformed_dataset_with_the_line_named(inprocess, capsys, tmp_path):
+def test_it_ends_a_run_on_a_malformed_dataset_with_the_line_named(inprocess, capsys, tmp_path, settings):
+    settings.SPARKDASH_DATA_DIRS = [tmp_path]
     (tmp_path / "test.jsonl").write_text('{"question_id": 1}\n')
     (tmp_path / "validation.jsonl").write_text("")
     refused = pytest.raises(Exception, match=r"failed: \S+test.jsonl:1: not an MMLU-Pro")
