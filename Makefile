@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 
-.PHONY: run test lint install browser engine clean bench
+.PHONY: run test faults audit lint install browser engine clean bench
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,12 +33,21 @@ browser:
 engine:
 	PYTHON=$(PYTHON) bin/build-engine
 
+# Known vulnerabilities in the installed dependencies (pip-audit); CI runs it.
+audit: install
+	BIN=$(BIN) bin/audit
+
 lint: install
 	$(BIN)/ruff check .
 
 test: install engine browser lint
 	$(BIN)/python manage.py makemigrations --check --dry-run -v 0
 	$(BIN)/pytest
+
+# Fault injection that takes more than a minute (killed workers, restarted Redis and Postgres);
+# CI runs it after `make test`.
+faults: install engine
+	$(BIN)/pytest -m faults tests/faults
 
 # Benchmarks of the harness itself (fidelity, agreement, overhead, live latency, scale): prints each
 # figure against a reference measured in the same run, writes var/bench.json. CI runs `BENCH_ARGS=--short`.
