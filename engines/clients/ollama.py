@@ -38,10 +38,10 @@ class OllamaClient(EngineClient):
         n_chunks = 0
         async with aclosing(self._stream_lines("/api/chat", chat_body(request))) as lines:
             async for line in lines:
+                t = base.now()  # on arrival, before parsing: the parse is not the engine's time
                 if not line.strip():
                     continue
                 data = load_json_object(line, "NDJSON line")
-                t = base.now()
                 if "error" in data:
                     raise EngineError(f"{self.base_url} reported an error: {data['error']}")
                 text = _content(data)

@@ -65,6 +65,7 @@ class OpenAIClient(EngineClient):
         done = False
         async with aclosing(self._stream_lines("/v1/chat/completions", self.chat_body(request))) as lines:
             async for line in lines:
+                t = base.now()  # on arrival, before parsing: the parse is not the engine's time
                 payload = self._sse_data(line)
                 if payload is None:
                     continue
@@ -73,7 +74,6 @@ class OpenAIClient(EngineClient):
                     await read_to_end(lines)
                     break
                 data = load_json_object(payload, "SSE data line")
-                t = base.now()
                 raise_reported_error(data, self.base_url)
                 text = answer.take(data)
                 if text:
