@@ -38,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         crashed |= "error" in result
         report["benchmarks"][name] = result
         print_table(result["figures"])
+        print(f"  ({result['seconds']} s, load average {result['load_avg'][0]} -> {result['load_avg'][1]})")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
     print(f"figures written to {args.out}")
@@ -62,7 +63,7 @@ def _chosen(only: str) -> list[str]:
 
 def _run_one(name: str, short: bool) -> dict[str, Any]:
     """One benchmark's result, timed; a crash becomes an "error" entry so the others still run."""
-    started = time.perf_counter()
+    started, load = time.perf_counter(), os.getloadavg()[0]
     try:
         result = dict(importlib.import_module(f"tests.bench.{name}").run(short))
     except Exception as exc:  # a crashed benchmark is reported, the rest go on
@@ -70,6 +71,8 @@ def _run_one(name: str, short: bool) -> dict[str, Any]:
         reason = f"{type(exc).__name__}: {exc}"
         result = {"figures": [figure(f"{name} crashed", None, "", note=reason)], "error": reason}
     result["seconds"] = round(time.perf_counter() - started, 1)
+    # The box's 1-minute load average before and after: what the figures were measured under.
+    result["load_avg"] = [round(load, 2), round(os.getloadavg()[0], 2)]
     return result
 
 
