@@ -28,6 +28,7 @@ __all__ = [
     "EngineStartError",
     "ManagedEngine",
     "describe_returncode",
+    "kill_orphan",
     "port_is_free",
     "run_while_alive",
     "wait_port_free",
@@ -274,6 +275,22 @@ def _open_log(path: Path | None) -> IO[str] | None:
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
+
+
+def kill_orphan(pid: int, argv: Sequence[str]) -> bool:
+    """SIGKILL the process group of an engine whose starter died; True if it was killed.
+
+    Only when /proc shows that `pid` still runs `argv`, so a pid reused by another program is
+    never hit (without /proc nothing is killed).
+    """
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    if cmdline.split(b"\0")[:-1] != [os.fsencode(arg) for arg in argv]:
+        return False
+    _signal_group(pid, signal.SIGKILL)
+    return True
 
 
 async def _answers_200(http: httpx.AsyncClient, url: str, timeout_s: float) -> bool:

@@ -12,6 +12,7 @@ import contextlib
 import os
 import shlex
 import sys
+import time
 from collections import deque
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -24,7 +25,7 @@ from django.db import IntegrityError
 from django.utils import timezone
 
 from engines.clients import EngineClient, EngineError, client_for
-from engines.lifecycle import ManagedEngine, port_is_free, run_while_alive, wait_port_free
+from engines.lifecycle import ManagedEngine, kill_orphan, port_is_free, run_while_alive, wait_port_free
 from engines.logparse import parse_line
 from engines.models import EngineSession
 from engines.recipes import LaunchSettings, Recipe, render, settings_from_config
@@ -64,6 +65,15 @@ class RunEngine:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        # A job cancelled mid-release (the run cancelled as it ended) must still release the engine.
+        release = asyncio.ensure_future(self._release())
+        try:
+            await asyncio.shield(release)
+        except asyncio.CancelledError:
+            await release
+            raise
+
+    async def _release(self) -> None:
         if self.tail_task:
             self.tail_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -198,6 +208,28 @@ async def _open_session(run: Run, argv: list[str]) -> EngineSession:
     except IntegrityError:
         other = await sync_to_async(_running_session)(run.machine_id)
         raise MachineBusy(f"machine {run.machine.name} already runs an engine: {other}") from None
+
+
+def release_engines_of(run_id: int, port_wait_s: float = 5.0) -> None:
+    """Close the engine sessions a lost run left open, killing its engine if it still runs.
+
+    The worker that started the engine died without stopping it (the engine runs in its own
+    session, so it outlives the worker); the recorded command is checked against the process,
+    so a pid the system has since reused is never killed.
+    """
+    for session in EngineSession.objects.filter(run_id=run_id, stopped__isnull=True).select_related("engine"):
+        status = "left behind by a lost run"
+        if session.pid and kill_orphan(session.pid, session.command):
+            status = f"killed: left behind by a lost run (pid {session.pid})"
+            parts = urlsplit(session.engine.base_url)
+            deadline = time.monotonic() + port_wait_s
+            while not port_is_free(parts.hostname or "127.0.0.1", parts.port or 80):
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+        EngineSession.objects.filter(pk=session.pk, stopped__isnull=True).update(
+            stopped=timezone.now(), exit_status=status
+        )
 
 
 def _running_session(machine_id: int) -> str:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -19,7 +20,8 @@ from engines.metrics_text import SpecDelta, spec_decode_delta
 from engines.models import Machine
 from runs import live, sweeps
 from runs.core.quality_data import DatasetError
-from runs.engine_session import RunEngine
+from runs.engine_session import RunEngine, release_engines_of
+from runs.guard import RunGuard
 from runs.job_runner import run_job
 from runs.models import Run
 from runs.provenance import record_provenance, roofline_for
@@ -28,6 +30,11 @@ from runs.recorder import RunCancelled, RunRecorder, load_run, retry_db
 log = logging.getLogger(__name__)
 
 CLAIMED, BUSY, GONE = "claimed", "busy", "gone"
+T = TypeVar("T")
+
+
+class JobTimedOut(EngineError):
+    """The job ran longer than the per-job timeout."""
 
 
 def claim(run_id: int) -> str:
@@ -49,21 +56,26 @@ def claim(run_id: int) -> str:
     return CLAIMED if claimed == 1 else GONE
 
 
-def reap_lost_runs(machine_id: int) -> int:
-    """Fail running runs on the machine whose worker stopped sending heartbeats."""
+def reap_lost_runs(machine_id: int | None = None) -> int:
+    """Fail running runs whose worker stopped sending heartbeats (on one machine, or on all).
+
+    Their managed engines, orphaned by the worker's death, are stopped and their sessions closed,
+    so the machine can start the next run's engine.
+    """
     limit = timedelta(seconds=settings.SPARKDASH_LOST_RUN_S)
-    stale = Run.objects.filter(
-        machine_id=machine_id, status=Run.Status.RUNNING, heartbeat__lt=timezone.now() - limit
-    )
-    lost = list(stale.values_list("pk", flat=True))
-    count = Run.objects.filter(pk__in=lost, status=Run.Status.RUNNING).update(
-        status=Run.Status.FAILED,
-        finished=timezone.now(),
-        error=f"lost: its worker sent no heartbeat for {int(limit.total_seconds())} s (killed or stopped?)",
-    )
-    for run_id in lost:  # a lost run has ended: its sweep run may be complete now
-        sweeps.maybe_finish_execution(run_id)
-    return count
+    stale = Run.objects.filter(status=Run.Status.RUNNING, heartbeat__lt=timezone.now() - limit)
+    if machine_id is not None:
+        stale = stale.filter(machine_id=machine_id)
+    error = f"lost: its worker sent no heartbeat for {int(limit.total_seconds())} s (killed or stopped?)"
+    reaped = 0
+    for run_id in list(stale.values_list("pk", flat=True)):
+        # Conditional: a heartbeat that arrived meanwhile, or another reaper, keeps it out.
+        count = stale.filter(pk=run_id).update(status=Run.Status.FAILED, finished=timezone.now(), error=error)
+        if count:
+            reaped += 1
+            release_engines_of(run_id)
+            sweeps.maybe_finish_execution(run_id)  # a lost run has ended: its sweep run may be complete
+    return reaped
 
 
 def execute(run_id: int) -> None:
@@ -91,15 +103,13 @@ async def _execute_on_checked_connection(run: Run) -> None:
 
 async def _execute(run: Run) -> None:
     engine = run.config.engine
-    # Agent steps are not streamed: one read has to cover a whole long answer on a slow box.
-    timeout = 1800.0 if run.job == Run.Job.AGENT_TABLE else 300.0
-    client = client_for(engine.kind, engine.base_url, engine.api_key, timeout)
+    client = client_for(engine.kind, engine.base_url, engine.api_key, request_timeout_s(run))
     recorder = RunRecorder(run.pk, settings.SPARKDASH_FLUSH_INTERVAL_S)
+    guard = RunGuard(run.pk, settings.SPARKDASH_WATCH_INTERVAL_S)
     status, summary, error = Run.Status.FAILED, {}, ""
     try:
         await recorder.open()
-        async with RunEngine(run, start=run.job != Run.Job.LOOKAHEAD) as engine_side:
-            summary = await _measure(client, run, recorder, engine_side)
+        summary = await guard.run(_engine_and_job(client, run, recorder))
         status = Run.Status.SUCCEEDED
     except RunCancelled:
         status = Run.Status.CANCELLED
@@ -111,6 +121,33 @@ async def _execute(run: Run) -> None:
     finally:
         await client.aclose()
     await _finish(run.pk, recorder, status, summary, error)
+
+
+def request_timeout_s(run: Run) -> float:
+    """The per-request read timeout: how long an engine may send nothing before the request fails."""
+    # Agent steps are not streamed: one read has to cover a whole long answer on a slow box.
+    if run.job == Run.Job.AGENT_TABLE:
+        return settings.SPARKDASH_AGENT_REQUEST_TIMEOUT_S
+    return settings.SPARKDASH_REQUEST_TIMEOUT_S
+
+
+async def _engine_and_job(client: EngineClient, run: Run, recorder: RunRecorder) -> dict[str, Any]:
+    async with RunEngine(run, start=run.job != Run.Job.LOOKAHEAD) as engine_side:
+        return await _within_job_limit(_measure(client, run, recorder, engine_side))
+
+
+async def _within_job_limit(job: Awaitable[T]) -> T:
+    """The job, failed with JobTimedOut once it has run for SPARKDASH_JOB_TIMEOUT_S."""
+    limit = settings.SPARKDASH_JOB_TIMEOUT_S
+    try:
+        async with asyncio.timeout(limit) as scope:
+            return await job
+    except TimeoutError:
+        if not scope.expired():
+            raise  # a timeout of the job's own
+        raise JobTimedOut(
+            f"job timed out: not finished after {limit:g} s (the per-job timeout, SPARKDASH_JOB_TIMEOUT_S)"
+        ) from None
 
 
 async def _measure(

@@ -187,7 +187,16 @@ WHITENOISE_USE_FINDERS = True
 SPARKDASH_FLUSH_INTERVAL_S = envfloat("SPARKDASH_FLUSH_INTERVAL_S", 0.25)
 SPARKDASH_HARNESS_COMMIT = os.getenv("SPARKDASH_HARNESS_COMMIT", "")
 # A running run whose worker sent no heartbeat for this long is failed as lost.
-SPARKDASH_LOST_RUN_S = envint("SPARKDASH_LOST_RUN_S", 1800)
+SPARKDASH_LOST_RUN_S = envint("SPARKDASH_LOST_RUN_S", 300)
+# A running job's heartbeat, and how soon it notices a cancel from the UI.
+SPARKDASH_WATCH_INTERVAL_S = envfloat("SPARKDASH_WATCH_INTERVAL_S", 1.0)
+# How often each Celery worker looks for lost runs on every machine.
+SPARKDASH_REAP_INTERVAL_S = envfloat("SPARKDASH_REAP_INTERVAL_S", 30.0)
+# How long an engine may send nothing before a request fails (agent steps are not streamed).
+SPARKDASH_REQUEST_TIMEOUT_S = envfloat("SPARKDASH_REQUEST_TIMEOUT_S", 300.0)
+SPARKDASH_AGENT_REQUEST_TIMEOUT_S = envfloat("SPARKDASH_AGENT_REQUEST_TIMEOUT_S", 1800.0)
+# A job still running after this long fails; under the Celery soft limit, so the reason is ours.
+SPARKDASH_JOB_TIMEOUT_S = envfloat("SPARKDASH_JOB_TIMEOUT_S", CELERY_TASK_SOFT_TIME_LIMIT - 60)
 SPARKDASH_METRICS_TOKEN = envsecret("SPARKDASH_METRICS_TOKEN")  # bearer token for GET /metrics; empty: off
 
 LOGGING = {

@@ -208,6 +208,11 @@ class EngineClient(ABC):
         reason = str(exc) or type(exc).__name__
         if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.InvalidURL):
             return EngineError(f"cannot reach {self.base_url}: {reason}")
+        if isinstance(exc, httpx.ReadTimeout):
+            limit = self.http.timeout.read
+            return EngineError(
+                f"{self.base_url} timed out: sent nothing for {limit:g} s (the per-request read timeout)"
+            )
         if isinstance(exc, httpx.TimeoutException):
             limit = self.http.timeout.read
             return EngineError(f"{self.base_url} timed out ({type(exc).__name__}, limit {limit:g}s)")
