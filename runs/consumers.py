@@ -36,7 +36,7 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
         self.last_seq = _after(self.scope.get("query_string", b""))
         # Join before reading the database, so an event sent meanwhile is queued, not lost.
-        await self.channel_layer.group_add(group_name(self.run_id), self.channel_name)
+        await self._join()
         run = await self._run_dict()
         if run is None:
             await self.close(code=4404)
@@ -98,9 +98,18 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             except Exception as exc:  # Redis or the database still down: try again next time
                 log.warning("run socket %s: resync failed: %s", self.run_id, exc)
 
+    async def _join(self) -> None:
+        try:
+            await self.channel_layer.group_add(group_name(self.run_id), self.channel_name)
+        except Exception as exc:
+            # After a Redis restart the first use of each pooled connection fails; a second try
+            # gets a fresh one, instead of failing the browser's first reconnection.
+            log.info("run socket %s: joining again after %r", self.run_id, exc)
+            await self.channel_layer.group_add(group_name(self.run_id), self.channel_name)
+
     async def _resync(self) -> None:
         """Re-join the group, then send the samples and the run change the socket missed."""
-        await self.channel_layer.group_add(group_name(self.run_id), self.channel_name)
+        await self._join()
         async with self.turn:
             await self._backfill()
             run = await self._run_dict()

@@ -1,0 +1,53 @@
+"""Rows for a service-fault test, written into the private database by a subprocess.
+
+`python -m tests.faults.seed setup SIM_URL` creates a superuser, a machine and a config on the
+simulator at SIM_URL, and prints {"config": id, "queue": ..., "cookie": session id} as JSON.
+`python -m tests.faults.seed start CONFIG REPS MAX_TOKENS` starts a speed run through the same
+path as the run form and prints {"run": id, "total": requests}.
+The environment (DATABASE_URL, REDIS_URL) says which database and broker.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+
+def setup(sim_url: str) -> dict[str, Any]:
+    from django.test import Client
+
+    from tests.factories import EngineConfigFactory, EngineFactory, UserFactory
+
+    # A superuser sees every team's machines: who may see the run is not what these tests test.
+    user = UserFactory(username="alice", is_superuser=True)
+    engine = EngineFactory(simulator=True, base_url=sim_url)
+    config = EngineConfigFactory(engine=engine, lookahead=0)
+    client = Client()
+    client.force_login(user)
+    session = client.cookies["sessionid"].value
+    return {"config": config.pk, "queue": engine.machine.queue_name, "cookie": session}
+
+
+def start(config_id: int, reps: int, max_tokens: int) -> dict[str, Any]:
+    from engines.models import EngineConfig
+    from runs.core.prompts import SPEED_PROMPTS
+    from runs.services import start_run
+
+    config = EngineConfig.objects.select_related("engine__machine").get(pk=config_id)
+    run = start_run(config, "speed", {"reps": reps, "warmup": 0, "max_tokens": max_tokens})
+    return {"run": run.pk, "total": reps * len(SPEED_PROMPTS)}
+
+
+def main(argv: list[str]) -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sparkdash.settings")
+    import django
+
+    django.setup()
+    action, *args = argv
+    result = setup(args[0]) if action == "setup" else start(*(int(a) for a in args))
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
