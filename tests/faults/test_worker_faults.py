@@ -19,6 +19,7 @@ LOST_RUN_S = 3
 # 16 tokens at 40 tok/s: 0.4 s a request, twelve requests (~5 s).
 LONG_RUN = {"reps": 2, "warmup": 0, "max_tokens": 16}
 NEXT_RUN = {"reps": 1, "warmup": 0, "max_tokens": 4}
+GONE = re.compile(r"run_job\[(\S+)\] succeeded in \S+: 'gone'")
 
 
 @pytest.fixture(autouse=True)
@@ -40,14 +41,14 @@ def test_it_reaps_a_run_whose_worker_child_was_killed_and_runs_the_next():
         killed_at = timezone.now()
         before = samples_of(first.pk)
         first, second = wait_until_finished([first.pk, second.pk])
+        # The killed task comes back (acks_late, reject on worker lost) and finds its run taken.
+        redelivered = wait_for("the killed task redelivered", lambda: GONE.search(worker.log()))
         log = worker.log()
     after = samples_of(first.pk)
     session.refresh_from_db()
     _report("worker child SIGKILLed", first, killed_at, before, after, second, session)
     assert "exited with 'signal 9 (SIGKILL)'" in log  # the parent saw its child die
-    # The killed task came back (acks_late, reject on worker lost) and found its run taken.
-    redelivered = re.search(r"run_job\[(\S+)\] succeeded in \S+: 'gone'", log)
-    assert redelivered and log.count(f"run_job[{redelivered[1]}] received") == 2, log
+    assert log.count(f"run_job[{redelivered[1]}] received") == 2, log
     _assert_lost_then_next(first, killed_at, before, after, second, session)
 
 
