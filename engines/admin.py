@@ -1,4 +1,7 @@
-"""Admin for machines, engines and configs; an engine's api_key is write-only here too."""
+"""Admin for teams, machines, engines and configs; an engine's api_key is write-only here too.
+
+The admin is for superusers: it is not scoped by team (engines.access scopes the pages).
+"""
 from __future__ import annotations
 
 from typing import Any
@@ -6,7 +9,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 
-from engines.models import Engine, EngineConfig, Machine
+from engines.models import Engine, EngineConfig, Machine, Team
 
 
 class EngineAdminForm(forms.ModelForm):
@@ -36,9 +39,16 @@ class EngineAdminForm(forms.ModelForm):
         return data
 
 
+@admin.register(Team)
+class TeamAdmin(admin.ModelAdmin):
+    list_display = ["name"]
+    filter_horizontal = ["members"]
+
+
 @admin.register(Machine)
 class MachineAdmin(admin.ModelAdmin):
-    list_display = ["name", "bandwidth_gbps", "memory_gb", "queue_name"]
+    list_display = ["name", "team", "host", "bandwidth_gbps", "memory_gb", "queue_name"]
+    list_filter = ["team"]
 
 
 @admin.register(Engine)

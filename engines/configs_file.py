@@ -8,11 +8,11 @@ import yaml
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
-from engines.models import Engine, EngineConfig, Machine
+from engines.models import Engine, EngineConfig, Machine, Team
 
 MAX_FILE_BYTES = 1_000_000
 
-MACHINE_KEYS = {"name", "bandwidth_gbps", "memory_gb", "notes"}
+MACHINE_KEYS = {"name", "team", "host", "bandwidth_gbps", "memory_gb", "notes"}
 ENGINE_KEYS = {"name", "machine", "kind", "url", "api_key", "api_key_env", "simulator"}
 CONFIG_KEYS = {f.name for f in EngineConfig._meta.fields} - {"id", "created", "updated"}
 
@@ -90,7 +90,13 @@ def _lookup(where: str, model: type[models.Model], name: Any) -> Any:
 
 
 def _machine(where: str, entry: dict) -> tuple:
-    return Machine, entry.pop("name"), entry
+    name = entry.pop("name")
+    # A team is made when first named; a new machine with none joins the default team.
+    if "team" in entry:
+        entry["team"] = Team.objects.get_or_create(name=str(entry["team"]))[0]
+    elif not Machine.objects.filter(name=name).exists():
+        entry["team"] = Team.default()
+    return Machine, name, entry
 
 
 def _engine(where: str, entry: dict) -> tuple:

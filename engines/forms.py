@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 
+from engines.access import visible
 from engines.models import EngineConfig
 from runs.jobs import (
     JOB_PARAMS,
@@ -42,6 +43,12 @@ class EngineConfigForm(forms.ModelForm):
             "extra_flags": forms.Textarea(attrs={"rows": 2}),
             "notes": forms.Textarea(attrs={"rows": 3}),
         }
+
+    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Only the user's teams' engines are offered; another team's posted pk is an invalid choice.
+        engines = self.fields["engine"].queryset.select_related("machine")
+        self.fields["engine"].queryset = visible(user, engines)
 
 
 def _help(spec: Any) -> str:

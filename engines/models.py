@@ -3,17 +3,47 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
+from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
 from django.utils.text import slugify
+
+DEFAULT_TEAM = "default"
+# Where an engine on the worker's own box listens; always allowed as an engine's host.
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+class Team(models.Model):
+    """The people who share machines: a user sees only their teams' machines and what runs on them."""
+
+    name = models.CharField(max_length=100, unique=True)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="teams", blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @classmethod
+    def default(cls) -> Team:
+        """The team machines join when none is named (every user and machine of an older install)."""
+        return cls.objects.get_or_create(name=DEFAULT_TEAM)[0]
 
 
 class Machine(models.Model):
     """One workstation. It has its own Celery queue, so two jobs never share the box."""
 
     name = models.CharField(max_length=100, unique=True)
+    team = models.ForeignKey(Team, models.PROTECT, related_name="machines")
+    host = models.CharField(
+        max_length=255, blank=True,
+        help_text="the host name or IP its engines listen on; blank: the worker's own box (loopback) only",
+    )
     bandwidth_gbps = models.FloatField(
         "memory bandwidth (GB/s)", validators=[MinValueValidator(0.1), MaxValueValidator(100_000)]
     )
@@ -81,6 +111,17 @@ class Engine(models.Model):
     @property
     def managed(self) -> bool:
         return self.launch == self.Launch.MANAGED
+
+    def clean(self) -> None:
+        # The worker fetches only this URL: it must point at the machine the engine is registered on.
+        host = (urlsplit(self.base_url).hostname or "").lower() if self.base_url else ""
+        if not host or self.machine_id is None:
+            return
+        allowed = set(LOOPBACK_HOSTS) | ({self.machine.host.lower()} if self.machine.host else set())
+        if host not in allowed:
+            raise ValidationError(
+                {"base_url": f"the host must be the machine's ({', '.join(sorted(allowed))}), not {host}"}
+            )
 
 
 class EngineSession(models.Model):

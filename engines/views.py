@@ -6,12 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, F, OuterRef, Q, Subquery, Window
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Window
 from django.db.models.functions import RowNumber
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from engines.access import get_visible_or_404, visible
 from engines.forms import EngineConfigForm, StartJobForm
 from engines.gguf_inspect import GGUFError, inspect_header
 from engines.models import EngineConfig, Machine
@@ -27,10 +28,11 @@ RECENT_RUNS = 5
 HOME_ALERTS = 20
 
 
-def _recent_runs() -> dict[int, list[Run]]:
-    """The latest RECENT_RUNS runs of every machine, in one query."""
+def _recent_runs(machine_ids: list[int]) -> dict[int, list[Run]]:
+    """The latest RECENT_RUNS runs of each of these machines, in one query."""
     rank = Window(RowNumber(), partition_by=[F("machine_id")], order_by=[F("created").desc(), F("pk").desc()])
-    runs = Run.objects.select_related("config__engine", "machine").annotate(rank=rank)
+    runs = Run.objects.filter(machine_id__in=machine_ids).select_related("config__engine", "machine")
+    runs = runs.annotate(rank=rank)
     recent: dict[int, list[Run]] = defaultdict(list)
     for run in runs.filter(rank__lte=RECENT_RUNS).order_by("-created", "-pk"):
         recent[run.machine_id].append(run)
@@ -39,24 +41,26 @@ def _recent_runs() -> dict[int, list[Run]]:
 
 def _machine_overview(machines: list[Machine]) -> list[dict[str, Any]]:
     """Each machine with its running run, how many wait in its queue, and its latest runs."""
+    ids = [m.pk for m in machines]
+    runs = Run.objects.filter(machine_id__in=ids)
     running: dict[int, Run] = {}
-    now = Run.objects.filter(status=Run.Status.RUNNING).select_related("config__engine", "execution__sweep")
+    now = runs.filter(status=Run.Status.RUNNING).select_related("config__engine", "execution__sweep")
     for run in now.order_by("created"):  # one job per box; were there two, the newest shows
         running[run.machine_id] = run
-    queued = Run.objects.filter(status=Run.Status.QUEUED).order_by().values("machine_id")
+    queued = runs.filter(status=Run.Status.QUEUED).order_by().values("machine_id")
     counts = dict(queued.annotate(n=Count("pk")).values_list("machine_id", "n"))
-    recent = _recent_runs()
+    recent = _recent_runs(ids)
     return [
         {"machine": m, "running": running.get(m.pk), "queued": counts.get(m.pk, 0), "recent": recent[m.pk]}
         for m in machines
     ]
 
 
-def _last_nightly() -> list[SweepExecution]:
-    """The latest finished scheduled sweep run of each sweep, with its run counts, in one query."""
+def _last_nightly(sweeps: QuerySet[Sweep]) -> list[SweepExecution]:
+    """The latest finished scheduled run of each of these sweeps, with its run counts, in one query."""
     scheduled = SweepExecution.objects.filter(trigger=SweepExecution.Trigger.SCHEDULE, finished__isnull=False)
     latest = scheduled.filter(sweep=OuterRef("pk")).order_by("-finished", "-pk").values("pk")[:1]
-    ids = Sweep.objects.annotate(last=Subquery(latest)).filter(last__isnull=False).values("last")
+    ids = sweeps.annotate(last=Subquery(latest)).filter(last__isnull=False).values("last")
 
     def runs(status: str) -> Count:
         return Count("runs", filter=Q(runs__status=status), distinct=True)
@@ -72,12 +76,12 @@ def _last_nightly() -> list[SweepExecution]:
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    machines = list(Machine.objects.prefetch_related("engines"))
-    open_alerts = Alert.objects.filter(resolved__isnull=True)
+    machines = list(visible(request.user, Machine.objects.prefetch_related("engines")))
+    open_alerts = visible(request.user, Alert.objects.filter(resolved__isnull=True))
     shown = open_alerts.select_related("config__engine", "execution__sweep")[:HOME_ALERTS]
     ctx = {
         "overview": _machine_overview(machines),
-        "nightly": _last_nightly(),
+        "nightly": _last_nightly(visible(request.user, Sweep)),
         "alert_rows": alert_rows(list(shown)),
         "open_alerts": open_alerts.count(),
     }
@@ -87,15 +91,16 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 def config_list(request: HttpRequest) -> HttpResponse:
     last_run = Run.objects.filter(config=OuterRef("pk")).order_by("-created").values("pk")[:1]
-    configs = list(EngineConfig.objects.select_related("engine").annotate(last_run_id=Subquery(last_run)))
+    configs = visible(request.user, EngineConfig.objects.select_related("engine"))
+    configs = list(configs.annotate(last_run_id=Subquery(last_run)))
     last_runs = Run.objects.in_bulk([c.last_run_id for c in configs if c.last_run_id])
     for config in configs:
         config.last_run = last_runs.get(config.last_run_id)
     return render(request, "engines/config_list.html", {"configs": configs})
 
 
-def _get_config(pk: int) -> EngineConfig:
-    return get_object_or_404(EngineConfig.objects.select_related("engine__machine"), pk=pk)
+def _get_config(request: HttpRequest, pk: int) -> EngineConfig:
+    return get_visible_or_404(request.user, EngineConfig.objects.select_related("engine__machine"), pk=pk)
 
 
 def model_findings(config: EngineConfig) -> dict | None:
@@ -122,7 +127,7 @@ def _render_detail(request: HttpRequest, config: EngineConfig, form: StartJobFor
 
 @login_required
 def config_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    config = _get_config(pk)
+    config = _get_config(request, pk)
     fmt = wants_export(request)
     if fmt:
         rows = scorecard_export(scorecard(config))
@@ -134,7 +139,7 @@ def config_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def config_start_run(request: HttpRequest, pk: int) -> HttpResponse:
     """Queue a run of this config (any job) and go to its live page."""
-    config = _get_config(pk)
+    config = _get_config(request, pk)
     form = StartJobForm(request.POST, request.FILES)
     if form.is_valid():
         try:
@@ -148,7 +153,7 @@ def config_start_run(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _edit(request: HttpRequest, config: EngineConfig | None) -> HttpResponse:
     data = request.POST if request.method == "POST" else None
-    form = EngineConfigForm(data, instance=config)
+    form = EngineConfigForm(data, instance=config, user=request.user)
     if form.is_valid():
         return redirect(form.save())
     ctx = {"form": form, "config": config}
@@ -162,4 +167,4 @@ def config_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def config_edit(request: HttpRequest, pk: int) -> HttpResponse:
-    return _edit(request, _get_config(pk))
+    return _edit(request, _get_config(request, pk))

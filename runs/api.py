@@ -5,9 +5,9 @@ from functools import wraps
 from typing import Any
 
 from django.http import HttpRequest, JsonResponse
-from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
+from engines.access import get_visible_or_404
 from runs.models import Run, Sample
 
 SAMPLES_PAGE = 5000
@@ -25,22 +25,22 @@ def api_login_required(view: Any) -> Any:
     return wrapper
 
 
-def _get_run(pk: int) -> Run:
-    return get_object_or_404(Run.objects.select_related("config__engine", "machine"), pk=pk)
+def _get_run(request: HttpRequest, pk: int) -> Run:
+    return get_visible_or_404(request.user, Run.objects.select_related("config__engine", "machine"), pk=pk)
 
 
 @require_GET
 @api_login_required
 def run_detail(request: HttpRequest, pk: int) -> JsonResponse:
     """GET /api/runs/<id>: the run as the CLI prints it."""
-    return JsonResponse(_get_run(pk).to_dict())
+    return JsonResponse(_get_run(request, pk).to_dict())
 
 
 @require_GET
 @api_login_required
 def run_samples(request: HttpRequest, pk: int) -> JsonResponse:
     """GET /api/runs/<id>/samples?after=SEQ: samples after SEQ, in order, one page at a time."""
-    run = _get_run(pk)
+    run = _get_run(request, pk)
     try:
         after = int(request.GET.get("after", "-1"))
     except ValueError:

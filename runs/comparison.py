@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+from django.db.models import QuerySet
+
+from engines.access import User, visible
 from engines.models import EngineConfig
 from runs.core.compare import SCORED_JOBS
 from runs.core.comparison import EXPORT_COLUMNS, Group, TableRow, chart_data, compare_groups, export_rows
@@ -105,18 +108,21 @@ class Comparison:
 
 
 def build_comparison(
-    selection: Selection, known: Mapping[int, EngineConfig] | None = None
+    selection: Selection, known: Mapping[int, EngineConfig] | None = None, *, user: User | None
 ) -> Comparison | None:
     """Load the selection's runs and configs and compare them; SelectionError for unknown ids,
     None when they hold no config to compare (a sweep run that has no runs yet).
 
     :param known: configs already loaded with their engine and machine (the page's form has
         them all), so they are not read again
+    :param user: only what this user may see counts (another team's ids are unknown ids);
+        None for management commands, which see everything
     """
-    picked = [*_picked_runs(selection.runs), *_sweep_runs(selection.sweep_runs)]
-    runs = list({run.pk: run for run in [*picked, *_latest_runs(selection.configs)]}.values())
+    picked = [*_picked_runs(selection.runs, user), *_sweep_runs(selection.sweep_runs, user)]
+    latest = _latest_runs(selection.configs, user)
+    runs = list({run.pk: run for run in [*picked, *latest]}.values())
     order = list(dict.fromkeys([*selection.configs, *(run.config_id for run in runs)]))
-    configs = _configs(order, known)
+    configs = _configs(order, known, user)
     if not order:
         return None
     if selection.baseline is not None and selection.baseline not in configs:
@@ -150,34 +156,40 @@ def _left_out(runs: Iterable[Run]) -> list[tuple[Run, str]]:
     return left
 
 
-def _picked_runs(ids: Sequence[int]) -> list[Run]:
+def _scoped(user: User | None, objects: QuerySet[Any]) -> QuerySet[Any]:
+    return objects if user is None else visible(user, objects)
+
+
+def _picked_runs(ids: Sequence[int], user: User | None) -> list[Run]:
     if not ids:
         return []
-    found = {run.pk: run for run in Run.objects.filter(pk__in=ids).only(*RUN_FIELDS)}
+    found = {run.pk: run for run in _scoped(user, Run.objects.filter(pk__in=ids)).only(*RUN_FIELDS)}
     _check("runs", "run", ids, found)
     return [found[pk] for pk in ids]
 
 
-def _sweep_runs(ids: Sequence[int]) -> list[Run]:
+def _sweep_runs(ids: Sequence[int], user: User | None) -> list[Run]:
     if not ids:
         return []
-    executions = SweepExecution.objects.filter(pk__in=ids).values_list("pk", flat=True)
+    executions = _scoped(user, SweepExecution.objects.filter(pk__in=ids)).values_list("pk", flat=True)
     _check("sweep_runs", "sweep run", ids, set(executions))
-    runs = Run.objects.filter(execution_id__in=ids).only(*RUN_FIELDS)
+    runs = _scoped(user, Run.objects.filter(execution_id__in=ids)).only(*RUN_FIELDS)
     return list(runs.order_by("execution_id", "config__name", "created", "pk"))
 
 
-def _latest_runs(config_ids: Sequence[int]) -> list[Run]:
+def _latest_runs(config_ids: Sequence[int], user: User | None) -> list[Run]:
     """The latest LATEST_RUNS succeeded runs per config and benchmark (concurrency sweeps too)."""
     if not config_ids:
         return []
-    runs = latest_succeeded(LATEST_RUNS, COMPARED_JOBS, config_ids)
+    runs = latest_succeeded(LATEST_RUNS, COMPARED_JOBS, config_ids, among=_scoped(user, Run.objects.all()))
     return list(runs.only(*RUN_FIELDS).order_by("-created", "-pk"))
 
 
-def _configs(ids: Sequence[int], known: Mapping[int, EngineConfig] | None) -> dict[int, EngineConfig]:
+def _configs(
+    ids: Sequence[int], known: Mapping[int, EngineConfig] | None, user: User | None
+) -> dict[int, EngineConfig]:
     if known is None:
-        known = EngineConfig.objects.select_related("engine__machine").in_bulk(list(ids))
+        known = _scoped(user, EngineConfig.objects.select_related("engine__machine")).in_bulk(list(ids))
     _check("configs", "config", ids, known)
     return {pk: known[pk] for pk in ids}
 

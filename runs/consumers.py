@@ -15,6 +15,7 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from engines.access import visible
 from runs.live import group_name, note_consumer_loop
 from runs.models import Run, Sample
 
@@ -123,7 +124,9 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
 
     @database_sync_to_async
     def _run_dict(self) -> dict[str, Any] | None:
-        run = Run.objects.select_related("config__engine", "machine").filter(pk=self.run_id).first()
+        # Another team's run answers as a missing one (4404), so its existence is not revealed.
+        runs = visible(self.scope["user"], Run.objects.select_related("config__engine", "machine"))
+        run = runs.filter(pk=self.run_id).first()
         return dict(run.to_dict()) if run else None
 
     @database_sync_to_async

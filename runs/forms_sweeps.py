@@ -11,6 +11,7 @@ from typing import Any
 from django import forms
 from django.forms import BoundField
 
+from engines.access import visible
 from engines.models import EngineConfig
 from runs.jobs import JOB_PARAMS
 from runs.models import Run, Sweep
@@ -53,9 +54,10 @@ class SweepForm(forms.ModelForm):
         }
         widgets = {"configs": forms.SelectMultiple(attrs={"size": 8})}
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        configs = EngineConfig.objects.select_related("engine").order_by("name")
+        # Only the user's teams' configs are offered; another team's posted pk is an invalid choice.
+        configs = visible(user, EngineConfig.objects.select_related("engine").order_by("name"))
         for name in ("configs", "baseline"):
             self.fields[name].queryset = configs
             self.fields[name].label_from_instance = lambda c: f"{c.name} ({c.engine.name})"

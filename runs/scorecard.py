@@ -24,19 +24,22 @@ LATEST_RUNS = 20
 
 
 def latest_succeeded(
-    per_benchmark: int, jobs: Iterable[str] | None = None, config_ids: Iterable[int] | None = None
+    per_benchmark: int, jobs: Iterable[str] | None = None, config_ids: Iterable[int] | None = None,
+    among: QuerySet[Run] | None = None,
 ) -> QuerySet[Run]:
     """The latest `per_benchmark` succeeded runs of each config and benchmark, as one query.
 
     EvalPlus runs are ranked per dataset, so HumanEval+ runs don't push MBPP+ ones out. Callers
     add the columns and relations they read, and an order.
+
+    :param among: the runs to pick from (e.g. those a user may see); default all
     """
     rank = Window(
         RowNumber(),
         partition_by=[F("config_id"), F("job"), KT("summary__dataset")],
         order_by=[F("created").desc(), F("pk").desc()],
     )
-    runs = Run.objects.filter(status=Run.Status.SUCCEEDED)
+    runs = (Run.objects.all() if among is None else among).filter(status=Run.Status.SUCCEEDED)
     if jobs is not None:
         runs = runs.filter(job__in=list(jobs))
     if config_ids is not None:

@@ -5,9 +5,10 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from engines.access import get_visible_or_404, visible
 from engines.models import EngineConfig, Machine
 from runs.core.compare import median_of
 from runs.export import table_response, wants_export
@@ -22,7 +23,7 @@ ID_FILTERS = ("config", "machine")
 
 
 def _filtered(request: HttpRequest) -> tuple[QuerySet[Run], dict[str, str]]:
-    runs = Run.objects.select_related("config__engine", "machine")
+    runs = visible(request.user, Run.objects.select_related("config__engine", "machine"))
     chosen: dict[str, str] = {}
     for param, lookup in FILTERS.items():
         value = request.GET.get(param, "")
@@ -62,16 +63,17 @@ def run_list(request: HttpRequest) -> HttpResponse:
     ctx = {
         "page": page,
         "chosen": chosen,
-        "configs": EngineConfig.objects.only("pk", "name"),
-        "machines": Machine.objects.only("pk", "name"),
+        "configs": visible(request.user, EngineConfig.objects.only("pk", "name")),
+        "machines": visible(request.user, Machine.objects.only("pk", "name")),
         "jobs": Run.Job.choices,
         "statuses": Run.Status.choices,
     }
     return render(request, "runs/list.html", ctx)
 
 
-def _get_run(pk: int) -> Run:
-    return get_object_or_404(Run.objects.select_related("config__engine__machine", "machine"), pk=pk)
+def _get_run(request: HttpRequest, pk: int) -> Run:
+    runs = Run.objects.select_related("config__engine__machine", "machine")
+    return get_visible_or_404(request.user, runs, pk=pk)
 
 
 PROGRESS_UNITS = {
@@ -82,7 +84,7 @@ PROGRESS_UNITS = {
 @login_required
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The live page: run_detail.js takes over from the embedded run."""
-    run = _get_run(pk)
+    run = _get_run(request, pk)
     unit = PROGRESS_UNITS.get(run.job, "requests")
     ctx = {"run": run, "run_data": run.to_dict(), "metrics": SUMMARY_METRICS, "progress_unit": unit}
     return render(request, "runs/detail.html", ctx)
@@ -91,7 +93,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    run = _get_run(pk)
+    run = _get_run(request, pk)
     cancel_run(run)
     return redirect(run)
 
@@ -102,7 +104,7 @@ LOG_LINES_SHOWN = 2000
 @login_required
 def run_log(request: HttpRequest, pk: int) -> HttpResponse:
     """The engine's output during the run, filtered by ?q= (case-insensitive substring)."""
-    run = _get_run(pk)
+    run = _get_run(request, pk)
     query = request.GET.get("q", "").strip()
     lines = run.engine_log.splitlines()
     if query:

@@ -7,6 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from engines.access import visible
 from engines.models import EngineConfig
 from runs.comparison import EXPORT_COLUMNS, Comparison, SelectionError, build_comparison, parse_selection
 from runs.export import table_response, wants_export
@@ -36,7 +37,7 @@ class CompareForm(forms.Form):
 @login_required
 def compare_configs_page(request: HttpRequest) -> HttpResponse:
     """GET ?a=<id>&b=<id>: B compared with A; the form alone until both are given."""
-    configs = list(EngineConfig.objects.select_related("engine").order_by("name"))
+    configs = list(visible(request.user, EngineConfig.objects.select_related("engine").order_by("name")))
     both_given = "a" in request.GET and "b" in request.GET
     form = CompareForm(request.GET if both_given else None, configs)
     # (name, label, the id as sent) for each select, so a wrong id is shown unselected.
@@ -53,11 +54,13 @@ def compare_configs_page(request: HttpRequest) -> HttpResponse:
 @login_required
 def compare_page(request: HttpRequest) -> HttpResponse:
     """GET ?runs=&configs=&sweep_runs=&baseline=: the comparison; ?format=csv|json|html downloads it."""
-    configs = list(EngineConfig.objects.select_related("engine__machine").order_by("name"))
+    found = visible(request.user, EngineConfig.objects.select_related("engine__machine"))
+    configs = list(found.order_by("name"))
     ctx = {"configs": configs, "latest_runs": LATEST_RUNS, "form_values": request.GET, "chosen_configs": []}
     try:
         selection = parse_selection(dict(request.GET.lists()))
-        comparison = None if selection.empty else build_comparison(selection, {c.pk: c for c in configs})
+        known = {c.pk: c for c in configs}
+        comparison = None if selection.empty else build_comparison(selection, known, user=request.user)
     except SelectionError as error:
         return render(request, "runs/compare.html", ctx | {"error": error}, status=400)
     ctx |= {"chosen_configs": selection.configs, "empty": not selection.empty and comparison is None}

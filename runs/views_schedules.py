@@ -7,12 +7,13 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from engines.access import get_visible_or_404, visible
 from runs import alerts
 from runs.export import table_response, wants_export
 from runs.models import Alert, Schedule
@@ -35,9 +36,11 @@ class ScheduleForm(forms.ModelForm):
             "every_seconds": "when set, the schedule fires every N seconds and the cron line is not used",
         }
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["cron"].required = False
+        # Only the user's teams' sweeps are offered; another team's posted pk is an invalid choice.
+        self.fields["sweep"].queryset = visible(user, self.fields["sweep"].queryset)
 
     def clean_time_zone(self) -> str:
         name = self.cleaned_data["time_zone"].strip()
@@ -69,7 +72,7 @@ class ScheduleForm(forms.ModelForm):
 @login_required
 def schedule_list(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
-    schedules = schedule_statuses(Schedule.objects.all())
+    schedules = schedule_statuses(visible(request.user, Schedule))
     rows = [{"schedule": s, "status": schedule_status(s, now)} for s in schedules]
     ctx = {"rows": rows, "beat_runs": settings.SPARKDASH_WORKER == "celery"}
     return render(request, "runs/schedule_list.html", ctx)
@@ -77,7 +80,7 @@ def schedule_list(request: HttpRequest) -> HttpResponse:
 
 def _edit(request: HttpRequest, schedule: Schedule | None) -> HttpResponse:
     data = request.POST if request.method == "POST" else None
-    form = ScheduleForm(data, instance=schedule)
+    form = ScheduleForm(data, instance=schedule, user=request.user)
     if form.is_valid():
         saved = form.save(commit=False)
         if schedule is None and request.user.is_authenticated:
@@ -95,13 +98,13 @@ def schedule_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def schedule_edit(request: HttpRequest, pk: int) -> HttpResponse:
-    return _edit(request, get_object_or_404(Schedule.objects.select_related("sweep"), pk=pk))
+    return _edit(request, get_visible_or_404(request.user, Schedule.objects.select_related("sweep"), pk=pk))
 
 
 @login_required
 def schedule_delete(request: HttpRequest, pk: int) -> HttpResponse:
     """GET asks for confirmation; POST deletes the schedule (and its beat task)."""
-    schedule = get_object_or_404(Schedule.objects.select_related("sweep"), pk=pk)
+    schedule = get_visible_or_404(request.user, Schedule.objects.select_related("sweep"), pk=pk)
     if request.method == "POST":
         schedule.delete()
         return redirect("runs:schedule-list")
@@ -119,7 +122,7 @@ def alert_rows(alert_list: list[Alert]) -> list[dict[str, Any]]:
 @login_required
 def alert_list(request: HttpRequest) -> HttpResponse:
     show_all = request.GET.get("show") == "all"
-    found = Alert.objects.select_related("config__engine", "execution__sweep")
+    found = visible(request.user, Alert.objects.select_related("config__engine", "execution__sweep"))
     if not show_all:
         found = found.filter(resolved__isnull=True)
     fmt = wants_export(request)
@@ -151,7 +154,7 @@ def alert_export(alert_list: list[Alert]) -> list[dict[str, Any]]:
 @login_required
 @require_POST
 def alert_resolve(request: HttpRequest, pk: int) -> HttpResponse:
-    alerts.resolve(get_object_or_404(Alert, pk=pk))
+    alerts.resolve(get_visible_or_404(request.user, Alert, pk=pk))
     back = request.POST.get("next", "")
     if url_has_allowed_host_and_scheme(back, {request.get_host()}, request.is_secure()):
         return redirect(back)

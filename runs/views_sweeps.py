@@ -10,9 +10,10 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Max, Q, QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from engines.access import get_visible_or_404, visible
 from runs.api import api_login_required
 from runs.export import table_response, wants_export
 from runs.forms_sweeps import SweepForm
@@ -28,7 +29,7 @@ EXPORT_COLUMNS = [
 
 @login_required
 def sweep_list(request: HttpRequest) -> HttpResponse:
-    sweeps = Sweep.objects.select_related("baseline").annotate(
+    sweeps = visible(request.user, Sweep.objects.select_related("baseline")).annotate(
         config_count=Count("configs", distinct=True),
         execution_count=Count("executions", distinct=True),
         last_started=Max("executions__created"),
@@ -43,11 +44,11 @@ def sweep_new(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def sweep_edit(request: HttpRequest, pk: int) -> HttpResponse:
-    return _edit(request, get_object_or_404(Sweep, pk=pk))
+    return _edit(request, get_visible_or_404(request.user, Sweep, pk=pk))
 
 
 def _edit(request: HttpRequest, sweep: Sweep) -> HttpResponse:
-    form = SweepForm(request.POST or None, instance=sweep)
+    form = SweepForm(request.POST or None, instance=sweep, user=request.user)
     if request.method == "POST" and form.is_valid():
         return redirect("runs:sweep-detail", form.save().pk)
     status = 400 if form.is_bound else 200
@@ -72,7 +73,7 @@ def sweep_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _detail(request: HttpRequest, pk: int, error: str = "") -> HttpResponse:
     """The sweep, its configs and its latest runs; `error` says why starting it failed (400)."""
-    sweep = get_object_or_404(Sweep.objects.select_related("baseline"), pk=pk)
+    sweep = get_visible_or_404(request.user, Sweep.objects.select_related("baseline"), pk=pk)
     ctx = {
         "sweep": sweep,
         "configs": sweep.configs.select_related("engine__machine").order_by("name"),
@@ -86,7 +87,7 @@ def _detail(request: HttpRequest, pk: int, error: str = "") -> HttpResponse:
 @require_POST
 def sweep_start(request: HttpRequest, pk: int) -> HttpResponse:
     """Start now: queue every run of the sweep and go to its live grid."""
-    sweep = get_object_or_404(Sweep, pk=pk)
+    sweep = get_visible_or_404(request.user, Sweep, pk=pk)
     try:
         execution = start_sweep(sweep, user=request.user)
     except ValueError as exc:
@@ -94,14 +95,14 @@ def sweep_start(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("runs:sweep-run", execution.pk)
 
 
-def _get_execution(pk: int) -> SweepExecution:
-    return get_object_or_404(SweepExecution.objects.select_related("sweep__baseline"), pk=pk)
+def _get_execution(request: HttpRequest, pk: int) -> SweepExecution:
+    return get_visible_or_404(request.user, SweepExecution.objects.select_related("sweep__baseline"), pk=pk)
 
 
 @login_required
 def sweep_run(request: HttpRequest, pk: int) -> HttpResponse:
     """The live grid (sweep_grid.js polls the API), or the grid as a CSV/JSON download."""
-    execution = _get_execution(pk)
+    execution = _get_execution(request, pk)
     data = execution_dict(execution)
     fmt = wants_export(request)
     if fmt:
@@ -114,7 +115,7 @@ def sweep_run(request: HttpRequest, pk: int) -> HttpResponse:
 @api_login_required
 def api_sweep_run(request: HttpRequest, pk: int) -> JsonResponse:
     """GET /api/sweep-runs/<id>: the sweep run and its grid."""
-    return JsonResponse(execution_dict(_get_execution(pk)))
+    return JsonResponse(execution_dict(_get_execution(request, pk)))
 
 
 def _export_rows(grid: dict[str, Any]) -> list[dict[str, Any]]:

@@ -1,11 +1,27 @@
-"""factory_boy factories for the models, shared by every test module."""
+"""factory_boy factories for the models, shared by every test module.
+
+Users and machines join the "default" team unless given one (`UserFactory(teams=[team])`,
+`MachineFactory(team=team)`), so tests that don't care about teams see everything they make.
+"""
 from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
 
 import factory
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
+from django.utils import timezone
 
-from engines.models import Engine, EngineConfig, Machine
-from runs.models import Run, Sample, Schedule, Sweep, SweepExecution
+from engines.models import Engine, EngineConfig, Machine, Team
+from runs.models import Alert, Run, Sample, Schedule, Sweep, SweepExecution
+
+
+@cache
+def _hashed_password() -> str:
+    # Hashing costs a second on a busy box; every user gets the same hash of "password".
+    return make_password("password")
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -16,7 +32,28 @@ class UserFactory(factory.django.DjangoModelFactory):
 
     username = factory.Sequence(lambda n: f"user{n}")
     email = factory.LazyAttribute(lambda u: f"{u.username}@example.org")
-    password = factory.django.Password("password")
+    password = factory.LazyFunction(_hashed_password)
+
+    @factory.post_generation
+    def teams(self, create, extracted, **kwargs):
+        if create:
+            self.teams.set(extracted if extracted is not None else [Team.default()])
+
+
+class TeamFactory(factory.django.DjangoModelFactory):
+    """A team; pass members=[...] to set its members."""
+
+    class Meta:
+        model = Team
+        django_get_or_create = ("name",)
+        skip_postgeneration_save = True
+
+    name = factory.Sequence(lambda n: f"team-{n}")
+
+    @factory.post_generation
+    def members(self, create, extracted, **kwargs):
+        if create and extracted:
+            self.members.set(extracted)
 
 
 class MachineFactory(factory.django.DjangoModelFactory):
@@ -24,6 +61,7 @@ class MachineFactory(factory.django.DjangoModelFactory):
         model = Machine
 
     name = factory.Sequence(lambda n: f"spark-{n}")
+    team = factory.LazyFunction(Team.default)
     bandwidth_gbps = 273.0
     memory_gb = 121.0
 
@@ -120,3 +158,62 @@ class ScheduleFactory(factory.django.DjangoModelFactory):
         model = Schedule
 
     sweep = factory.SubFactory(SweepFactory)
+
+
+class AlertFactory(factory.django.DjangoModelFactory):
+    """A regression alert of a sweep run's config (decode speed 10 % below the baseline)."""
+
+    class Meta:
+        model = Alert
+
+    execution = factory.SubFactory(SweepExecutionFactory)
+    config = factory.SubFactory(EngineConfigFactory)
+    job = "speed"
+    benchmark = "speed"
+    metric = "decode_tps_client"
+    label = "decode tok/s"
+    baseline = factory.LazyFunction(lambda: {"median": 40.0, "min": 39.0, "max": 41.0, "n": 3})
+    value = factory.LazyFunction(lambda: {"median": 36.0, "min": 35.0, "max": 37.0, "n": 3})
+    delta_pct = -10.0
+
+
+@dataclass
+class TeamWorld:
+    """One team's users and everything on its machine; every name starts with the team's prefix."""
+
+    team: Team
+    owner: Any
+    teammate: Any
+    machine: Machine
+    engine: Engine
+    config: EngineConfig
+    run: Run
+    sweep: Sweep
+    execution: SweepExecution
+    schedule: Schedule
+    alert: Alert
+
+
+def team_world(prefix: str) -> TeamWorld:
+    """A team with an owner (who made everything) and a teammate, a machine, an engine, a config,
+    a succeeded run with a sample, a sweep with a finished scheduled sweep run, a schedule and an
+    open alert; names start with `prefix`, so a page can be searched for another team's names."""
+    team = TeamFactory(name=f"{prefix}-team")
+    owner = UserFactory(username=f"{prefix}_owner", teams=[team])
+    teammate = UserFactory(username=f"{prefix}_mate", teams=[team])
+    machine = MachineFactory(name=f"{prefix}-box", team=team)
+    engine = EngineFactory(machine=machine, name=f"{prefix}-engine")
+    config = EngineConfigFactory(engine=engine, name=f"{prefix}-config")
+    sweep = SweepFactory(name=f"{prefix}-sweep", configs=[config], baseline=config, created_by=owner)
+    execution = SweepExecutionFactory(
+        sweep=sweep, trigger=SweepExecution.Trigger.SCHEDULE, finished=timezone.now(), created_by=owner
+    )
+    summary = {"decode_tps_client": {"median": 41.5, "min": 40.0, "max": 43.0, "n": 3}}
+    run = RunFactory(
+        config=config, status=Run.Status.SUCCEEDED, created_by=owner, execution=execution, summary=summary,
+        engine_log=f"{prefix}-log line",
+    )
+    SampleFactory(run=run, seq=0)
+    schedule = ScheduleFactory(sweep=sweep, created_by=owner)
+    alert = AlertFactory(execution=execution, config=config, label=f"{prefix}-alert")
+    return TeamWorld(team, owner, teammate, machine, engine, config, run, sweep, execution, schedule, alert)

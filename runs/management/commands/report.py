@@ -29,7 +29,7 @@ class Command(BaseCommand):
             selection = parse_selection(params)
             if selection.empty:
                 raise CommandError("give --runs, --configs or --sweep-runs")
-            comparison = build_comparison(selection)
+            comparison = build_comparison(selection, user=None)
         except SelectionError as error:
             raise CommandError(f"--{error.param.replace('_', '-')}: {error.message}") from None
         if comparison is None:
