@@ -8,6 +8,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
 
 from engines.access import get_visible_or_404
+from runs.chart_samples import chart_samples
 from runs.models import Run, Sample
 
 SAMPLES_PAGE = 5000
@@ -45,5 +46,10 @@ def run_samples(request: HttpRequest, pk: int) -> JsonResponse:
         after = int(request.GET.get("after", "-1"))
     except ValueError:
         return JsonResponse({"error": "after must be an integer"}, status=400)
-    rows = Sample.objects.filter(run=run, seq__gt=after).order_by("seq")[:SAMPLES_PAGE]
-    return JsonResponse({"run": run.to_dict(), "samples": [s.to_dict() for s in rows]})
+    # &max_points=N (the run page): a long run's charted series thinned to about N points.
+    points = request.GET.get("max_points", "")
+    samples = chart_samples(run, after, int(points)) if points.isdigit() else None
+    if samples is None:
+        rows = Sample.objects.filter(run=run, seq__gt=after).order_by("seq")[:SAMPLES_PAGE]
+        samples = [s.to_dict() for s in rows]
+    return JsonResponse({"run": run.to_dict(), "samples": samples})

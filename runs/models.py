@@ -86,6 +86,8 @@ class Run(models.Model):
             models.Index(fields=["machine", "status"]),
             models.Index(fields=["config", "-created"]),
             models.Index(fields=["status", "-created"]),
+            # The run list's default order (newest first), read one page at a time.
+            models.Index(fields=["-created"]),
         ]
 
     def __str__(self) -> str:
@@ -131,7 +133,8 @@ class Run(models.Model):
 class Sample(models.Model):
     """One measurement of a run (e.g. one request's figures), numbered within the run."""
 
-    run = models.ForeignKey(Run, models.CASCADE, related_name="samples")
+    # No index of its own: the (run, seq) unique constraint's index serves lookups by run.
+    run = models.ForeignKey(Run, models.CASCADE, related_name="samples", db_index=False)
     seq = models.PositiveIntegerField()
     t = models.FloatField(help_text="seconds since the run started")
     kind = models.CharField(max_length=30)

@@ -150,7 +150,7 @@ window.RunCharts = (function () {
     metrics.forEach(function (m) { metricByKey[m.key] = m; });
     var speedCanvas = document.getElementById("speed-chart");
     var acceptanceCanvas = document.getElementById("acceptance-chart");
-    var decode = [], engine = [], ttft = [], acceptance = [];
+    var decode = [], engine = [], ttft = [], acceptance = [], numbers = [];
     var ceiling = null;
     var speed = chart(speedCanvas, "request", [], {
       y: axis("decode (tok/s)"),
@@ -182,6 +182,8 @@ window.RunCharts = (function () {
       add: function (sample) {
         if (sample.kind !== "request") return false;
         var v = sample.values || {};
+        // A thinned series (a long run's stored samples) numbers its requests ("n"); live ones follow on.
+        numbers.push(sample.n || (numbers.length ? numbers[numbers.length - 1] + 1 : 1));
         decode.push(orNull(v.decode_tps_client));
         engine.push(orNull(v.decode_tps_engine));
         ttft.push(orNull(v.ttft_s));
@@ -189,7 +191,7 @@ window.RunCharts = (function () {
         return true;
       },
       draw: function () {
-        var labels = decode.map(function (_, i) { return i + 1; });
+        var labels = numbers.slice();
         speed.data.labels = labels;
         speed.data.datasets = [
           dataset("decode (client), tok/s", "#1e88e5", "y", { data: decode, pointRadius: 2 }),

@@ -14,6 +14,8 @@
   var POLL_MS = 2000;
   var FIRST_BACKOFF_MS = 1000;
   var MAX_BACKOFF_MS = 10000;
+  // A long run's stored samples come thinned to about this many points per chart (min/max per bucket).
+  var MAX_POINTS = 2000;
 
   var root = document.getElementById("run");
   if (!root) return;
@@ -28,17 +30,29 @@
   var pollTimer = null;
   var pollInFlight = false;
   var finished = false;
+  // Benchmark hook (tests/bench/live_latency.py), only with ?latency in the page's URL: for each
+  // sample carrying the worker's clock (values.bench_sent_ms), [seq, sent, drawn] in epoch ms.
+  var latency = /[?&]latency(&|=|$)/.test(location.search) ? (window.__sparkdashLive = []) : null;
 
   function isTerminal(run) { return TERMINAL.indexOf(run.status) !== -1; }
 
   function applySamples(samples) {
-    var changed = false;
+    var changed = false, fresh = [];
     (samples || []).forEach(function (sample) {
       if (sample.seq <= lastSeq) return;
       lastSeq = sample.seq;
+      fresh.push(sample);
       if (view.add(sample)) changed = true;
     });
     if (changed) view.draw();
+    if (latency) noteDrawn(fresh);
+  }
+
+  function noteDrawn(samples) {
+    var drawn = performance.timeOrigin + performance.now();
+    samples.forEach(function (s) {
+      if (s.values && s.values.bench_sent_ms) latency.push([s.seq, s.values.bench_sent_ms, drawn]);
+    });
   }
 
   function lookup(obj, path) {
@@ -102,7 +116,8 @@
     pollTimer = null;
     if (pollInFlight || finished) return;
     pollInFlight = true;
-    fetch(root.getAttribute("data-samples-url") + "?after=" + lastSeq, {
+    var url = root.getAttribute("data-samples-url") + "?after=" + lastSeq + "&max_points=" + MAX_POINTS;
+    fetch(url, {
       headers: { Accept: "application/json" }, credentials: "same-origin"
     })
       .then(function (response) {
