@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 
 import pytest
@@ -57,6 +57,13 @@ async def stored_seqs(run_id: int) -> list[int]:
 @pytest.fixture
 def run() -> Run:
     return RunFactory(status=Run.Status.RUNNING)
+
+
+@pytest.fixture(autouse=True)
+async def _orm_connection_closed_after() -> AsyncIterator[None]:
+    # Else the test database cannot be dropped at the end (Postgres: "being accessed by other users").
+    yield
+    await drop_orm_connection()
 
 
 async def test_it_keeps_samples_while_the_database_is_down_and_stores_them_once_back(run: Run) -> None:
