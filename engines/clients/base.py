@@ -9,6 +9,7 @@ import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -145,13 +146,19 @@ class EngineClient(ABC):
         """Run one request to the end and collect its chunks and the engine's figures."""
         chunks: list[Chunk] = []
         figures = EngineFigures()
-        sent_at = now()
-        async for item in self.stream(request):
-            if isinstance(item, Chunk):
-                chunks.append(item)
-            else:
-                figures = item
-        return Generation(sent_at=sent_at, chunks=chunks, finished_at=now(), figures=figures)
+        # Moved to the moment the request's headers start going out, when the transport says:
+        # building the request and waiting for a pooled connection are not the engine's time.
+        sent = [now()]
+        token = _SENT_AT.set(sent)
+        try:
+            async for item in self.stream(request):
+                if isinstance(item, Chunk):
+                    chunks.append(item)
+                else:
+                    figures = item
+        finally:
+            _SENT_AT.reset(token)
+        return Generation(sent_at=sent[0], chunks=chunks, finished_at=now(), figures=figures)
 
     @abstractmethod
     async def version(self) -> str | None:
@@ -174,7 +181,8 @@ class EngineClient(ABC):
     async def _stream_lines(self, path: str, body: dict[str, Any]) -> AsyncIterator[str]:
         """POST `body` and yield the answer's lines as they arrive; every failure becomes EngineError."""
         try:
-            async with self.http.stream("POST", path, json=body) as response:
+            answer = self.http.stream("POST", path, json=body, extensions={"trace": _note_sent})
+            async with answer as response:
                 if response.status_code >= 400:
                     raise await _http_error(response)
                 async for line in _utf8_lines(response.aiter_bytes()):
@@ -217,6 +225,17 @@ class EngineClient(ABC):
             limit = self.http.timeout.read
             return EngineError(f"{self.base_url} timed out ({type(exc).__name__}, limit {limit:g}s)")
         return EngineError(f"connection to {self.base_url} failed: {reason}")
+
+
+# Where the current task's generate() wants the moment its request started going out.
+_SENT_AT: ContextVar[list[float] | None] = ContextVar("sparkdash_sent_at", default=None)
+
+
+async def _note_sent(event: str, info: dict[str, Any]) -> None:
+    """httpx trace hook: stamp the moment the request's headers start to be written."""
+    box = _SENT_AT.get()
+    if box is not None and event.endswith(".send_request_headers.started"):
+        box[0] = now()
 
 
 def load_json_object(text: str, what: str) -> dict[str, Any]:
