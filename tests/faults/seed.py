@@ -15,6 +15,7 @@ from typing import Any
 
 
 def setup(sim_url: str) -> dict[str, Any]:
+    """A superuser with a session, and a config on the simulator at `sim_url` (its own machine)."""
     from django.test import Client
 
     from tests.factories import EngineConfigFactory, EngineFactory, UserFactory
@@ -30,6 +31,7 @@ def setup(sim_url: str) -> dict[str, Any]:
 
 
 def start(config_id: int, reps: int, max_tokens: int) -> dict[str, Any]:
+    """Start a speed run of the config, as the run form does (queued once committed)."""
     from engines.models import EngineConfig
     from runs.core.prompts import SPEED_PROMPTS
     from runs.services import start_run
@@ -40,6 +42,7 @@ def start(config_id: int, reps: int, max_tokens: int) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> None:
+    """`setup SIM_URL` or `start CONFIG REPS MAX_TOKENS`; prints the result as JSON."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sparkdash.settings")
     import django
 

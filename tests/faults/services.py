@@ -57,6 +57,7 @@ class PrivateRedis:
         self.process: subprocess.Popen | None = None
 
     def start(self) -> None:
+        """Start redis-server; return once it accepts connections."""
         command = [
             "redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
             "--appendonly", "no", "--daemonize", "no",
@@ -97,13 +98,16 @@ class PrivatePostgres:
         self.port = free_port()
 
     def url(self, database: str) -> str:
+        """The DATABASE_URL of `database` on this cluster."""
         return f"postgres://postgres@127.0.0.1:{self.port}/{database}"
 
     def init(self) -> None:
+        """initdb: a new, empty cluster (trust auth, superuser postgres)."""
         shutil.chown(self.root, "postgres", "postgres")
         self._as_postgres("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync")
 
     def start(self) -> None:
+        """pg_ctl start on this cluster's port; returns once it accepts connections."""
         options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
         self._pg_ctl("start", "-o", options, "-l", str(self.root / "server.log"))
 
@@ -126,6 +130,7 @@ class PrivatePostgres:
         self._as_postgres("createdb", *where, "-T", template, name)
 
     def log(self) -> str:
+        """The server's log so far."""
         path = self.root / "server.log"
         return path.read_text(errors="replace") if path.exists() else ""
 

@@ -39,9 +39,11 @@ class Stack:
     processes: list[subprocess.Popen] = field(default_factory=list)
 
     def env(self) -> dict[str, str]:
+        """The environment of the stack's processes."""
         return run_env(self.db_url, self.redis.url, self.log_path.parent)
 
     def log(self) -> str:
+        """Everything the stack's processes printed so far."""
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def seed(self, *args: Any) -> dict[str, Any]:
@@ -70,6 +72,7 @@ class Stack:
         return [row[0] for row in rows]
 
     def run_row(self, run_id: int) -> dict[str, Any]:
+        """The run's status, progress and error as stored."""
         sql = "SELECT status, progress_done, progress_total, error FROM runs_run WHERE id = %s"
         status, done, total, error = self.query(sql, run_id)[0]
         return {"status": status, "done": done, "total": total, "error": error}
@@ -84,6 +87,7 @@ class Stack:
         return stored
 
     def wait_until_finished(self, run_id: int, timeout_s: float = 120.0) -> dict[str, Any]:
+        """Wait until the run has ended; returns its row (see run_row)."""
         deadline = time.monotonic() + timeout_s
         while (row := self.run_row(run_id))["status"] not in ("succeeded", "failed", "cancelled"):
             if time.monotonic() > deadline:

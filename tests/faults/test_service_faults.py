@@ -74,11 +74,13 @@ class RunPage:
         self.seen: list[tuple[float, str, int, str, str]] = []
 
     def observe(self) -> tuple[float, str, int, str, str]:
+        """(seconds since the page opened, status, points, transport, socket state), kept in `seen`."""
         status, points, transport, state = self.driver.execute_script(OBSERVE_JS)
         self.seen.append((round(time.monotonic() - self.t0, 2), status, points, transport, state))
         return self.seen[-1]
 
     def wait_until(self, done: Any, timeout_s: float = PAGE_TIMEOUT_S) -> tuple[float, str, int, str, str]:
+        """Observe every 50 ms until `done(observation)`; returns that observation."""
         deadline = time.monotonic() + timeout_s
         while not done(now := self.observe()):
             if time.monotonic() > deadline:
@@ -87,6 +89,7 @@ class RunPage:
         return now
 
     def changes(self) -> list[tuple[float, str, int, str, str]]:
+        """The observations that differ from the one before (what to print)."""
         return [s for i, s in enumerate(self.seen) if i == 0 or s[1:] != self.seen[i - 1][1:]]
 
 
