@@ -3,7 +3,7 @@ import time
 import pytest
 from django.core.management import CommandError, call_command
 
-from engines.models import Engine, EngineConfig, Machine
+from engines.models import Engine, EngineConfig, Machine, Team
 
 pytestmark = pytest.mark.django_db
 
@@ -85,3 +85,20 @@ def test_it_refuses_a_file_over_the_size_limit(tmp_path):
     with pytest.raises(CommandError, match="larger than 1000000 bytes"):
         load(tmp_path, CONTRACT + "\n# " + "x" * 1_000_000)
     assert not Machine.objects.exists()
+
+
+def test_it_puts_a_new_machine_in_the_named_team_or_the_default_one(tmp_path):
+    load(tmp_path, CONTRACT)
+    assert Machine.objects.get().team.name == "default"
+    load(tmp_path, CONTRACT.replace("name: spark-1,", "name: spark-1, team: lab, host: spark-1.lan,"))
+    machine = Machine.objects.get()
+    assert (machine.team.name, machine.host) == ("lab", "spark-1.lan")
+
+
+def test_it_rejects_an_engine_url_off_its_machine_and_writes_nothing(tmp_path):
+    text = CONTRACT.replace("name: spark-1,", "name: spark-1, team: lab,")
+    text = text.replace("127.0.0.1", "169.254.169.254")
+    with pytest.raises(CommandError, match=r"engines\[0\] \(sim\)\.base_url: the host must be the machine's"):
+        load(tmp_path, text)
+    assert not Machine.objects.exists()
+    assert not Team.objects.exists()
