@@ -62,6 +62,12 @@ def call(client: Client, name: str, endpoint: Endpoint, world: TeamWorld, query:
     return client.get(url) if endpoint.method == "GET" else client.post(url)
 
 
+def posts_without_token(response: HttpResponse) -> int:
+    """How many of the page's POST forms lack a CSRF token field (0 for a page without forms)."""
+    html = response.content.decode(errors="replace")
+    return html.lower().count('method="post"') - html.count('name="csrfmiddlewaretoken"')
+
+
 def logged_in(user: object, **client_options: object) -> Client:
     client = Client(**client_options)
     client.force_login(user)

@@ -6,7 +6,7 @@ from django.test import Client
 from engines.access import visible
 from engines.models import Engine, EngineConfig, Machine
 from runs.models import Alert, Run, Sample, Schedule, Sweep, SweepExecution
-from tests.access_walk import Endpoint, call, logged_in, url_names, url_of
+from tests.access_walk import Endpoint, call, logged_in, posts_without_token, url_names, url_of
 from tests.factories import EngineConfigFactory, SweepFactory, UserFactory
 
 # Every URL of the engines app; a URL added without a rule here fails the walk.
@@ -47,6 +47,7 @@ def test_it_serves_the_owner_and_a_teammate(name, role, alpha, bravo):
     endpoint = rule(name)
     response = call(logged_in(getattr(alpha, role)), name, endpoint, alpha)
     assert response.status_code == endpoint.member_status
+    assert posts_without_token(response) <= 0
     if endpoint.target is None and endpoint.method == "GET":
         assert b"alpha-" in response.content
         assert b"bravo-" not in response.content

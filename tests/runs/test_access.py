@@ -10,7 +10,7 @@ from django.test import Client
 from runs.models import Schedule, Sweep
 from runs.routing import websocket_urlpatterns
 from sparkdash.asgi import application
-from tests.access_walk import Endpoint, call, logged_in, url_names, url_of
+from tests.access_walk import Endpoint, call, logged_in, posts_without_token, url_names, url_of
 from tests.factories import UserFactory, team_world
 
 # Every URL of the runs app; a URL added without a rule here fails the walk.
@@ -76,6 +76,7 @@ def test_it_serves_the_owner_and_a_teammate(name, role, alpha, bravo):
     endpoint = rule(name)
     response = call(logged_in(getattr(alpha, role)), name, endpoint, alpha)
     assert response.status_code == endpoint.member_status
+    assert posts_without_token(response) <= 0
     if endpoint.target is None and not endpoint.global_:
         assert b"alpha-" in response.content
         assert b"bravo-" not in response.content
