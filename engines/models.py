@@ -113,15 +113,23 @@ class Engine(models.Model):
         return self.launch == self.Launch.MANAGED
 
     def clean(self) -> None:
-        # The worker fetches only this URL: it must point at the machine the engine is registered on.
+        refusal = self.url_refusal()
+        if refusal:
+            raise ValidationError({"base_url": refusal})
+
+    def url_refusal(self) -> str | None:
+        """Why the worker must not fetch base_url, or None: it must point at the engine's machine.
+
+        Checked when an engine is saved through a form or a config file, and again by the
+        worker before every run (a machine's host may have changed since).
+        """
         host = (urlsplit(self.base_url).hostname or "").lower() if self.base_url else ""
         if not host or self.machine_id is None:
-            return
+            return None
         allowed = set(LOOPBACK_HOSTS) | ({self.machine.host.lower()} if self.machine.host else set())
-        if host not in allowed:
-            raise ValidationError(
-                {"base_url": f"the host must be the machine's ({', '.join(sorted(allowed))}), not {host}"}
-            )
+        if host in allowed:
+            return None
+        return f"the host must be the machine's ({', '.join(sorted(allowed))}), not {host}"
 
 
 class EngineSession(models.Model):

@@ -103,6 +103,12 @@ async def _execute_on_checked_connection(run: Run) -> None:
 
 async def _execute(run: Run) -> None:
     engine = run.config.engine
+    refusal = engine.url_refusal()
+    if refusal:  # the worker contacts only URLs on the machine the engine is registered on
+        recorder = RunRecorder(run.pk, settings.SPARKDASH_FLUSH_INTERVAL_S)
+        error = f"engine URL {engine.base_url} refused: {refusal}"
+        await _finish(run.pk, recorder, Run.Status.FAILED, {}, error)
+        return
     client = client_for(engine.kind, engine.base_url, engine.api_key, request_timeout_s(run))
     recorder = RunRecorder(run.pk, settings.SPARKDASH_FLUSH_INTERVAL_S)
     guard = RunGuard(run.pk, settings.SPARKDASH_WATCH_INTERVAL_S)

@@ -38,6 +38,19 @@ def test_it_stores_summary_samples_and_provenance():
     assert run.progress_done == run.progress_total == len(SPEED_PROMPTS)
 
 
+def test_it_contacts_no_url_outside_the_engines_machine():
+    # Saved while the machine's host was 10.9.9.9; the host changed since: the worker re-checks.
+    run = make_run("http://10.9.9.9:8080")
+    run.machine.host = "spark-1.lan"
+    run.machine.save()
+    started = time.monotonic()
+    run = run_to_end(run)
+    assert time.monotonic() - started < 5  # refused before any connection attempt (10 s connect timeout)
+    assert run.status == Run.Status.FAILED
+    assert "engine URL http://10.9.9.9:8080 refused: the host must be the machine's" in run.error
+    assert "not 10.9.9.9" in run.error and run.finished is not None and not run.samples.exists()
+
+
 def test_it_claims_a_run_once():
     run = make_run("http://127.0.0.1:9")
     assert execution.claim(run.pk) == execution.CLAIMED
