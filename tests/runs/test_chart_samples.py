@@ -39,6 +39,11 @@ def test_it_thins_a_long_speed_run_to_max_points(alice_client):
     assert SPIKE + 1 in seqs
     requests = [s for s in samples if s["kind"] == "request"]
     assert all(s["n"] == s["seq"] for s in requests)  # request number i has seq i here
+    assert samples[0]["values"] == {"startup_s": 2.5}
+    spike = next(s for s in samples if s["seq"] == SPIKE + 1)
+    assert spike["values"] == {
+        "decode_tps_client": 500.0, "decode_tps_engine": 500.0, "ttft_s": 0.2, "acceptance_rate": None
+    }
 
 
 def test_it_numbers_requests_after_the_seq_asked_for(alice_client):
@@ -63,5 +68,6 @@ def test_it_still_answers_when_a_charted_value_is_not_a_number(alice_client):
     run = _long_run()
     Sample.objects.filter(run=run, seq=5).update(values={"decode_tps_client": "fast"})
     samples = _get(alice_client, run, after=-1, max_points=500)
-    assert samples[-1]["seq"] == 3000
+    assert len(samples) <= 500 and samples[-1]["seq"] == 3000
     assert [s["seq"] for s in samples] == sorted({s["seq"] for s in samples})
+    assert all(s["values"].get("decode_tps_client") != "fast" for s in samples)

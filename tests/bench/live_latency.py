@@ -1,0 +1,97 @@
+"""Benchmark 4, live latency: from the worker having a sample to a browser's chart having drawn it.
+
+tests.bench.live_probe (its own process: Django on the sparkdash_bench_live database and
+channels-redis on Redis db 11, daphne via `manage.py serve`) runs a speed job against the
+simulator with 20 run pages open in one headless Chromium for 5 minutes. The worker stamps
+each sample with its wall clock (time.time()) as the job hands it over; each page notes
+performance.timeOrigin + performance.now() once its chart has drawn the point. The reference
+is the same measurement with one page open, in the same run. Short mode: 2 pages for 10 s.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from tests.bench.figures import figure
+from tests.bench.scale import DEFAULT_SERVER
+from tests.bench.scale_db import database_url
+
+GOAL_MS = 200.0
+REDIS_DB = 11  # apart from the suite's and the dashboard's groups (run-<id> names repeat across databases)
+FULL = [(1, 60), (20, 300)]
+SHORT = [(1, 5), (2, 10)]
+
+
+def run(short: bool) -> dict[str, Any]:
+    """Measure 1 page (reference) then many; figures in ms and points."""
+    plan = SHORT if short else FULL
+    found = _probe(plan)
+    reference, watched = found["results"]
+    return {"figures": figures(watched, reference), "raw": found}
+
+
+def _env() -> dict[str, str]:
+    server = os.environ.get("DATABASE_URL", "")
+    server = server if server.startswith(("postgres://", "postgresql://")) else DEFAULT_SERVER
+    redis = urlsplit(os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0")
+    return {
+        "DATABASE_URL": database_url(server, "sparkdash_bench_live"),
+        "REDIS_URL": urlunsplit(redis._replace(path=f"/{REDIS_DB}")),
+        "SPARKDASH_WORKER": "inprocess", "DEBUG": "False", "SECRET_KEY": "bench-only",
+        "SECURE_SSL_REDIRECT": "False", "SECURE_COOKIES": "False", "SECURE_HSTS_SECONDS": "0",
+        "LOG_LEVEL": "WARNING", "DJANGO_SETTINGS_MODULE": "sparkdash.settings",
+    }
+
+
+def _probe(plan: list[tuple[int, int]]) -> dict[str, Any]:
+    env = _env()
+    args = [sys.executable, "-m", "tests.bench.live_probe", json.dumps({"env": env, "runs": plan})]
+    timeout = sum(seconds for _, seconds in plan) + 300
+    done = subprocess.run(
+        args, env=os.environ | env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"live probe failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def latencies(result: dict[str, Any]) -> list[float]:
+    """Every page's drawn minus sent, in ms, over every point it drew."""
+    return [drawn - sent for page in result["drawn"] for _, sent, drawn in page]
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (0-100), nearest rank."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
+
+
+def figures(watched: dict[str, Any], reference: dict[str, Any]) -> list[dict[str, Any]]:
+    """p50, p95, p99 and max with many pages against one page; points missed."""
+    ms, ref = latencies(watched), latencies(reference)
+    if not ms or not ref:
+        raise RuntimeError(f"no points drawn ({len(ms)} with {watched['pages']} pages, {len(ref)} with one)")
+    ref_name = f"1 page, {reference['seconds']} s"
+    name = f"{watched['pages']} pages, {watched['seconds']} s"
+    found = []
+    for q in (50, 95, 99, 100):
+        value, goal = percentile(ms, q), q == 95
+        found.append(figure(
+            f"live latency {'max' if q == 100 else f'p{q}'}, {name}", value, "ms",
+            reference=percentile(ref, q), reference_name=ref_name,
+            goal=f"< {GOAL_MS:.0f} ms" if goal else "", met=value < GOAL_MS if goal else None,
+            note=f"{len(ms)} points ({watched['samples']} samples x {watched['pages']} pages)" * goal,
+        ))
+    missed = watched["samples"] * watched["pages"] - len(ms)
+    found.append(figure(f"points not drawn, {name}", missed, "points", goal="0", met=missed == 0,
+                        note=f"run ended {watched['status']}; drawn per page: {_per_page(watched)}"))
+    return found
+
+
+def _per_page(result: dict[str, Any]) -> str:
+    counts = sorted(len(page) for page in result["drawn"])
+    return f"{counts[0]}..{counts[-1]}"
