@@ -22,7 +22,6 @@ from engines.clients.base import (
     merge_extra,
     stopped_mid_answer,
 )
-from engines.clients.reuse import read_to_end
 
 __all__ = ["OllamaClient"]
 
@@ -49,7 +48,6 @@ class OllamaClient(EngineClient):
                     n_chunks += 1
                     yield Chunk(t, text)
                 if data.get("done") is True:
-                    await read_to_end(lines)
                     yield figures_from_final(data)
                     return
         raise stopped_mid_answer(n_chunks)

@@ -26,7 +26,6 @@ from engines.clients.base import (
     merge_extra,
     stopped_mid_answer,
 )
-from engines.clients.reuse import read_to_end
 
 __all__ = ["OpenAIClient"]
 
@@ -71,7 +70,6 @@ class OpenAIClient(EngineClient):
                     continue
                 if payload == "[DONE]":
                     done = True
-                    await read_to_end(lines)
                     break
                 data = load_json_object(payload, "SSE data line")
                 raise_reported_error(data, self.base_url)

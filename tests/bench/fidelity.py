@@ -84,7 +84,7 @@ async def _measure(url: str, size: Size) -> Phases:
     phases: Phases = {"harness": {1: [], size.streams: []}, "bare": {1: [], size.streams: []}}
     bare = [BareClient(url) for _ in range(size.streams)]
     async with client_for("llama-server", url) as client:
-        # Warm both: every stream of a burst then reuses an open connection, as in a run.
+        # Warm both up (first requests pay for imports and the simulator's first replies).
         await asyncio.gather(*(client.generate(_request(2, WARM_SEED + i)) for i in range(size.streams)))
         await asyncio.gather(*(b.generate(2, WARM_SEED + 100 + i) for i, b in enumerate(bare)))
         for seed in range(size.single):
