@@ -31,8 +31,10 @@
   var pollInFlight = false;
   var finished = false;
   // Benchmark hook (tests/bench/live_latency.py), only with ?latency in the page's URL: for each
-  // sample carrying the worker's clock (values.bench_sent_ms), [seq, sent, drawn] in epoch ms.
+  // sample carrying the worker's clock (values.bench_sent_ms), [seq, sent, received, drawn] in
+  // epoch ms (received: when its message reached the page's script).
   var latency = /[?&]latency(&|=|$)/.test(location.search) ? (window.__sparkdashLive = []) : null;
+  var receivedAt = 0;
 
   function isTerminal(run) { return TERMINAL.indexOf(run.status) !== -1; }
 
@@ -51,7 +53,7 @@
   function noteDrawn(samples) {
     var drawn = performance.timeOrigin + performance.now();
     samples.forEach(function (s) {
-      if (s.values && s.values.bench_sent_ms) latency.push([s.seq, s.values.bench_sent_ms, drawn]);
+      if (s.values && s.values.bench_sent_ms) latency.push([s.seq, s.values.bench_sent_ms, receivedAt, drawn]);
     });
   }
 
@@ -125,6 +127,7 @@
         return response.json();
       })
       .then(function (data) {
+        if (latency) receivedAt = performance.timeOrigin + performance.now();
         pollInFlight = false;
         markTransport("polling");
         applySamples(data.samples);
@@ -170,6 +173,7 @@
       setLiveState("live");
     };
     ws.onmessage = function (event) {
+      if (latency) receivedAt = performance.timeOrigin + performance.now();
       markTransport("socket");
       handle(JSON.parse(event.data));
     };
