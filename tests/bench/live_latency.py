@@ -2,7 +2,7 @@
 
 tests.bench.live_probe (its own process: Django on the sparkdash_bench_live database and
 channels-redis on Redis db 11, daphne via `manage.py serve`) runs a speed job against the
-simulator with 20 run pages open in one headless Chromium for 5 minutes. The worker stamps
+simulator with 20 run pages open in headless Chromium (5 windows per browser) for 5 minutes. The worker stamps
 each sample with its wall clock (time.time()) as the job hands it over; each page notes
 performance.timeOrigin + performance.now() once its chart has drawn the point. The reference
 is the same measurement with one page open, in the same run. Short mode: 2 pages for 10 s.

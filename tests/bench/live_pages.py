@@ -1,4 +1,4 @@
-"""Run pages open in one headless Chromium (one window each) for the live-latency benchmark."""
+"""Run pages open in headless Chromium (a window each, five per browser) for the live-latency benchmark."""
 from __future__ import annotations
 
 import contextlib
@@ -9,20 +9,28 @@ from typing import Any
 from tests.chromium import logged_in_chromium
 
 WINDOW_HEIGHT = 900
+PAGES_PER_BROWSER = 5
 LIVE_JS = 'return document.getElementById("live-state").textContent === "live";'
 READ_JS = "return window.__sparkdashLive || null;"
 
 
 @contextlib.contextmanager
-def open_pages(site: str, user: Any, path: str, pages: int, wait_s: float) -> Iterator[Any]:
-    """`pages` windows showing `path`, each with its run socket open, in one logged-in Chromium."""
-    with logged_in_chromium(site, user, height=WINDOW_HEIGHT) as driver:
-        for i in range(pages):
-            if i:
-                driver.switch_to.new_window("window")
-            driver.get(site + path)
-        _wait_until_live(driver, wait_s)
-        yield driver
+def open_pages(site: str, user: Any, path: str, pages: int, wait_s: float) -> Iterator[list[Any]]:
+    """`pages` windows showing `path`, each with its run socket open; PAGES_PER_BROWSER windows per
+    logged-in Chromium, since one Chromium puts its windows of one site in one renderer process,
+    whose single main thread would then draw every page's charts."""
+    with contextlib.ExitStack() as stack:
+        drivers = []
+        for first in range(0, pages, PAGES_PER_BROWSER):
+            driver = stack.enter_context(logged_in_chromium(site, user, height=WINDOW_HEIGHT))
+            for i in range(min(PAGES_PER_BROWSER, pages - first)):
+                if i:
+                    driver.switch_to.new_window("window")
+                driver.get(site + path)
+            drivers.append(driver)
+        for driver in drivers:
+            _wait_until_live(driver, wait_s)
+        yield drivers
 
 
 def _wait_until_live(driver: Any, wait_s: float) -> None:
@@ -35,10 +43,10 @@ def _wait_until_live(driver: Any, wait_s: float) -> None:
             time.sleep(0.2)
 
 
-def read_pages(driver: Any) -> list[list[list[float]]]:
-    """Every window's [seq, sent, drawn] rows (epoch ms), in window order."""
+def read_pages(drivers: list[Any]) -> list[list[list[float]]]:
+    """Every window's [seq, sent, received, drawn] rows (epoch ms), in window order."""
     drawn = []
-    for handle in driver.window_handles:
+    for driver, handle in ((d, h) for d in drivers for h in d.window_handles):
         driver.switch_to.window(handle)
         rows = driver.execute_script(READ_JS)
         if rows is None:

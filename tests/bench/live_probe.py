@@ -2,11 +2,12 @@
 
 Sets Django up on its own Postgres database and Redis db (channels-redis), serves the
 dashboard with daphne (`manage.py serve`), and for each (pages, seconds) of the plan: opens
-that many run pages in one headless Chromium, runs a speed job against the simulator in this
-process (the worker: runs.execution with its real recorder, Postgres and channels-redis),
-stamping each sample with the worker's wall clock as the job hands it over, and reads from
-every page when its chart drew each point (window.__sparkdashLive, run_detail.js). Prints one
-JSON object: per plan entry, the latencies in ms and how many points each page drew.
+that many run pages in headless Chromium (five windows per browser), runs a speed job against
+the simulator in this process (the worker: runs.execution with its real recorder, Postgres and
+channels-redis), stamping each sample with the worker's wall clock as the job hands it over,
+and reads from every page when its chart drew each point (window.__sparkdashLive,
+run_detail.js). Prints one JSON object: per plan entry, each page's (seq, sent, received,
+drawn) rows.
 """
 from __future__ import annotations
 
@@ -114,11 +115,11 @@ def measure(site: str, config: Any, user: Any, pages: int, seconds: float) -> di
 
     params = {"reps": 10_000, "warmup": 0, "max_tokens": MAX_TOKENS}  # stopped by cancel, not by reps
     run = Run.objects.create(config=config, machine=config.engine.machine, job=Run.Job.SPEED, params=params)
-    with open_pages(site, user, f"/runs/{run.pk}/?latency", pages, SOCKET_WAIT_S) as driver:
+    with open_pages(site, user, f"/runs/{run.pk}/?latency", pages, SOCKET_WAIT_S) as drivers:
         _say(f"live: {pages} pages watching run {run.pk}")
         _work(run, seconds)
         time.sleep(3)  # the last points' way to the pages
-        drawn = read_pages(driver)
+        drawn = read_pages(drivers)
     run.refresh_from_db()
     stamped = Sample.objects.filter(run=run, values__has_key="bench_sent_ms").count()
     return {"pages": pages, "seconds": seconds, "samples": stamped, "status": run.status, "drawn": drawn}
