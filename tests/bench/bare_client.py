@@ -27,18 +27,24 @@ class BareGeneration:
 
 
 class BareClient:
-    """One keep-alive connection to the simulator; requests one at a time."""
+    """A new connection per request, as the harness (which closes its own at [DONE]); the connect
+    comes before the send stamp in both."""
 
     def __init__(self, url: str) -> None:
         parts = urlsplit(url)
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
-        self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
 
     async def generate(self, tokens: int, seed: int) -> BareGeneration:
         """Stream one reply of `tokens` tokens; stamp each read that holds a content chunk."""
-        if self._streams is None:
-            self._streams = await asyncio.open_connection(self.host, self.port)
-        reader, writer = self._streams
+        reader, writer = await asyncio.open_connection(self.host, self.port)
+        try:
+            return await self._exchange(reader, writer, tokens, seed)
+        finally:
+            writer.close()
+
+    async def _exchange(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, tokens: int, seed: int
+    ) -> BareGeneration:
         body = json.dumps({"model": "sim", "messages": [{"role": "user", "content": "go"}],
                            "max_tokens": tokens, "seed": seed, "stream": True}).encode()
         head = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: {self.host}\r\n"
@@ -58,8 +64,3 @@ class BareClient:
             done = done or DONE in window
             carry = window[-(len(CONTENT) - 1):]  # never a whole marker: none counted twice
         return BareGeneration(sent_at, arrivals)
-
-    async def aclose(self) -> None:
-        if self._streams is not None:
-            self._streams[1].close()
-            await self._streams[1].wait_closed()

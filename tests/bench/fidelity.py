@@ -96,8 +96,6 @@ async def _measure(url: str, size: Size) -> Phases:
                 *(_harness(client, size.tokens, s) for s in seeds))
             phases["bare"][size.streams] += await asyncio.gather(
                 *(_bare(c, size.tokens, BARE_SEED + s) for c, s in zip(bare, seeds, strict=True)))
-    for b in bare:
-        await b.aclose()
     return phases
 
 
