@@ -155,14 +155,20 @@ async def test_it_streams_decode_at_the_scheduled_speed(serve: Callable[..., str
     decode_tps = (final["eval_count"] - 1) / (tokens[-1][0] - tokens[0][0])
     assert final["eval_count"] == 100
     assert decode_tps == pytest.approx(50.0, rel=0.01)
-    assert tokens[0][0] == pytest.approx(0.150, rel=0.02)  # localhost HTTP adds ~1 ms
+    assert tokens[0][0] >= 0.150  # never early; how late is the next test's subject
 
 
 async def test_it_streams_the_first_token_at_the_scheduled_ttft(serve: Callable[..., str]) -> None:
-    url = serve(decode_tps=1000.0, ttft_ms=300.0)
+    # The same request to a zero-TTFT simulator, measured in the same run, is the loopback cost
+    # (2-5 ms here); what the simulator adds on top of it must be the scheduled 300 ms within 1 %.
     body = OLLAMA_BODY | {"options": {"num_predict": 2}}
-    ttfts = [contents(await ndjson(url, "/api/chat", body))[0][0] for _ in range(3)]
-    assert statistics.median(ttfts) == pytest.approx(0.300, rel=0.01)
+
+    async def median_ttft(url: str) -> float:
+        return statistics.median([contents(await ndjson(url, "/api/chat", body))[0][0] for _ in range(5)])
+
+    loopback = await median_ttft(serve(decode_tps=1000.0, ttft_ms=0.0))
+    scheduled = await median_ttft(serve(decode_tps=1000.0, ttft_ms=300.0))
+    assert scheduled - loopback == pytest.approx(0.300, rel=0.01)
 
 
 async def test_it_streams_speculative_chunks_at_the_scheduled_speed(serve: Callable[..., str]) -> None:
