@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 
+from tests.bench.simproc import stop_process
 from tests.real_engine import GEMMA_270M, LLAMA_SERVER, free_port
 
 LOCK = Path("/tmp/sparkdash-engine.lock")
@@ -37,12 +38,7 @@ def llama_server(parallel: int = 1, log: Path | None = None) -> Iterator[str]:
             _wait_healthy(url, proc)
             yield url
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_process(proc)
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 120) -> None:

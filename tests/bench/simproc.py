@@ -57,12 +57,17 @@ def _child(arg: str) -> Iterator[tuple[str, int]]:
             raise RuntimeError(f"the benchmark helper process exited ({proc.wait()}) before serving")
         yield address, proc.pid
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
+
+
+def stop_process(proc: subprocess.Popen) -> None:
+    """Terminate a child process, killing it if it has not exited after 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 @contextmanager
