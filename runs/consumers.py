@@ -2,7 +2,8 @@
 
 The channel layer is not trusted to deliver everything: a restarted Redis forgets the socket's
 group and drops what was sent while it was down. So a socket re-joins its group every few
-seconds and fills any gap in the sample numbers, and any change of the run, from the database.
+seconds and, unless live events arrived meanwhile in order, reads the samples and the run
+change it missed from the database; a gap in the sample numbers is filled from it at once.
 """
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         await self.accept()
         # Live events and resyncs take turns, so a sample is never sent twice or out of order.
         self.turn = asyncio.Lock()
+        self.heard = False  # a live event arrived, in order, since the last resync
         async with self.turn:
             await self._send_run(run)
             await self._backfill()
@@ -67,6 +69,7 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
     async def run_event(self, event: dict[str, Any]) -> None:
         message = event["message"]
         async with self.turn:
+            self.heard = True
             if message["type"] == "samples":
                 await self._send_samples(message["samples"])
             elif message["type"] == "run":
@@ -81,8 +84,9 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         if not fresh:
             return
         if fresh[0]["seq"] != self.last_seq + 1:
-            # Some were never delivered (the channel layer restarted): the database has them all.
-            await self._backfill()
+            # Some were never delivered (the channel layer restarted): the database has them all,
+            # and a run change sent in the gap may be lost too.
+            await self._catch_up()
             return
         self.last_seq = fresh[-1]["seq"]
         await self.send_json({"type": "samples", "samples": fresh})
@@ -109,13 +113,24 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             await self.channel_layer.group_add(group_name(self.run_id), self.channel_name)
 
     async def _resync(self) -> None:
-        """Re-join the group, then send the samples and the run change the socket missed."""
+        """Re-join the group, then send the samples and the run change the socket missed.
+
+        While live events keep arriving in order the group is alive and nothing was missed, so
+        the database is left alone: with many pages open, reading it every few seconds for each
+        was most of the server's work (see tests/bench/live_latency.py).
+        """
         await self._join()
         async with self.turn:
-            await self._backfill()
-            run = await self._run_dict()
-            if run is not None and run != self.last_run:
-                await self._send_run(run)
+            if self.heard:
+                self.heard = False
+                return
+            await self._catch_up()
+
+    async def _catch_up(self) -> None:
+        await self._backfill()
+        run = await self._run_dict()
+        if run is not None and run != self.last_run:
+            await self._send_run(run)
 
     async def _backfill(self) -> None:
         while batch := await self._samples_after(self.last_seq):

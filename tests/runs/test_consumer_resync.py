@@ -2,6 +2,8 @@
 Redis): it fills the gap from the database, and re-joins and catches up by itself."""
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
@@ -72,4 +74,29 @@ async def test_it_rejoins_its_group_and_sends_what_it_missed(
     assert final["run"]["status"] == Run.Status.SUCCEEDED
     assert final["run"]["progress"]["done"] == 5
     assert group in layer.groups
+    await socket.disconnect()
+
+
+@override_settings(CHANNEL_LAYERS={"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}})
+async def test_it_reads_the_database_only_when_live_events_stop(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(consumers, "RESYNC_S", 0.3)
+    catch_ups = []
+    catch_up = consumers.RunConsumer._catch_up
+
+    async def counted(self: consumers.RunConsumer) -> None:
+        catch_ups.append(self.last_seq)
+        await catch_up(self)
+
+    monkeypatch.setattr(consumers.RunConsumer, "_catch_up", counted)
+    socket = await open_socket(run)
+    for seq in range(3, 19):  # ~0.8 s of live samples, one every 0.05 s: two resyncs pass
+        stored = await store_samples(run, seq)
+        await live.broadcast(run.pk, {"type": "samples", "samples": stored})
+        assert [s["seq"] for s in (await socket.receive_json_from())["samples"]] == [seq]
+        await asyncio.sleep(0.05)
+    assert catch_ups == []
+    await asyncio.sleep(0.8)  # silence: the next resyncs read the database
+    assert catch_ups and catch_ups[-1] == 18
     await socket.disconnect()
