@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.db import connection
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Window
 from django.db.models.functions import RowNumber
 from django.http import HttpRequest, HttpResponse
@@ -29,14 +30,31 @@ HOME_ALERTS = 20
 
 
 def _recent_runs(machine_ids: list[int]) -> dict[int, list[Run]]:
-    """The latest RECENT_RUNS runs of each of these machines, in one query."""
-    rank = Window(RowNumber(), partition_by=[F("machine_id")], order_by=[F("created").desc(), F("pk").desc()])
-    runs = Run.objects.filter(machine_id__in=machine_ids).select_related("config__engine", "machine")
-    runs = runs.annotate(rank=rank)
+    """The latest RECENT_RUNS runs of each of these machines, in two queries.
+
+    Where the database allows a LIMIT in each part of a UNION (Postgres), each machine's ids
+    come from its own LIMIT on the (machine, -created) index: ranking every run of the machines
+    sorted the whole table (355 ms at 10,000 runs). SQLite, the small embedded default, ranks.
+    """
     recent: dict[int, list[Run]] = defaultdict(list)
-    for run in runs.filter(rank__lte=RECENT_RUNS).order_by("-created", "-pk"):
+    runs = Run.objects.filter(pk__in=_recent_ids(machine_ids)).select_related("config__engine", "machine")
+    for run in runs.order_by("-created", "-pk"):
         recent[run.machine_id].append(run)
     return recent
+
+
+def _recent_ids(machine_ids: list[int]) -> QuerySet | list[int]:
+    newest = Run.objects.order_by("-created", "-pk").values_list("pk", flat=True)
+    if not machine_ids:
+        return []
+    if not connection.features.supports_slicing_ordering_in_compound:
+        order = [F("created").desc(), F("pk").desc()]
+        ranked = Run.objects.filter(machine_id__in=machine_ids).annotate(
+            rank=Window(RowNumber(), partition_by=[F("machine_id")], order_by=order)
+        )
+        return ranked.filter(rank__lte=RECENT_RUNS).values_list("pk", flat=True)
+    latest = [newest.filter(machine_id=m)[:RECENT_RUNS] for m in machine_ids]
+    return latest[0].union(*latest[1:], all=True)
 
 
 def _machine_overview(machines: list[Machine]) -> list[dict[str, Any]]:

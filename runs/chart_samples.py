@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import connection
-from django.db.models.fields.json import KeyTransform
+from django.db.models.fields.json import KeyTextTransform
 
 from runs.core.downsample import keep
 from runs.models import Run, Sample
@@ -51,11 +51,12 @@ def _chart_point(row: tuple[Any, ...], fields: tuple[str, ...], number: int) -> 
 
 def _series(run: Run, after: int, fields: tuple[str, ...]) -> list[tuple[Any, ...]]:
     """(seq, t, kind, *charted fields as floats or None) of every sample after `after`, in order."""
-    values = (KeyTransform(field, "values") for field in fields)
+    values = (KeyTextTransform(field, "values") for field in fields)
     after_rows = Sample.objects.filter(run=run, seq__gt=after).order_by("seq")
     sql, params = after_rows.values_list("seq", "t", "kind", *values).query.sql_with_params()
     # A bare cursor: Django's per-value converters would cost more than the query itself for
-    # a 10,000-sample run. The fields come as JSON text (Postgres) or JSON values (SQLite).
+    # a 10,000-sample run. The fields come as text (Postgres ->>, no JSON decoding of each
+    # value) or as SQL values (SQLite); _number makes floats of both.
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return [(seq, t, kind, *map(_number, rest)) for seq, t, kind, *rest in cursor.fetchall()]

@@ -84,6 +84,8 @@ class Run(models.Model):
         ordering = ["-created"]
         indexes = [
             models.Index(fields=["machine", "status"]),
+            # The home page's latest runs of each machine.
+            models.Index(fields=["machine", "-created"]),
             models.Index(fields=["config", "-created"]),
             models.Index(fields=["status", "-created"]),
             # The run list's default order (newest first), read one page at a time.
