@@ -1,7 +1,11 @@
 """Fixtures shared by every test: alice, and a test client logged in as her; two teams' worlds."""
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
+from django.db.backends.postgresql.operations import DatabaseOperations
 from django.test import Client
 
 from tests.factories import TeamWorld, UserFactory, team_world
@@ -29,3 +33,25 @@ def alpha(db) -> TeamWorld:
 def bravo(db) -> TeamWorld:
     """Another team: its members are the outsiders of alpha's objects."""
     return team_world("bravo")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _flush_postgres_by_delete() -> Iterator[None]:
+    """After each transactional test, empty Postgres's tables with DELETE, not TRUNCATE.
+
+    TRUNCATE makes new files for each of the ~30 tables and their indexes: 0.12-0.16 s a test
+    here, ~1 s on a loaded box, for tables that hold a few rows. Django's foreign keys are
+    deferrable, so one transaction may delete in any order. Sequences are kept either way.
+    """
+    original = DatabaseOperations.sql_flush
+
+    def sql_flush(self: DatabaseOperations, style: Any, tables: Any, *, reset_sequences: bool = False,
+                  allow_cascade: bool = False) -> list[str]:
+        if reset_sequences or not tables:
+            return original(self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
+        return ["SET CONSTRAINTS ALL DEFERRED"] + [f"DELETE FROM {self.quote_name(t)}" for t in tables]
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(DatabaseOperations, "sql_flush", sql_flush)
+    yield
+    patch.undo()
