@@ -43,7 +43,7 @@ def test_it_refuses_a_sweep_on_an_external_engine_it_cannot_relaunch(inprocess, 
 @pytest.mark.timeout(600)
 def test_it_sweeps_lookahead_on_the_real_llama_server_with_a_draft_model(inprocess, capsys):
     real_llama_config(
-        "real-sweep", draft_model=str(GEMMA_270M), speculative_method="draft-simple", max_tokens=48
+        "real-sweep", draft_model=str(GEMMA_270M), speculative_method="draft-simple", max_tokens=24
     )
     run = bench(capsys, "real-sweep", "lookahead", "--lengths", "0,4,8", "--reps", "1", "--warmup", "1")
     assert run["status"] == "succeeded", run["error"]

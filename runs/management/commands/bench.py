@@ -26,7 +26,9 @@ class Command(BaseCommand):
         parser.add_argument("--lengths", help="lookahead: 0,2,4,8,12; needle: prompt tokens, 32768,65536")
         parser.add_argument("--depths", help="needle: where the needle sits, e.g. 0.1,0.5,0.9")
         parser.add_argument("--levels", help="concurrency: requests at once, e.g. 1,2,4,8,16")
-        parser.add_argument("--answer-tokens", type=int, help="concurrency, prefix-cache: answer length")
+        parser.add_argument(
+            "--answer-tokens", type=int, help="concurrency, prefix-cache, agent-table, needle: answer length"
+        )
         parser.add_argument("--steps", type=int, help="prefix-cache: conversation steps")
         parser.add_argument("--bytes-per-step", type=int, help="prefix-cache: source bytes per step")
         parser.add_argument("--fixture", help="agent-table: a fixture folder (source file + truth.csv)")

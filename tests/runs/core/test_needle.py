@@ -230,7 +230,7 @@ async def test_it_sizes_prompts_with_a_real_llama_server_tokenizer():
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     argv = [LLAMA_SERVER, "-m", GEMMA_270M, "-c", "8192", "-t", "2", "-np", "1", "--port", str(port)]
-    job = NeedleJob(str(GEMMA_270M), lengths=(2048, 3072), depths=(0.1, 0.9))
+    job = NeedleJob(str(GEMMA_270M), lengths=(2048,), depths=(0.1, 0.9))
     progress = CollectingProgress()
     async with ManagedEngine(argv) as engine:
         await engine.wait_healthy(url, 120)
@@ -244,4 +244,4 @@ async def test_it_sizes_prompts_with_a_real_llama_server_tokenizer():
         assert abs(row["prompt_tokens"] - row["length"]) <= 0.02 * row["length"]
         assert row["cached_tokens"] < 100  # only the opening line is shared between prompts
     assert summary["length_error_max"] <= 0.02
-    assert 0 <= summary["score"] <= summary["total"] == 4
+    assert 0 <= summary["score"] <= summary["total"] == 2
