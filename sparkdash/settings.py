@@ -118,7 +118,12 @@ ASGI_APPLICATION = "sparkdash.asgi.application"
 
 DATABASE_URL = os.getenv("DATABASE_URL", "")
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=envint("CONN_MAX_AGE", 0))}
+    # Health checks: a kept connection that a restarted Postgres closed is replaced, not used.
+    DATABASES = {
+        "default": dj_database_url.parse(
+            DATABASE_URL, conn_max_age=envint("CONN_MAX_AGE", 0), conn_health_checks=True
+        )
+    }
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {

@@ -43,7 +43,7 @@ def _env() -> dict[str, str]:
         "REDIS_URL": urlunsplit(redis._replace(path=f"/{REDIS_DB}")),
         "SPARKDASH_WORKER": "inprocess", "DEBUG": "False", "SECRET_KEY": "bench-only",
         "SECURE_SSL_REDIRECT": "False", "SECURE_COOKIES": "False", "SECURE_HSTS_SECONDS": "0",
-        "LOG_LEVEL": "WARNING", "DJANGO_SETTINGS_MODULE": "sparkdash.settings",
+        "LOG_LEVEL": "WARNING", "DJANGO_SETTINGS_MODULE": "sparkdash.settings", "CONN_MAX_AGE": "60",
     }
 
 
