@@ -1,8 +1,10 @@
 """Sweeps: validating a sweep's jobs, starting a sweep run, finishing it, and its grid.
 
 A sweep run (SweepExecution) queues every run of configs x jobs x repetitions in one
-transaction, ordered per machine so each engine starts once: all runs of one config next to
-each other, the configs of one engine next to each other. It is finished when its last run
+transaction, ordered per machine: all runs of one config next to each other, the configs of one
+engine next to each other, so a machine never switches away from a config and back within a
+sweep (Ollama, say, keeps one model loaded instead of swapping). A managed engine is still started and
+stopped by each run (runs.engine_session), not kept up between runs. It is finished when its last run
 ends (succeeded, failed, cancelled or lost); execution_finished is sent then, once.
 """
 from __future__ import annotations
