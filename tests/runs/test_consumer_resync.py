@@ -3,6 +3,7 @@ Redis): it fills the gap from the database, and re-joins and catches up by itsel
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -81,7 +82,7 @@ async def test_it_rejoins_its_group_and_sends_what_it_missed(
 async def test_it_reads_the_database_only_when_live_events_stop(
     run: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(consumers, "RESYNC_S", 0.3)
+    monkeypatch.setattr(consumers, "RESYNC_S", 0.5)
     catch_ups = []
     catch_up = consumers.RunConsumer._catch_up
 
@@ -91,12 +92,16 @@ async def test_it_reads_the_database_only_when_live_events_stop(
 
     monkeypatch.setattr(consumers.RunConsumer, "_catch_up", counted)
     socket = await open_socket(run)
-    for seq in range(3, 19):  # ~0.8 s of live samples, one every 0.05 s: two resyncs pass
+    seq, flowing_until = 2, time.monotonic() + 2.0
+    while time.monotonic() < flowing_until:  # a live sample every ~0.05 s for 2 s: about 4 resyncs pass
+        seq += 1
         stored = await store_samples(run, seq)
         await live.broadcast(run.pk, {"type": "samples", "samples": stored})
         assert [s["seq"] for s in (await socket.receive_json_from())["samples"]] == [seq]
         await asyncio.sleep(0.05)
-    assert catch_ups == []
-    await asyncio.sleep(0.8)  # silence: the next resyncs read the database
-    assert catch_ups and catch_ups[-1] == 18
+    # Reading every time would be ~4; one is allowed for a stall of a loaded box between two samples.
+    assert len(catch_ups) <= 1, catch_ups
+    before = len(catch_ups)
+    await asyncio.sleep(1.2)  # silence: the next resyncs read the database
+    assert len(catch_ups) > before and catch_ups[-1] == seq
     await socket.disconnect()
