@@ -13,12 +13,10 @@ import logging
 from collections.abc import Awaitable
 from typing import TypeVar
 
-from asgiref.sync import sync_to_async
-from django.db import close_old_connections
 from django.utils import timezone
 
 from runs.models import Run
-from runs.recorder import RunCancelled
+from runs.recorder import RunCancelled, reset_connection
 
 __all__ = ["RunGuard"]
 
@@ -58,7 +56,7 @@ class RunGuard:
             except Exception:
                 # A database blip must not end a healthy run; the job's own writes report real trouble.
                 log.warning("heartbeat of run %s failed", self.run_id, exc_info=True)
-                await sync_to_async(close_old_connections)()  # a broken connection is not reused
+                await reset_connection()  # a broken connection is not reused
                 continue
             if status is not None:
                 self.stopped = status
