@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.bench.simproc import stop_process
+from tests.processes import stop_process
 from tests.real_engine import GEMMA_270M, LLAMA_SERVER, free_port
 
 LOCK = Path("/tmp/sparkdash-engine.lock")

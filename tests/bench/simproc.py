@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 
 from engines.simulator import SimProfile, serve_forever
+from tests.processes import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -58,16 +59,6 @@ def _child(arg: str) -> Iterator[tuple[str, int]]:
         yield address, proc.pid
     finally:
         stop_process(proc)
-
-
-def stop_process(proc: subprocess.Popen) -> None:
-    """Terminate a child process, killing it if it has not exited after 10 s."""
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 @contextmanager

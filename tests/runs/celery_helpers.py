@@ -6,7 +6,6 @@ database, so it sees the rows a `django_db(transaction=True)` test commits.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,7 @@ from django.conf import settings
 from django.test import Client
 
 from runs.models import Run, Sample
+from tests.processes import stop_process
 
 __all__ = [
     "assert_streamed_live",
@@ -107,7 +107,7 @@ def celery_worker(*queues: str, name: str, pool: str = "solo") -> Iterator[Worke
             sys.stderr.write(f"--- log of worker {name} ---\n{worker.log()}\n")
             raise
         finally:
-            _stop(process)
+            stop_process(process, STOP_TIMEOUT_S)
             worker.final_log = worker.log()
             _forget_queues(queues)
 
@@ -125,16 +125,6 @@ def _wait_ready(worker: Worker) -> None:
 def _logged_ready(worker: Worker) -> bool:
     # Celery logs "<name>@<host> ready." once it consumes from its queues.
     return any(f"{worker.name}@" in line and line.endswith(" ready.") for line in worker.log().splitlines())
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=STOP_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 def _forget_queues(queues: tuple[str, ...]) -> None:

@@ -22,6 +22,7 @@ from runs.models import Run, Schedule, SweepExecution
 from runs.schedules import FIRE_TASK, schedule_status, validate_cron, validate_time_zone
 from runs.tasks import fire_schedule
 from tests.factories import EngineConfigFactory, RunFactory, ScheduleFactory, SweepFactory
+from tests.processes import stop_process
 from tests.runs.celery_helpers import celery_worker, requires_celery, worker_env
 
 CREATED = datetime(2026, 1, 10, 12, 0, tzinfo=UTC)
@@ -316,12 +317,7 @@ def celery_beat(name: str) -> Iterator[Path]:
             sys.stderr.write(f"--- log of celery beat ---\n{log_path.read_text(errors='replace')}\n")
             raise
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_process(process)
 
 
 def _first_scheduled_success(sweep_id: int) -> tuple[SweepExecution, list[Run]]:
