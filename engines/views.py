@@ -44,7 +44,7 @@ def _recent_runs(machine_ids: list[int]) -> dict[int, list[Run]]:
 
 
 def _recent_ids(machine_ids: list[int]) -> QuerySet | list[int]:
-    newest = Run.objects.order_by("-created", "-pk").values_list("pk", flat=True)
+    """A subquery of the ids of each machine's latest RECENT_RUNS runs."""
     if not machine_ids:
         return []
     if not connection.features.supports_slicing_ordering_in_compound:
@@ -53,6 +53,7 @@ def _recent_ids(machine_ids: list[int]) -> QuerySet | list[int]:
             rank=Window(RowNumber(), partition_by=[F("machine_id")], order_by=order)
         )
         return ranked.filter(rank__lte=RECENT_RUNS).values_list("pk", flat=True)
+    newest = Run.objects.order_by("-created", "-pk").values_list("pk", flat=True)
     latest = [newest.filter(machine_id=m)[:RECENT_RUNS] for m in machine_ids]
     return latest[0].union(*latest[1:], all=True)
 
