@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 from tests.engines.stream_factories import llama_timings, ollama_chat_stream, openai_chat_stream, usage
 from tests.engines.stream_fuzzing import KINDS, StreamFeeder, cut
 
-# 30,000 coverage-guided inputs in make test (SPARKDASH_FUZZ_RUNS=100000 for a longer hunt: ~40 s);
+# Issue 7 asks for at least 100,000 generated inputs in the suite's fuzz target (~40 s here);
 # hypothesis adds grammar-aware damage on top.
-ATHERIS_RUNS = int(os.getenv("SPARKDASH_FUZZ_RUNS", "30000"))
+ATHERIS_RUNS = int(os.getenv("SPARKDASH_FUZZ_RUNS", "100000"))
 EXAMPLES = 400
 FEEDER = StreamFeeder()
 
