@@ -17,6 +17,8 @@ window.RunCharts = (function () {
   var TYPE_COLORS = { "tool-call": "#1e88e5", table: "#43a047", "prose-en": "#fb8c00", "prose-ja": "#8e24aa" };
   var SPARE_COLORS = ["#00897b", "#6d4c41", "#c0ca33", "#5e35b1"];
   var CEILING_COLOR = "#455a64";
+  // Beyond this many points a line chart drops its point markers: they hide the line and cost the most to draw.
+  var MARKED_POINTS = 300;
 
   // ---- numbers and table cells ----
 
@@ -125,12 +127,17 @@ window.RunCharts = (function () {
 
   /** The roofline ceiling as a dashed horizontal line on the decode axis (removed when unknown). */
   function setCeiling(c, ceiling, yAxis) {
+    var old = c.data.datasets.filter(function (d) { return d.isCeiling; })[0];
     var sets = c.data.datasets.filter(function (d) { return !d.isCeiling; });
     if (ceiling !== null) {
-      var line = dataset("roofline ceiling " + ceiling.toFixed(1) + " tok/s", CEILING_COLOR, yAxis || "y", {
-        isCeiling: true, borderDash: [8, 4], borderWidth: 2, pointRadius: 0, pointHitRadius: 0, pointStyle: "line"
-      });
-      line.data = c.data.labels.map(function () { return ceiling; });
+      // The same line is kept while the ceiling holds, so a live chart only adds its new points.
+      var line = old && old.ceiling === ceiling ? old : dataset(
+        "roofline ceiling " + ceiling.toFixed(1) + " tok/s", CEILING_COLOR, yAxis || "y", {
+          isCeiling: true, ceiling: ceiling, borderDash: [8, 4], borderWidth: 2, pointRadius: 0,
+          pointHitRadius: 0, pointStyle: "line"
+        });
+      line.data.length = Math.min(line.data.length, c.data.labels.length);
+      while (line.data.length < c.data.labels.length) line.data.push(ceiling);
       sets.push(line);
     }
     c.data.datasets = sets;
@@ -157,6 +164,16 @@ window.RunCharts = (function () {
       ttft: rightAxis("TTFT (s)")
     });
     var accept = chart(acceptanceCanvas, "request", [], { y: axis("acceptance (%)", { min: 0, max: 100 }) });
+    var speedSets = [
+      dataset("decode (client), tok/s", "#1e88e5", "y", { data: decode }),
+      dataset("decode (engine), tok/s", "#43a047", "y", { data: engine, borderDash: [5, 3] }),
+      dataset("TTFT, s", "#e53935", "ttft", { data: ttft })
+    ];
+    var acceptSets = [dataset("acceptance rate, %", "#8e24aa", "y", { data: acceptance })];
+    speed.data.labels = numbers;
+    speed.data.datasets = speedSets.slice();
+    accept.data.labels = numbers;
+    accept.data.datasets = acceptSets;
 
     function figure(summary, key) {
       var m = metricByKey[key];
@@ -191,20 +208,15 @@ window.RunCharts = (function () {
         return true;
       },
       draw: function () {
-        var labels = numbers.slice();
-        speed.data.labels = labels;
-        speed.data.datasets = [
-          dataset("decode (client), tok/s", "#1e88e5", "y", { data: decode, pointRadius: 2 }),
-          dataset("decode (engine), tok/s", "#43a047", "y", { data: engine, pointRadius: 2, borderDash: [5, 3] }),
-          dataset("TTFT, s", "#e53935", "ttft", { data: ttft, pointRadius: 2 })
-        ];
+        // The datasets keep their arrays across draws (Chart.js follows the pushes); building new
+        // datasets each time made Chart.js rebuild every point's element on every live sample.
+        var n = numbers.length, radius = n > MARKED_POINTS ? 0 : 2;
+        speedSets.concat(acceptSets).forEach(function (d) { d.pointRadius = radius; });
         setCeiling(speed, ceiling, "y");
-        accept.data.labels = labels;
-        accept.data.datasets = [dataset("acceptance rate, %", "#8e24aa", "y", { data: acceptance, pointRadius: 2 })];
         speed.update("none");
         accept.update("none");
-        markPoints(speedCanvas, labels.length);
-        markPoints(acceptanceCanvas, labels.length);
+        markPoints(speedCanvas, n);
+        markPoints(acceptanceCanvas, n);
       },
       applyRun: function (run) {
         document.querySelectorAll("[data-metric]").forEach(function (td) {

@@ -21,7 +21,7 @@ from engines.models import Engine, EngineConfig
 from engines.simulator import SimProfile, serve_in_thread
 from runs.models import Run
 from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, logged_in_chromium
-from tests.factories import EngineConfigFactory
+from tests.factories import EngineConfigFactory, RunFactory, SampleFactory
 from tests.real_engine import free_port
 from tests.runs.test_quality_jobs import letter_b
 from tests.scripted_openai import scripted_chat
@@ -54,6 +54,7 @@ return {
   points: Number(canvas.dataset.points),
   labels: chart.data.labels.map(String),
   datasets: chart.data.datasets.map((d) => [d.label, d.data.filter((v) => v !== null).length]),
+  radii: Object.fromEntries(chart.data.datasets.map((d) => [d.label, d.pointRadius])),
   status: document.getElementById("run-status").dataset.status,
   job: document.getElementById("run").dataset.job,
 };
@@ -119,6 +120,7 @@ def test_it_draws_a_speed_run_with_its_roofline_ceiling(inprocess, sim, browser)
     assert (drawn["job"], drawn["status"], drawn["points"]) == ("speed", "succeeded", 6)
     assert series["decode (client), tok/s"] == 6
     assert series["roofline ceiling 910.0 tok/s"] == 6
+    assert drawn["radii"]["decode (client), tok/s"] == 2
     roofline = browser.find_element(By.ID, "roofline").text
     assert roofline.startswith("ceiling 910.0 tok/s (273 GB/s \u00f7 0.30 GB per token, override); measured")
     assert "% efficiency" in roofline
@@ -131,6 +133,15 @@ def test_it_draws_no_ceiling_without_bytes_per_token(inprocess, sim, browser):
     drawn = _open(browser, run, "speed-chart", 6, shot="speed-no-roofline")
     assert not any(label.startswith("roofline") for label, _ in drawn["datasets"])
     assert browser.find_element(By.ID, "roofline").text == "\u2014"
+
+
+def test_it_drops_the_point_markers_of_a_long_speed_run(browser):
+    run = RunFactory(job=Run.Job.SPEED, status=Run.Status.SUCCEEDED)
+    SampleFactory.create_batch(400, run=run)
+    drawn = _open(browser, run, "speed-chart", 400, shot="speed-long")
+    assert _series(drawn)["decode (client), tok/s"] == 400
+    assert set(drawn["radii"].values()) == {0}
+    assert _severe(browser) == []
 
 
 def test_it_draws_a_lookahead_sweep_per_length_and_output_type(inprocess, browser):
