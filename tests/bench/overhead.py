@@ -4,7 +4,10 @@ A simulator in another process answers instantly (no TTFT, no decode time), so t
 own cost is all that limits it. The harness runs the real measurement path (the concurrency
 job: client, stream parser, per-request figures) with a progress that only counts samples.
 The sustained rate on one core is tokens / harness CPU seconds; the reference is what the
-simulator's process spent producing the same tokens in the same run.
+simulator's process spent producing the same tokens in the same run. The floor is a bare
+asyncio socket client (tests/bench/bare_client.py: no HTTP library, no JSON) reading the same
+streams in the same run: with one token a chunk every chunk is a read of its own, and what one
+event-loop wake per read costs on this box is a part of any asyncio client's figure.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from typing import Any
 from engines.clients import client_for
 from engines.simulator import SimProfile
 from runs.core.concurrency import ConcurrencyJob, run_concurrency
+from tests.bench.bare_client import BareClient
 from tests.bench.figures import figure
 from tests.bench.simproc import SimProcess, simulator_process
 
@@ -69,6 +73,7 @@ def run(short: bool) -> dict[str, Any]:
     for case in SHORT if short else FULL:
         with simulator_process(case.profile()) as sim:
             m = _measure(sim, case)
+            m["bare_cpu_s"], m["bare_tokens"] = _measure_bare(sim.url, case)
             if not short and m["tok_per_cpu_s"] < GOAL_TPS:
                 m["profile"] = _profile(sim, case)
         details[case.label] = m
@@ -105,6 +110,21 @@ def _measure(sim: SimProcess, case: Case) -> dict[str, Any]:
     }
 
 
+def _measure_bare(url: str, case: Case) -> tuple[float, int]:
+    """The bare socket client's CPU seconds and tokens over the same bursts of streams."""
+
+    async def bursts() -> None:
+        clients = [BareClient(url) for _ in range(case.streams)]
+        for burst in range(case.bursts):
+            done = await asyncio.gather(*(c.generate(case.tokens, burst) for c in clients))
+            if any(not g.arrivals for g in done):
+                raise RuntimeError("the bare client read no content chunk")
+
+    cpu = time.process_time()
+    asyncio.run(bursts())
+    return time.process_time() - cpu, case.tokens * case.streams * case.bursts
+
+
 def _profile(sim: SimProcess, case: Case) -> list[str]:
     """Where the harness's time goes, by own time: the top functions of a cProfile of the job."""
     profiler = cProfile.Profile()
@@ -117,6 +137,11 @@ def _profile(sim: SimProcess, case: Case) -> list[str]:
 def _figures(case: Case, m: dict[str, Any]) -> list[dict[str, Any]]:
     per_1000_ms = 1e6 * m["cpu_s"] / m["tokens"]
     return [
+        figure(
+            f"floor: bare socket client CPU per 1,000 tokens ({case.label})",
+            1e6 * m["bare_cpu_s"] / m["bare_tokens"], "ms", reference=per_1000_ms, reference_name="harness",
+            note=f"{m['bare_tokens']:,} tokens read with no HTTP library and no JSON parsing",
+        ),
         figure(
             f"harness CPU per 1,000 tokens ({case.label})", per_1000_ms, "ms",
             reference=1e6 * m["sim_cpu_s"] / m["tokens"], reference_name="simulator CPU for the same tokens",
