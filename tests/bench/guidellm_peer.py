@@ -2,7 +2,8 @@
 
 `ensure_guidellm()` creates ~/.cache/sparkdash/guidellm-venv with `pip install torch==2.13.0
 guidellm` when it is missing (CPU torch, kept on this machine kind's package mirror);
-`run_guidellm()` sends the given prompts synchronously, as our harness does, and returns
+`run_guidellm()` sends the given prompts synchronously, as our harness does, with our sampling
+(temperature 0, seed 0; GuideLLM otherwise leaves sampling to the engine's defaults), and returns
 per-request figures computed from GuideLLM's own timestamps with GuideLLM's definitions.
 """
 from __future__ import annotations
@@ -49,7 +50,9 @@ def run_guidellm(url: str, prompts: Sequence[Prompt], tokens: int, workdir: Path
     data.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
     argv = [
         str(GUIDELLM), "run",
-        "--backend", f"kind=openai_http,target={url},request_format=/v1/chat/completions",
+        # Our sampling (greedy, seed 0: GenerationRequest defaults): the engine does the same work for both.
+        "--backend", f"kind=openai_http,target={url},request_format=/v1/chat/completions,"
+                     "extras.body.temperature=0,extras.body.seed=0",
         "--profile", "kind=synchronous",
         "--constraint", f"kind=max_requests,count={len(rows)}",
         "--data", f"kind=json_file,path={data}",

@@ -10,6 +10,7 @@ import pytest
 
 from tests.bench import BENCHMARKS
 from tests.bench.__main__ import COLUMNS
+from tests.bench.agreement import _split_evals, engine_timings_in
 
 ROOT = Path(__file__).resolve().parents[2]
 KEYS = {"name", "value", "unit", "reference", "reference_name", "ratio", "goal", "met", "note"}
@@ -44,3 +45,25 @@ def test_it_refuses_an_unknown_benchmark():
     assert done.returncode != 0
     assert "unknown benchmark(s) nope" in done.stderr
     assert "fidelity" in BENCHMARKS
+
+
+def _timing_lines(task: int, prompt_ms: float, prompt_n: int, eval_ms: float, eval_n: int) -> str:
+    """One request's timing lines as llama-server b11434 logs them."""
+    head = f"0.02.222.331 I slot print_timing: id  0 | task {task} | "
+    return (f"{head}prompt eval time =     {prompt_ms:.2f} ms /    {prompt_n} tokens (  7.66 ms per token)\n"
+            f"{head}       eval time =      {eval_ms:.2f} ms /     {eval_n} tokens (   26.15 ms per token)\n"
+            f"{head}      total time =     {prompt_ms + eval_ms:.2f} ms /    {prompt_n + eval_n} tokens\n")
+
+
+def test_it_reads_each_requests_engine_timings_from_the_llama_server_log():
+    log = "srv  log_server_r: request: POST /v1/chat/completions 200\n" + "".join(
+        _timing_lines(task, 60.0 + task, 5, 2400.0, 95) for task in range(7)
+    )
+    timings = engine_timings_in(log)
+    assert timings[0] == (60.0, 5, 2400.0, 95)
+    assert [t[0] for t in timings] == [60.0 + task for task in range(7)]
+    # warm-up 1, ours 2, GuideLLM's 2, ours 2, in the order served
+    split = _split_evals(timings, 1, 2, 2, 2)
+    assert [t[0] for t in split["ours"]] == [61.0, 62.0, 65.0, 66.0]
+    assert [t[0] for t in split["guidellm"]] == [63.0, 64.0]
+    assert _split_evals(timings, 1, 2, 3, 2) is None  # a request too many or few: no guessing
