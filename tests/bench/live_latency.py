@@ -22,16 +22,17 @@ from tests.bench.scale_db import database_url
 
 GOAL_MS = 200.0
 REDIS_DB = 11  # apart from the suite's and the dashboard's groups (run-<id> names repeat across databases)
-FULL = [(1, 30), (20, 300)]
-SHORT = [(1, 5), (2, 10)]
+# (pages, seconds[, bare socket clients]): the reference, the goal's case, then sockets and no browser.
+FULL = [(1, 30), (20, 300), (0, 60, 20)]
+SHORT = [(1, 5), (2, 10), (0, 5, 2)]
 
 
 def run(short: bool) -> dict[str, Any]:
     """Measure 1 page (reference) then many; figures in ms and points."""
     plan = SHORT if short else FULL
     found = _probe(plan)
-    reference, watched = found["results"]
-    return {"figures": figures(watched, reference), "raw": found}
+    reference, watched, sockets_only = found["results"]
+    return {"figures": figures(watched, reference) + socket_figures(sockets_only, reference), "raw": found}
 
 
 def _env() -> dict[str, str]:
@@ -47,10 +48,10 @@ def _env() -> dict[str, str]:
     }
 
 
-def _probe(plan: list[tuple[int, int]]) -> dict[str, Any]:
+def _probe(plan: list[tuple[int, ...]]) -> dict[str, Any]:
     env = _env()
     args = [sys.executable, "-m", "tests.bench.live_probe", json.dumps({"env": env, "runs": plan})]
-    timeout = sum(seconds for _, seconds in plan) + 300
+    timeout = sum(entry[1] for entry in plan) + 300
     done = subprocess.run(
         args, env=os.environ | env, capture_output=True, text=True, timeout=timeout, check=False
     )
@@ -92,9 +93,56 @@ def figures(watched: dict[str, Any], reference: dict[str, Any]) -> list[dict[str
         reference=percentile(got_ref, 95), reference_name=ref_name,
         note="when the page's script got the message (waits for a busy page); the rest is drawing",
     ))
+    socket, socket_ref = _socket_ms(watched), _socket_ms(reference)
+    found.append(figure(
+        f"socket client p95 (a websocket client that draws nothing), {name}", percentile(socket, 95), "ms",
+        reference=percentile(socket_ref, 95), reference_name=ref_name,
+        note=f"the server's part on the same loaded box; {len(socket)} deliveries",
+    ))
+    found += _main_thread_figures(watched, reference, name, ref_name)
     missed = watched["samples"] * watched["pages"] - len(ms)
     found.append(figure(f"points not drawn, {name}", missed, "points", goal="0", met=missed == 0,
                         note=f"run ended {watched['status']}; drawn per page: {_per_page(watched)}"))
+    return found
+
+
+def socket_figures(sockets_only: dict[str, Any], reference: dict[str, Any]) -> list[dict[str, Any]]:
+    """The server alone: bare socket clients and no browser, against the one-page run's socket client."""
+    ms, n = _socket_ms(sockets_only), len(sockets_only["socket"])
+    return [figure(
+        f"socket clients only p95 ({n} clients, no browser), {sockets_only['seconds']} s", percentile(ms, 95),
+        "ms", reference=percentile(_socket_ms(reference), 95), reference_name="1 page's socket client",
+        goal=f"< {GOAL_MS:.0f} ms", met=percentile(ms, 95) < GOAL_MS,
+        note=f"{len(ms)} deliveries; p50 {percentile(ms, 50):.1f} ms, max {max(ms):.1f} ms",
+    )]
+
+
+def _socket_ms(result: dict[str, Any]) -> list[float]:
+    ms = [received - sent for client in result["socket"] for _, sent, received in client]
+    if not ms:
+        raise RuntimeError("no bare socket client received a sample")
+    return ms
+
+
+def _main_thread_figures(
+    watched: dict[str, Any], reference: dict[str, Any], name: str, ref_name: str
+) -> list[dict[str, Any]]:
+    """Where a page's main thread went, per point drawn (Chromium's own accounting), and how busy it was."""
+    def per_point(result: dict[str, Any], key: str) -> float:
+        points = sum(len(page) for page in result["drawn"])
+        return 1000 * sum(page[key] for page in result["main_thread_s"]) / max(points, 1)
+
+    found = []
+    for key, what in (("TaskDuration", "all tasks"), ("ScriptDuration", "script"),
+                      ("LayoutDuration", "layout"), ("RecalcStyleDuration", "style recalc")):
+        found.append(figure(f"page main thread per point drawn, {what}, {name}", per_point(watched, key),
+                            "ms", reference=per_point(reference, key), reference_name=ref_name))
+    busy = sum(page["TaskDuration"] for page in watched["main_thread_s"]) / watched["seconds"]
+    found[0]["note"] = (
+        "DevTools Performance.getMetrics: wall time of the pages' main-thread tasks, so waiting for a core"
+        f" counts too ({busy:.1f} s per second over {watched['pages']} pages); raster and compositing are not"
+        " in it"
+    )
     return found
 
 

@@ -43,6 +43,22 @@ def _wait_until_live(driver: Any, wait_s: float) -> None:
             time.sleep(0.2)
 
 
+# Chromium's own main-thread accounting per page (DevTools Performance domain), in seconds.
+MAIN_THREAD = ("TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration")
+
+
+def main_thread_times(drivers: list[Any]) -> list[dict[str, float]]:
+    """Each window's cumulative main-thread seconds so far (task, script, layout, style recalc)."""
+    found = []
+    for driver, handle in ((d, h) for d in drivers for h in d.window_handles):
+        driver.switch_to.window(handle)
+        driver.execute_cdp_cmd("Performance.enable", {})
+        listed = driver.execute_cdp_cmd("Performance.getMetrics", {})["metrics"]
+        metrics = {m["name"]: m["value"] for m in listed}
+        found.append({name: metrics[name] for name in MAIN_THREAD})
+    return found
+
+
 def read_pages(drivers: list[Any]) -> list[list[list[float]]]:
     """Every window's [seq, sent, received, drawn] rows (epoch ms), in window order."""
     drawn = []

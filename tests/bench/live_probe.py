@@ -51,8 +51,8 @@ def main(plan: dict[str, Any]) -> None:
     results = []
     with simulator_process(SimProfile(**PROFILE)) as sim, _dashboard() as site:
         config, user = _fixtures(sim.url)
-        for pages, seconds in plan["runs"]:
-            results.append(measure(site, config, user, pages, seconds))
+        for pages, seconds, *sockets in plan["runs"]:
+            results.append(measure(site, config, user, pages, seconds, *sockets))
     print(json.dumps({"results": results}))
 
 
@@ -108,21 +108,29 @@ def _wait_until_up(url: str, proc: subprocess.Popen) -> None:
     raise RuntimeError("the dashboard did not answer within 60 s")
 
 
-def measure(site: str, config: Any, user: Any, pages: int, seconds: float) -> dict[str, Any]:
-    """One run watched by `pages` pages for `seconds`: every page's (sent, drawn) per point."""
+def measure(
+    site: str, config: Any, user: Any, pages: int, seconds: float, sockets: int = 1
+) -> dict[str, Any]:
+    """One run watched by `pages` pages and `sockets` bare socket clients for `seconds`: every page's
+    (sent, received, drawn) and every socket client's (sent, received) per point."""
     from runs.models import Run, Sample
-    from tests.bench.live_pages import open_pages, read_pages
+    from tests.bench.live_pages import main_thread_times, open_pages, read_pages
+    from tests.bench.live_socket import listening
 
     params = {"reps": 10_000, "warmup": 0, "max_tokens": MAX_TOKENS}  # stopped by cancel, not by reps
     run = Run.objects.create(config=config, machine=config.engine.machine, job=Run.Job.SPEED, params=params)
     with open_pages(site, user, f"/runs/{run.pk}/?latency", pages, SOCKET_WAIT_S) as drivers:
-        _say(f"live: {pages} pages watching run {run.pk}")
-        _work(run, seconds)
-        time.sleep(3)  # the last points' way to the pages
+        _say(f"live: {pages} pages and {sockets} socket clients watching run {run.pk}")
+        before = main_thread_times(drivers)
+        with listening(site, user, run.pk, sockets) as socket_rows:
+            _work(run, seconds)
+            time.sleep(3)  # the last points' way to the pages
         drawn = read_pages(drivers)
+        busy = [{k: a[k] - b[k] for k in a} for a, b in zip(main_thread_times(drivers), before, strict=True)]
     run.refresh_from_db()
     stamped = Sample.objects.filter(run=run, values__has_key="bench_sent_ms").count()
-    return {"pages": pages, "seconds": seconds, "samples": stamped, "status": run.status, "drawn": drawn}
+    return {"pages": pages, "seconds": seconds, "samples": stamped, "status": run.status, "drawn": drawn,
+            "main_thread_s": busy, "socket": socket_rows}
 
 
 def _work(run: Any, seconds: float) -> None:
