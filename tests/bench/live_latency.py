@@ -100,6 +100,9 @@ def figures(watched: dict[str, Any], reference: dict[str, Any]) -> list[dict[str
         note=f"the server's part on the same loaded box; {len(socket)} deliveries",
     ))
     found += _main_thread_figures(watched, reference, name, ref_name)
+    found.append(figure(f"cores used during the run, {name}", sum(watched["cores"].values()), "cores",
+                        reference=sum(reference["cores"].values()), reference_name=ref_name,
+                        note="by process (/proc): " + _by_kind(watched["cores"])))
     missed = watched["samples"] * watched["pages"] - len(ms)
     found.append(figure(f"points not drawn, {name}", missed, "points", goal="0", met=missed == 0,
                         note=f"run ended {watched['status']}; drawn per page: {_per_page(watched)}"))
@@ -113,7 +116,8 @@ def socket_figures(sockets_only: dict[str, Any], reference: dict[str, Any]) -> l
         f"socket clients only p95 ({n} clients, no browser), {sockets_only['seconds']} s", percentile(ms, 95),
         "ms", reference=percentile(_socket_ms(reference), 95), reference_name="1 page's socket client",
         goal=f"< {GOAL_MS:.0f} ms", met=percentile(ms, 95) < GOAL_MS,
-        note=f"{len(ms)} deliveries; p50 {percentile(ms, 50):.1f} ms, max {max(ms):.1f} ms",
+        note=f"{len(ms)} deliveries; p50 {percentile(ms, 50):.1f} ms, max {max(ms):.1f} ms;"
+        f" cores by process: {_by_kind(sockets_only['cores'])}",
     )]
 
 
@@ -144,6 +148,11 @@ def _main_thread_figures(
         " in it"
     )
     return found
+
+
+def _by_kind(cores: dict[str, float]) -> str:
+    ranked = sorted(cores.items(), key=lambda kv: -kv[1])
+    return ", ".join(f"{kind} {used:.2f}" for kind, used in ranked if used >= 0.005)
 
 
 def _per_page(result: dict[str, Any]) -> str:

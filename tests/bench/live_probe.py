@@ -116,21 +116,23 @@ def measure(
     from runs.models import Run, Sample
     from tests.bench.live_pages import main_thread_times, open_pages, read_pages
     from tests.bench.live_socket import listening
+    from tests.bench.proc_cpu import cores_used, cpu_seconds
 
     params = {"reps": 10_000, "warmup": 0, "max_tokens": MAX_TOKENS}  # stopped by cancel, not by reps
     run = Run.objects.create(config=config, machine=config.engine.machine, job=Run.Job.SPEED, params=params)
     with open_pages(site, user, f"/runs/{run.pk}/?latency", pages, SOCKET_WAIT_S) as drivers:
         _say(f"live: {pages} pages and {sockets} socket clients watching run {run.pk}")
-        before = main_thread_times(drivers)
+        before, cpu, started = main_thread_times(drivers), cpu_seconds(), time.monotonic()
         with listening(site, user, run.pk, sockets) as socket_rows:
             _work(run, seconds)
+            cores = cores_used(cpu, cpu_seconds(), time.monotonic() - started)
             time.sleep(3)  # the last points' way to the pages
         drawn = read_pages(drivers)
         busy = [{k: a[k] - b[k] for k in a} for a, b in zip(main_thread_times(drivers), before, strict=True)]
     run.refresh_from_db()
     stamped = Sample.objects.filter(run=run, values__has_key="bench_sent_ms").count()
     return {"pages": pages, "seconds": seconds, "samples": stamped, "status": run.status, "drawn": drawn,
-            "main_thread_s": busy, "socket": socket_rows}
+            "main_thread_s": busy, "socket": socket_rows, "cores": cores}
 
 
 def _work(run: Any, seconds: float) -> None:
