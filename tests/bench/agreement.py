@@ -55,7 +55,7 @@ def run(short: bool) -> dict[str, Any]:
     figures = _engine_figures(ours)
     if peer:
         split = _split_evals(evals, len(set(prompts)), len(first), len(peer), len(second))
-        figures += _peer_figures(ours, peer) + _ttft_parts(ours, peer, split)
+        figures += _peer_figures(ours, peer) + _engine_split_figures(ours, peer, split)
     else:
         figures += _no_peer(reason)
     return {"figures": figures, "tokens": tokens, "ours": ours, "guidellm": peer, "engine_timings": evals}
@@ -155,30 +155,39 @@ def _split_evals(
     return {"ours": ours, "guidellm": evals[warmup + first : warmup + first + peer]}
 
 
-def _ttft_parts(
+def _engine_split_figures(
     ours: list[dict[str, Any]], peer: list[dict[str, float]], split: dict[str, list[Timing]] | None
 ) -> list[dict[str, Any]]:
-    """TTFT as the engine's prompt time plus what is left: the harness's own (HTTP, code, scheduling)."""
+    """Both sides' requests against the engine's own timings of them: what is left after the engine's
+    time is the harness's own (HTTP, code, scheduling), free of the engine's drift between passes."""
     if split is None:
         why = "the engine log did not split by request"
         return [not_measured("TTFT minus engine prompt time, ours vs GuideLLM (median)", "ms", why)]
     parts = {side: _parts(rows, split[side]) for side, rows in (("ours", ours), ("guidellm", peer))}
-    left, prompt_ms, tokens, tps = parts["ours"]
-    peer_left, peer_prompt_ms, _, peer_tps = parts["guidellm"]
+    left, prompt_ms, tokens, tps, rest = parts["ours"]
+    peer_left, peer_prompt_ms, _, peer_tps, peer_rest = parts["guidellm"]
     return [
         figure("TTFT minus engine prompt time, ours vs GuideLLM (median)", left, "ms", reference=peer_left,
                reference_name="GuideLLM", note="what each harness adds to the engine's own time"),
+        figure("request time minus engine prompt and decode time, ours vs GuideLLM (median)", rest, "ms",
+               reference=peer_rest, reference_name="GuideLLM",
+               note="output tok/s = tokens / request time: what each harness adds to it"),
         figure("engine prompt eval time, our requests vs GuideLLM's (median)", prompt_ms, "ms",
                reference=peer_prompt_ms, reference_name="GuideLLM's requests",
                note=f"the engine evaluated a median {tokens:g} prompt tokens per request (the rest cached)"),
         figure("engine decode tok/s, our requests vs GuideLLM's (median)", tps, "tok/s", reference=peer_tps,
                reference_name="GuideLLM's requests", note="from the engine's own eval time of each request"),
+        figure("GuideLLM decode tok/s vs the engine's own for its requests (median)",
+               statistics.median(r["decode_tps"] for r in peer), "tok/s", reference=peer_tps,
+               reference_name="engine eval time"),
     ]
 
 
-def _parts(rows: list[dict[str, Any]], evals: list[Timing]) -> tuple[float, float, float, float]:
-    """Medians of TTFT minus the engine's prompt time (ms), of that time, of its prompt tokens, and of the
-    engine's decode tok/s."""
-    left = statistics.median(1000 * r["ttft_s"] - e[0] for r, e in zip(rows, evals, strict=True))
+def _parts(rows: list[dict[str, Any]], evals: list[Timing]) -> tuple[float, float, float, float, float]:
+    """Medians of TTFT minus the engine's prompt time (ms), of that time, of its prompt tokens, of the
+    engine's decode tok/s, and of the request time minus the engine's prompt and decode time (ms)."""
+    pairs = list(zip(rows, evals, strict=True))
+    left = statistics.median(1000 * r["ttft_s"] - e[0] for r, e in pairs)
+    rest = statistics.median(1000 * r["e2e_s"] - e[0] - e[2] for r, e in pairs)
     return (left, statistics.median(e[0] for e in evals), statistics.median(e[1] for e in evals),
-            statistics.median(1000 * e[3] / e[2] for e in evals))
+            statistics.median(1000 * e[3] / e[2] for e in evals), rest)

@@ -74,5 +74,6 @@ def _figures(request: dict[str, Any]) -> dict[str, float]:
         "ttft_s": t["first_token_iteration"] - t["request_start"],
         "output_tps": tokens / (t["request_end"] - t["request_start"]),
         "decode_tps": (tokens - 1) / (t["last_token_iteration"] - t["first_token_iteration"]),
+        "e2e_s": t["request_end"] - t["request_start"],
         "output_tokens": tokens,
     }

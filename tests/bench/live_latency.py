@@ -87,26 +87,31 @@ def figures(watched: dict[str, Any], reference: dict[str, Any]) -> list[dict[str
             goal=f"< {GOAL_MS:.0f} ms" if goal else "", met=value < GOAL_MS if goal else None,
             note=f"{len(ms)} points ({watched['samples']} samples x {watched['pages']} pages)" * goal,
         ))
-    got, got_ref = latencies(watched, until=2), latencies(reference, until=2)
-    found.append(figure(
-        f"received p95 (message reached the page's script), {name}", percentile(got, 95), "ms",
-        reference=percentile(got_ref, 95), reference_name=ref_name,
-        note="when the page's script got the message (waits for a busy page); the rest is drawing",
-    ))
-    socket, socket_ref = _socket_ms(watched), _socket_ms(reference)
-    found.append(figure(
-        f"socket client p95 (a websocket client that draws nothing), {name}", percentile(socket, 95), "ms",
-        reference=percentile(socket_ref, 95), reference_name=ref_name,
-        note=f"the server's part on the same loaded box; {len(socket)} deliveries",
-    ))
-    found += _main_thread_figures(watched, reference, name, ref_name)
-    found.append(figure(f"cores used during the run, {name}", sum(watched["cores"].values()), "cores",
-                        reference=sum(reference["cores"].values()), reference_name=ref_name,
-                        note="by process (/proc): " + _by_kind(watched["cores"])))
+    found += _where_figures(watched, reference, name, ref_name)
     missed = watched["samples"] * watched["pages"] - len(ms)
     found.append(figure(f"points not drawn, {name}", missed, "points", goal="0", met=missed == 0,
                         note=f"run ended {watched['status']}; drawn per page: {_per_page(watched)}"))
     return found
+
+
+def _where_figures(
+    watched: dict[str, Any], reference: dict[str, Any], name: str, ref_name: str
+) -> list[dict[str, Any]]:
+    """Where the latency comes from: arrival in the page, the server's part, the pages' work, the cores."""
+    got, got_ref = latencies(watched, until=2), latencies(reference, until=2)
+    socket, socket_ref = _socket_ms(watched), _socket_ms(reference)
+    return [
+        figure(f"received p95 (message reached the page's script), {name}", percentile(got, 95), "ms",
+               reference=percentile(got_ref, 95), reference_name=ref_name,
+               note="when the page's script got the message (waits for a busy page); the rest is drawing"),
+        figure(f"socket client p95 (a websocket client that draws nothing), {name}", percentile(socket, 95),
+               "ms", reference=percentile(socket_ref, 95), reference_name=ref_name,
+               note=f"the server's part on the same loaded box; {len(socket)} deliveries"),
+        *_main_thread_figures(watched, reference, name, ref_name),
+        figure(f"cores used during the run, {name}", sum(watched["cores"].values()), "cores",
+               reference=sum(reference["cores"].values()), reference_name=ref_name,
+               note="by process (/proc): " + _by_kind(watched["cores"])),
+    ]
 
 
 def socket_figures(sockets_only: dict[str, Any], reference: dict[str, Any]) -> list[dict[str, Any]]:
