@@ -104,7 +104,7 @@ def test_it_runs_replay_and_concurrency_on_the_real_llama_server(inprocess, caps
 def test_it_detects_a_cache_discard_on_the_real_llama_server(inprocess, capsys, cache_ram_mib, discard):
     real_llama_config("real", context_length=8192, parallel=1, cache_ram_mib=cache_ram_mib)
     run = bench(
-        capsys, "real", "prefix-cache", "--steps", "5", "--bytes-per-step", "1500", "--answer-tokens", "8"
+        capsys, "real", "prefix-cache", "--steps", "5", "--bytes-per-step", "1000", "--answer-tokens", "8"
     )
     assert run["status"] == "succeeded", run["error"]
     summary = run["summary"]
