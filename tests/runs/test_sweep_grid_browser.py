@@ -2,6 +2,7 @@
 then stops polling once the sweep run is finished."""
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import time
 from pathlib import Path
@@ -12,6 +13,7 @@ from django.contrib.staticfiles.testing import StaticLiveServerTestCase
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.support.wait import WebDriverWait
 
 from runs.models import Run, SweepExecution
@@ -63,8 +65,13 @@ class SweepGridPageTest(StaticLiveServerTestCase):
     def look(self, config) -> list:
         return self.driver.execute_script(CELL_JS, f"{config.pk}-speed")
 
-    def wait_for(self, config, figure: str) -> list:
-        WebDriverWait(self.driver, 10).until(lambda _: self.look(config)[0] == figure)
+    def wait_for(self, config, figure: str, delta: str) -> list:
+        """The cell once it shows `figure` and `delta` (or what it shows after 10 s).
+
+        Both are waited for: a poll can land between two runs' updates and show the first alone.
+        """
+        with contextlib.suppress(TimeoutException):
+            WebDriverWait(self.driver, 10).until(lambda _: self.look(config)[:2] == [figure, delta])
         return self.look(config)
 
     def test_it_fills_in_the_grid_while_the_sweep_runs_and_stops_polling_when_finished(self) -> None:
@@ -73,13 +80,15 @@ class SweepGridPageTest(StaticLiveServerTestCase):
 
         self.finish("fast", 1, 40.0)
         self.finish("base", 1, 30.0)
-        _, delta, *_ = self.wait_for(self.fast, f"40.0 [40.0{EN}40.0] tok/s (n=1)")
-        assert delta == "\u0394 +10.0 tok/s (+33.3 %) no spread"  # one repetition each: no spread yet
+        one_each = "\u0394 +10.0 tok/s (+33.3 %) no spread"  # one repetition each: no spread yet
+        figure, delta, *_ = self.wait_for(self.fast, f"40.0 [40.0{EN}40.0] tok/s (n=1)", one_each)
+        assert (figure, delta) == (f"40.0 [40.0{EN}40.0] tok/s (n=1)", one_each)
         for name, rep, tps in (("fast", 2, 44.0), ("base", 2, 31.0)):
             self.finish(name, rep, tps)
         SweepExecution.objects.filter(pk=self.sweep_run.pk).update(finished=timezone.now())
-        _, delta, hidden, *_ = self.wait_for(self.fast, f"42.0 [40.0{EN}44.0] tok/s (n=2)")
-        assert (delta, hidden) == ("\u0394 +11.5 tok/s (+37.7 %) better", False)
+        better = "\u0394 +11.5 tok/s (+37.7 %) better"
+        figure, delta, hidden, *_ = self.wait_for(self.fast, f"42.0 [40.0{EN}44.0] tok/s (n=2)", better)
+        assert (figure, delta, hidden) == (f"42.0 [40.0{EN}44.0] tok/s (n=2)", better, False)
         WebDriverWait(self.driver, 5).until(lambda _: self.look(self.fast)[3] == "true")
         assert self.look(self.base)[2] is True  # the baseline's own cell shows no delta
         text = self.driver.find_element("id", "sweep-progress-text").text
