@@ -37,8 +37,10 @@ engine:
 audit: install
 	BIN=$(BIN) bin/audit
 
+# Style, and the layout's rules (import-linter contracts in pyproject.toml).
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 test: install engine browser lint
 	$(BIN)/python manage.py makemigrations --check --dry-run -v 0

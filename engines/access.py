@@ -19,23 +19,21 @@ from django.db.models import Model, QuerySet
 from django.shortcuts import get_object_or_404
 
 from engines.models import Engine, EngineConfig, EngineSession, Machine, Team
-from runs.models import Alert, Run, Sample, Schedule, Sweep, SweepExecution
 
 __all__ = ["get_visible_or_404", "visible"]
 
 M = TypeVar("M", bound=Model)
 User = AbstractBaseUser | AnonymousUser
 
-# The path from each model to the team whose members see it.
+# The path from each of engines' models to the team whose members see it. Other apps' models
+# (runs: runs, samples, sweeps, ...) say it themselves: a `team_path` attribute, or a
+# `visible_to(user, queryset)` classmethod where the rule is more than a path.
 TEAM_PATHS: dict[type[Model], str] = {
     Team: "",
     Machine: "team__",
     Engine: "machine__team__",
     EngineSession: "machine__team__",
     EngineConfig: "engine__machine__team__",
-    Run: "machine__team__",
-    Sample: "run__machine__team__",
-    Alert: "config__engine__machine__team__",
 }
 
 
@@ -49,18 +47,18 @@ def visible(user: User, objects: QuerySet[M] | type[M]) -> QuerySet[M]:
         return qs.none()
     if user.is_superuser:
         return qs
-    if qs.model is Sweep:
-        return _sweeps(user, qs)
-    if qs.model in (Schedule, SweepExecution):
-        return qs.filter(sweep__in=_sweeps(user, Sweep.objects.all()).values("pk"))
-    return qs.filter(**{f"{TEAM_PATHS[qs.model]}members": user})
+    visible_to = getattr(qs.model, "visible_to", None)
+    if visible_to is not None:
+        return visible_to(user, qs)
+    path = TEAM_PATHS.get(qs.model, getattr(qs.model, "team_path", None))
+    if path is None:
+        raise TypeError(f"{qs.model.__name__} says nothing about who sees it (team_path or visible_to)")
+    return qs.filter(**{f"{path}members": user})
 
 
-def _sweeps(user: User, qs: QuerySet[Sweep]) -> QuerySet[Sweep]:
-    """Sweeps none of whose configs is another team's."""
-    foreign = EngineConfig.objects.exclude(engine__machine__team__members=user)
-    with_foreign = Sweep.configs.through.objects.filter(engineconfig__in=foreign).values("sweep_id")
-    return qs.exclude(pk__in=with_foreign)
+def foreign_configs(user: User) -> QuerySet[EngineConfig]:
+    """The configs of other teams' machines: what a sweep must not include to be visible to `user`."""
+    return EngineConfig.objects.exclude(engine__machine__team__members=user)
 
 
 def get_visible_or_404(user: User, objects: QuerySet[M] | type[M], **lookup: Any) -> M:

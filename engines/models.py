@@ -223,7 +223,12 @@ class EngineConfig(models.Model):
         return self.name
 
     def get_absolute_url(self) -> str:
-        return reverse("engines:config-detail", args=[self.pk])
+        return reverse("runs:config-detail", args=[self.pk])
+
+    def queue_key(self) -> tuple[Any, ...]:
+        """Where this config's runs go in its machine's queue: by machine, engine, then config."""
+        engine = self.engine
+        return (engine.machine.name, engine.machine_id, engine.name, engine.pk, self.name, self.pk)
 
     @property
     def machine(self) -> Machine:

@@ -10,9 +10,12 @@ Seed figures: 273 GB/s / 28.6 GB = 9.5 tok/s; measured 7.9 tok/s = 83 %.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
-__all__ = ["GB", "Roofline", "ceiling_tps", "efficiency", "roofline"]
+from engines.gguf_inspect import GGUFError, inspect_header
+
+__all__ = ["GB", "Roofline", "ceiling_tps", "efficiency", "model_findings", "roofline"]
 
 GB = 1e9
 
@@ -60,3 +63,19 @@ def roofline(
     eff = efficiency(measured_tps, ceiling) if measured_tps is not None else None
     source = "override" if override is not None else "gguf"
     return Roofline(bandwidth_gbps, used, source, ceiling, measured_tps, eff)
+
+
+def model_findings(config: Any) -> dict[str, Any] | None:
+    """What a config's GGUF holds (from its header alone) and its ceiling, when the model is a local file.
+
+    :param config: an ``EngineConfig``-like object: ``model`` and ``engine.machine.bandwidth_gbps``.
+    """
+    if not Path(config.model).is_file():
+        return None
+    try:
+        info = inspect_header(config.model).to_dict()
+    except GGUFError as exc:
+        return {"error": str(exc)}
+    bandwidth = config.engine.machine.bandwidth_gbps
+    info["ceiling_tps"] = ceiling_tps(bandwidth, info["bytes_per_token"]) if info["bytes_per_token"] else None
+    return info

@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from runs.models import Alert, Run, Schedule, Sweep, SweepExecution
-from runs.views_schedules import ScheduleForm
+from runs.views.schedules import ScheduleForm
 
 
 @admin.register(Run)

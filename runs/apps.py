@@ -9,4 +9,4 @@ class RunsConfig(AppConfig):
     def ready(self) -> None:
         # Connect the signal receivers: schedules keep their beat task in step, alerts check
         # finished scheduled sweep runs.
-        from runs import alerts, schedules  # noqa: F401
+        from runs.actions import alerts, schedules  # noqa: F401

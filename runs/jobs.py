@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runs.core.agent_table import load_fixture
-from runs.core.agent_table.fixture import FIXTURES_DIR, fixture_dir
-from runs.core.quality_data import SAMPLE_DATASET
-from runs.core.replay import parse_jsonl
+from runs.core.jobs.agent_table import load_fixture
+from runs.core.jobs.agent_table.fixture import FIXTURES_DIR, fixture_dir
+from runs.core.jobs.quality_data import SAMPLE_DATASET
+from runs.core.jobs.replay import parse_jsonl
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,26 @@
-"""Runs (one job against one config) and their samples."""
+"""Runs (one job against one config), their samples, sweeps, schedules and alerts.
+
+Every change of a run's status, and the end of a sweep run, happens here (RunQuerySet and
+SweepExecution.finish_if_done), each as a conditional update: two workers, a reaper and a
+cancel racing for one run leave it in exactly one end state.
+"""
 from __future__ import annotations
 
+import logging
+from datetime import datetime
 from typing import Any, TypedDict
 
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
-from django.db import models
+from django.db import models, transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from engines.access import foreign_configs
 from engines.models import EngineConfig, Machine
+from runs.signals import execution_finished
+
+log = logging.getLogger(__name__)
 
 
 class RunDict(TypedDict):
@@ -29,6 +40,49 @@ class RunDict(TypedDict):
     created: str
     started: str | None
     finished: str | None
+
+
+class RunQuerySet(models.QuerySet["Run"]):
+    """The run's state changes: queued -> running -> succeeded | failed | cancelled."""
+
+    def claim(self, run_id: int) -> bool:
+        """Queued -> running; False when another worker (or a cancel) got there first."""
+        now = timezone.now()
+        queued = self.filter(pk=run_id, status=Run.Status.QUEUED)
+        return queued.update(status=Run.Status.RUNNING, started=now, heartbeat=now) == 1
+
+    def end(self, run_id: int, status: str, *, only: tuple[str, ...] = (), **fields: Any) -> bool:
+        """A queued or running run (or one in `only`) -> `status`, with `fields`; its sweep run may end.
+
+        False when it had already ended (cancelled, reaped or stored by an earlier try): then only
+        `finished` is stored, so a cancelled run still records when its worker let go of it.
+        """
+        states = only or (Run.Status.QUEUED, Run.Status.RUNNING)
+        fields.setdefault("finished", timezone.now())
+        updated = self.filter(pk=run_id, status__in=states).update(status=status, **fields) == 1
+        if not updated and status != Run.Status.CANCELLED:
+            self.filter(pk=run_id, finished__isnull=True).update(finished=fields["finished"])
+        SweepExecution.finish_if_done(run_id)
+        return updated
+
+    def cancel(self, run_id: int) -> bool:
+        """Queued or running -> cancelled (the job loop stops at its next flush)."""
+        return self.end(run_id, Run.Status.CANCELLED)
+
+    def fail_running(self, run_id: int, error: str, since: datetime | None = None) -> bool:
+        """Running -> failed with `error`; with `since`, only if no heartbeat came after it (lost)."""
+        running = self.filter(pk=run_id, status=Run.Status.RUNNING)
+        if since is not None and not running.filter(heartbeat__lt=since).exists():
+            return False
+        return self.end(run_id, Run.Status.FAILED, only=(Run.Status.RUNNING,), error=error)
+
+    async def abeat(self, run_id: int, *, running_only: bool = True, **fields: Any) -> int:
+        """The run's heartbeat (and progress in `fields`); with running_only, 0 once it is not running.
+
+        The reaper fails a running run whose heartbeat stops (a lost worker).
+        """
+        runs = self.filter(pk=run_id, status=Run.Status.RUNNING) if running_only else self.filter(pk=run_id)
+        return await runs.aupdate(heartbeat=timezone.now(), **fields)
 
 
 class Run(models.Model):
@@ -79,6 +133,9 @@ class Run(models.Model):
         "SweepExecution", models.SET_NULL, null=True, blank=True, related_name="runs"
     )
     repetition = models.PositiveSmallIntegerField(null=True, blank=True)
+
+    objects = RunQuerySet.as_manager()
+    team_path = "machine__team__"  # who sees it (engines.access)
 
     class Meta:
         ordering = ["-created"]
@@ -132,12 +189,17 @@ class Run(models.Model):
         }
 
 
+# Sweep columns and queue order follow the jobs' order in Run.Job.
+JOB_ORDER = {job: i for i, job in enumerate(Run.Job.values)}
+
+
 class Sample(models.Model):
     """One measurement of a run (e.g. one request's figures), numbered within the run."""
 
     # No index of its own: the (run, seq) unique constraint's index serves lookups by run.
     run = models.ForeignKey(Run, models.CASCADE, related_name="samples", db_index=False)
     seq = models.PositiveIntegerField()
+    team_path = "run__machine__team__"
     t = models.FloatField(help_text="seconds since the run started")
     kind = models.CharField(max_length=30)
     values = models.JSONField(default=dict)
@@ -182,6 +244,17 @@ class Sweep(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @classmethod
+    def visible_to(cls, user: Any, sweeps: models.QuerySet[Sweep]) -> models.QuerySet[Sweep]:
+        """Sweeps none of whose configs is another team's (engines.access)."""
+        with_foreign = cls.configs.through.objects.filter(engineconfig__in=foreign_configs(user))
+        return sweeps.exclude(pk__in=with_foreign.values("sweep_id"))
+
+
+def _with_visible_sweep(user: Any, objects: models.QuerySet[Any]) -> models.QuerySet[Any]:
+    """Schedules and sweep runs go with their sweep."""
+    return objects.filter(sweep__in=Sweep.visible_to(user, Sweep.objects.all()).values("pk"))
+
 
 class Schedule(models.Model):
     """When a sweep starts by itself: a cron line (nightly by default) or every N seconds.
@@ -203,6 +276,8 @@ class Schedule(models.Model):
     )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True)
     created = models.DateTimeField(default=timezone.now)
+
+    visible_to = staticmethod(_with_visible_sweep)
 
     class Meta:
         ordering = ["sweep__name", "pk"]
@@ -228,12 +303,39 @@ class SweepExecution(models.Model):
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True)
 
+    visible_to = staticmethod(_with_visible_sweep)
+
     class Meta:
         ordering = ["-created"]
         verbose_name = "sweep run"
 
     def __str__(self) -> str:
         return f"{self.sweep} at {self.created:%Y-%m-%d %H:%M}"
+
+    @classmethod
+    def finish_if_done(cls, run_id: int) -> bool:
+        """Mark the run's sweep run finished if that run was its last active one.
+
+        Called by every end of a run. The conditional update lets one caller win; the
+        execution_finished signal is sent once that caller's transaction commits.
+        """
+        execution_id = Run.objects.filter(pk=run_id).values_list("execution_id", flat=True).first()
+        if execution_id is None:
+            return False
+        if Run.objects.filter(execution_id=execution_id).exclude(status__in=Run.TERMINAL).exists():
+            return False
+        if cls.objects.filter(pk=execution_id, finished__isnull=True).update(finished=timezone.now()) != 1:
+            return False  # another run's worker got there first
+        transaction.on_commit(lambda: _send_finished(execution_id))
+        return True
+
+
+def _send_finished(execution_id: int) -> None:
+    execution = SweepExecution.objects.select_related("sweep").get(pk=execution_id)
+    for receiver, result in execution_finished.send_robust(sender=SweepExecution, execution=execution):
+        if isinstance(result, Exception):
+            log.error("execution_finished receiver %r failed for sweep run %s", receiver, execution_id,
+                      exc_info=result)
 
 
 class Alert(models.Model):
@@ -252,6 +354,7 @@ class Alert(models.Model):
     resolved = models.DateTimeField(null=True, blank=True)
     # What posting it to the sweep's webhook gave ("" when there is no webhook).
     webhook_outcome = models.CharField(max_length=300, blank=True)
+    team_path = "config__engine__machine__team__"
 
     class Meta:
         ordering = ["-created"]

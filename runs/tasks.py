@@ -1,15 +1,19 @@
-"""Celery tasks: thin wrappers that claim a run by pk and hand it to runs.execution."""
+"""Celery tasks: thin wrappers that claim a run by pk and hand it to runs.worker.execution.
+
+Nothing imports this module: runs.worker.dispatch sends EXECUTE_RUN by name; Celery finds it.
+"""
 from __future__ import annotations
 
 from celery import shared_task
 
-from runs import execution, schedules
+from runs.actions import schedules
+from runs.worker import execution
 
 BUSY_RETRY_S = 2
 
 
 @shared_task(bind=True, acks_late=True, max_retries=None)
-def run_job(self, run_id: int) -> str:  # type: ignore[no-untyped-def]
+def execute_run(self, run_id: int) -> str:  # type: ignore[no-untyped-def]
     """Run one queued run on this machine's queue; safe to deliver twice."""
     outcome = execution.claim(run_id)
     if outcome == execution.BUSY:

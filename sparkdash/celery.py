@@ -17,6 +17,6 @@ def start_reaper(**kwargs: Any) -> None:
     """Every worker fails lost runs periodically, so a killed run never shows running forever."""
     from django.conf import settings
 
-    from runs.reaper import start_reaper
+    from runs.worker.reaper import start_reaper
 
     start_reaper(settings.SPARKDASH_REAP_INTERVAL_S)

@@ -1,1 +1,1 @@
-"""The measurement core: jobs' inner loops and statistics, plain async Python with no Django import."""
+"""Step 4: the measurement core: jobs' inner loops and statistics, plain async Python, no Django."""

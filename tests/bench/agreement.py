@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from engines.clients import GenerationRequest, client_for
+from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt
 from runs.core.metrics import request_metrics, send
-from runs.core.prompts import SPEED_PROMPTS, Prompt
 from tests.bench.engine import engine_missing, llama_server
 from tests.bench.figures import figure, not_measured
 from tests.bench.guidellm_peer import ensure_guidellm, run_guidellm

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from runs.core.prompts import SYSTEM, Prompt
+from runs.core.jobs.prompts import SYSTEM, Prompt
 
 VENV = Path(os.getenv("SPARKDASH_GUIDELLM_VENV", Path.home() / ".cache" / "sparkdash" / "guidellm-venv"))
 GUIDELLM = VENV / "bin" / "guidellm"

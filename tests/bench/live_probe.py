@@ -3,7 +3,7 @@
 Sets Django up on its own Postgres database and Redis db (channels-redis), serves the
 dashboard with daphne (`manage.py serve`), and for each (pages, seconds) of the plan: opens
 that many run pages in headless Chromium (five windows per browser), runs a speed job against
-the simulator in this process (the worker: runs.execution with its real recorder, Postgres and
+the simulator in this process (the worker: runs.worker.execution with its real recorder, Postgres and
 channels-redis), stamping each sample with the worker's wall clock as the job hands it over,
 and reads from every page when its chart drew each point (window.__sparkdashLive,
 run_detail.js). Prints one JSON object: per plan entry, each page's (seq, sent, received,
@@ -137,9 +137,9 @@ def measure(
 
 def _work(run: Any, seconds: float) -> None:
     """The worker: claim and execute the run here, cancelled after `seconds`."""
-    from runs import execution
-    from runs.recorder import RunRecorder
-    from runs.services import cancel_run
+    from runs.actions.runs import cancel_run
+    from runs.worker import execution
+    from runs.worker.recorder import RunRecorder
 
     original = RunRecorder.on_sample
 

@@ -143,7 +143,7 @@ def _count(call: Callable[[], Any]) -> int:
 
 def _list_queries(client: Any, rows: int) -> dict[str, int]:
     """The run list's query count with `rows` runs per page (and that the page did show them)."""
-    with mock.patch("runs.views.PAGE_SIZE", rows):
+    with mock.patch("runs.views.run_page.PAGE_SIZE", rows):
         html = client.get("/runs/").content.decode()
         queries = _count(lambda: client.get("/runs/"))
     return {"queries": queries, "rows": html.count("<tr>") - 1}
@@ -167,7 +167,7 @@ def _backfill(run_id: int) -> int:
 async def _socket_backfill(run_id: int) -> int:
     from channels.testing import WebsocketCommunicator
 
-    from runs.consumers import RunConsumer
+    from runs.live.consumers import RunConsumer
 
     communicator = WebsocketCommunicator(RunConsumer.as_asgi(), f"/ws/runs/{run_id}/")
     communicator.scope["user"] = await _async_user()

@@ -368,7 +368,7 @@ def test_it_shows_the_launch_recipe_on_the_config_page(alice_client):
         engine=engine, speculative_method="draft-mtp", lookahead=4, context_length=8192
     )
     recipe, _ = render_config(config)
-    content = alice_client.get(reverse("engines:config-detail", args=[config.pk])).content.decode()
+    content = alice_client.get(reverse("runs:config-detail", args=[config.pk])).content.decode()
     assert "Launch recipe" in content
     assert html.escape(recipe.command_line()) in content
     assert "--spec-type draft-mtp --spec-draft-n-max 4" in content
@@ -378,6 +378,6 @@ def test_it_shows_the_launch_recipe_on_the_config_page(alice_client):
 @pytest.mark.django_db
 def test_it_says_why_a_config_has_no_launch_recipe(alice_client):
     config = EngineConfigFactory(speculative_method="draft-simple", lookahead=8)
-    response = alice_client.get(reverse("engines:config-detail", args=[config.pk]))
+    response = alice_client.get(reverse("runs:config-detail", args=[config.pk]))
     assert response.status_code == 200
     assert "No launch recipe: draft_model: draft-simple needs a draft model" in response.content.decode()

@@ -12,9 +12,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from engines.forms import REPLAY_MAX_BYTES
 from engines.models import Engine, EngineConfig
 from runs.models import Alert, Run, Sweep, SweepExecution
+from runs.views.start_form import REPLAY_MAX_BYTES
 from tests.factories import EngineConfigFactory, EngineFactory, RunFactory, SweepFactory, UserFactory
 from tests.real_engine import GEMMA_270M, requires_engine
 
@@ -34,15 +34,15 @@ def config() -> EngineConfig:
 @pytest.fixture
 def no_dispatch(monkeypatch):
     # The worker side is not under test here: keep queued runs queued.
-    monkeypatch.setattr("runs.dispatch.enqueue_on_commit", lambda run: None)
+    monkeypatch.setattr("runs.worker.dispatch.enqueue_on_commit", lambda run: None)
 
 
 def _pages(config: EngineConfig) -> list[str]:
     return [
-        reverse("engines:home"),
-        reverse("engines:config-list"),
+        reverse("runs:home"),
+        reverse("runs:config-list"),
         reverse("engines:config-create"),
-        reverse("engines:config-detail", args=[config.pk]),
+        reverse("runs:config-detail", args=[config.pk]),
         reverse("engines:config-edit", args=[config.pk]),
     ]
 
@@ -69,7 +69,7 @@ def test_it_never_shows_the_api_key(alice_client, config):
 
 def test_it_labels_simulator_engines(alice_client, config):
     RunFactory(config=config)
-    pages = ["engines:home", "engines:config-list"]
+    pages = ["runs:home", "runs:config-list"]
     urls = [reverse(name) for name in pages] + [config.get_absolute_url()]
     for url in urls:
         assert ">simulator</mark>" in alice_client.get(url).content.decode(), url
@@ -79,7 +79,7 @@ def test_it_shows_the_machine_on_home(alice_client, config):
     RunFactory(config=config, status=Run.Status.QUEUED)
     RunFactory(config=config, status=Run.Status.QUEUED)
     running = RunFactory(config=config, status=Run.Status.RUNNING)
-    html = alice_client.get(reverse("engines:home")).content.decode()
+    html = alice_client.get(reverse("runs:home")).content.decode()
     assert "273 GB/s" in html
     assert "121 GB memory" in html
     assert config.machine.queue_name in html
@@ -95,7 +95,7 @@ def test_it_shows_what_runs_on_each_machine_now(alice_client):
                          execution=execution)
     RunFactory.create_batch(3, config=busy, status=Run.Status.QUEUED)
     RunFactory(config=idle, status=Run.Status.SUCCEEDED)
-    html = alice_client.get(reverse("engines:home")).content.decode()
+    html = alice_client.get(reverse("runs:home")).content.decode()
     busy_part, idle_part = _machine_section(html, busy), _machine_section(html, idle)
     assert f'Running <a href="{running.get_absolute_url()}">#{running.pk}</a>' in busy_part
     assert "3 / 12 requests" in busy_part
@@ -126,7 +126,7 @@ def test_it_shows_the_last_nightly_results(alice_client, config):
     last = _night(sweep, ["succeeded", "succeeded", "failed"], ago_h=2)
     _night(sweep, ["succeeded"], trigger="manual", ago_h=1)
     _night(sweep, ["running"], finished=False)
-    html = alice_client.get(reverse("engines:home")).content.decode()
+    html = alice_client.get(reverse("runs:home")).content.decode()
     row = html.split(f'<tr data-execution="{last.pk}">')[1].split("</tr>")[0]
     assert "nightly-speed" in row
     assert f'<a href="/sweep-runs/{last.pk}/">#{last.pk}</a>' in row
@@ -147,7 +147,7 @@ def test_it_marks_open_alerts_on_home(alice_client, config):
     }
     open_alert = Alert.objects.create(metric="decode_tps_client", **fields)
     Alert.objects.create(metric="decode_tps_engine", resolved=timezone.now(), **fields)
-    html = alice_client.get(reverse("engines:home")).content.decode()
+    html = alice_client.get(reverse("runs:home")).content.decode()
     assert '<article class="alerts-open" role="alert">' in html
     assert "1 open regression alert<" in html
     assert f'data-alert="{open_alert.pk}" class="open"' in html
@@ -156,7 +156,7 @@ def test_it_marks_open_alerts_on_home(alice_client, config):
     assert '<strong class="error">1 open</strong>' in html
     assert "s3cret" not in html
     alice_client.post(reverse("runs:alert-resolve", args=[open_alert.pk]), {"next": "/"})
-    assert "regression alert" not in alice_client.get(reverse("engines:home")).content.decode()
+    assert "regression alert" not in alice_client.get(reverse("runs:home")).content.decode()
 
 
 def _busy_box(n_runs: int) -> None:
@@ -173,7 +173,7 @@ def _busy_box(n_runs: int) -> None:
 def test_it_keeps_the_home_page_queries_bounded(alice_client, django_assert_max_num_queries):
     def count() -> int:
         with CaptureQueriesContext(connection) as queries:
-            assert alice_client.get(reverse("engines:home")).status_code == 200
+            assert alice_client.get(reverse("runs:home")).status_code == 200
         return len(queries)
 
     _busy_box(1)
@@ -182,20 +182,20 @@ def test_it_keeps_the_home_page_queries_bounded(alice_client, django_assert_max_
         _busy_box(8)
     assert count() == one_box
     with django_assert_max_num_queries(HOME_QUERIES):
-        alice_client.get(reverse("engines:home"))
+        alice_client.get(reverse("runs:home"))
     print(f"\nhome page: {one_box} queries with 1 machine, {count()} with 5 machines and 4x more runs")
 
 
 def test_it_shows_the_last_run_in_the_config_list(alice_client, config):
     RunFactory(config=config)
     last = RunFactory(config=config)
-    html = alice_client.get(reverse("engines:config-list")).content.decode()
+    html = alice_client.get(reverse("runs:config-list")).content.decode()
     assert f'href="{last.get_absolute_url()}"' in html
     assert "4 tokens" in html
 
 
 def test_it_starts_a_speed_run(alice_client, alice, config, no_dispatch):
-    url = reverse("engines:config-start-run", args=[config.pk])
+    url = reverse("runs:config-start-run", args=[config.pk])
     response = alice_client.post(url, {"reps": "5", "max_tokens": "128"})
     run = Run.objects.get()
     assert response.status_code == 302
@@ -208,7 +208,7 @@ def test_it_starts_a_speed_run(alice_client, alice, config, no_dispatch):
 
 
 def test_it_rejects_out_of_range_reps(alice_client, config, no_dispatch):
-    url = reverse("engines:config-start-run", args=[config.pk])
+    url = reverse("runs:config-start-run", args=[config.pk])
     response = alice_client.post(url, {"reps": "51", "max_tokens": "128"})
     assert response.status_code == 400
     assert "Repetitions:" in response.content.decode()
@@ -219,20 +219,20 @@ def test_it_shows_start_run_value_errors_as_form_errors(alice_client, config, mo
     def refuse(*args, **kwargs):
         raise ValueError("max_tokens must be between 1 and 32768, not 100000")
 
-    monkeypatch.setattr("engines.views.start_run", refuse)
-    url = reverse("engines:config-start-run", args=[config.pk])
+    monkeypatch.setattr("runs.views.configs.start_run", refuse)
+    url = reverse("runs:config-start-run", args=[config.pk])
     response = alice_client.post(url, {"reps": "3", "max_tokens": "100000"})
     assert response.status_code == 400
     assert "max_tokens must be between 1 and 32768" in response.content.decode()
 
 
 def test_it_rejects_get_on_start_run(alice_client, config):
-    response = alice_client.get(reverse("engines:config-start-run", args=[config.pk]))
+    response = alice_client.get(reverse("runs:config-start-run", args=[config.pk]))
     assert response.status_code == 405
 
 
 def _start(client: Client, config: EngineConfig, data: dict[str, object]):
-    return client.post(reverse("engines:config-start-run", args=[config.pk]), data)
+    return client.post(reverse("runs:config-start-run", args=[config.pk]), data)
 
 
 def _jsonl(*bodies: dict[str, object]) -> bytes:

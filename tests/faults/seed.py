@@ -33,8 +33,8 @@ def setup(sim_url: str) -> dict[str, Any]:
 def start(config_id: int, reps: int, max_tokens: int) -> dict[str, Any]:
     """Start a speed run of the config, as the run form does (queued once committed)."""
     from engines.models import EngineConfig
-    from runs.core.prompts import SPEED_PROMPTS
-    from runs.services import start_run
+    from runs.actions.runs import start_run
+    from runs.core.jobs.prompts import SPEED_PROMPTS
 
     config = EngineConfig.objects.select_related("engine__machine").get(pk=config_id)
     run = start_run(config, "speed", {"reps": reps, "warmup": 0, "max_tokens": max_tokens})

@@ -7,8 +7,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from engines.models import EngineSession
+from runs.actions.runs import start_run
 from runs.models import Run, Sample
-from runs.services import start_run
 from tests.factories import UserFactory
 from tests.faults.helpers import machine_worker, managed_sim, open_session, samples_of, wait_for
 from tests.runs.celery_helpers import wait_until_finished

@@ -8,8 +8,8 @@ import pytest
 from django.utils import timezone
 
 from engines.models import EngineSession
+from runs.actions.runs import start_run
 from runs.models import Run
-from runs.services import start_run
 from tests.faults.helpers import managed_sim, open_session, samples_of, wait_for
 from tests.runs.celery_helpers import celery_worker, requires_celery, wait_until_finished
 
@@ -19,7 +19,7 @@ LOST_RUN_S = 3
 # 16 tokens at 40 tok/s: 0.4 s a request, twelve requests (~5 s).
 LONG_RUN = {"reps": 2, "warmup": 0, "max_tokens": 16}
 NEXT_RUN = {"reps": 1, "warmup": 0, "max_tokens": 4}
-GONE = re.compile(r"run_job\[(\S+)\] succeeded in \S+: 'gone'")
+GONE = re.compile(r"execute_run\[(\S+)\] succeeded in \S+: 'gone'")
 
 
 @pytest.fixture(autouse=True)
@@ -48,7 +48,7 @@ def test_it_reaps_a_run_whose_worker_child_was_killed_and_runs_the_next():
     session.refresh_from_db()
     _report("worker child SIGKILLed", first, killed_at, before, after, second, session)
     assert "exited with 'signal 9 (SIGKILL)'" in log  # the parent saw its child die
-    assert log.count(f"run_job[{redelivered[1]}] received") == 2, log
+    assert log.count(f"execute_run[{redelivered[1]}] received") == 2, log
     _assert_lost_then_next(first, killed_at, before, after, second, session)
 
 

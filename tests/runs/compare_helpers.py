@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from engines.models import EngineConfig
-from runs.core.prompts import SPEED_PROMPTS, prompt_set_id
+from runs.core.jobs.prompts import SPEED_PROMPTS, prompt_set_id
 from runs.models import Run
 from tests.factories import EngineConfigFactory, RunFactory
 

@@ -15,6 +15,10 @@ from tests.factories import UserFactory, team_world
 
 # Every URL of the runs app; a URL added without a rule here fails the walk.
 URLS = {
+    "runs:home": Endpoint(),
+    "runs:config-list": Endpoint(),
+    "runs:config-detail": Endpoint("config"),
+    "runs:config-start-run": Endpoint("config", "POST", 302),
     "runs:list": Endpoint(),
     "runs:detail": Endpoint("run"),
     "runs:cancel": Endpoint("run", "POST", 302),

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from engines.models import EngineConfig
-from runs import services
+from runs.actions.runs import start_run
 from runs.models import Run
 
 
@@ -52,7 +52,7 @@ class Command(BaseCommand):
         if options["requests"]:
             params["requests"] = _read_text(options["requests"])
         try:
-            run = services.start_run(config, options["job"], params)
+            run = start_run(config, options["job"], params)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         # Without a broker the job runs on a thread of this process, which must outlive it.

@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from runs.comparison import SelectionError, build_comparison, parse_selection
-from runs.report import render_report
+from runs.results.comparison import SelectionError, build_comparison, parse_selection
+from runs.results.report import render_report
 
 
 class Command(BaseCommand):

@@ -1,0 +1,258 @@
+"""Regression alerts: a scheduled sweep run worse than the sweep's recent scheduled runs.
+
+When a scheduled sweep run (SweepExecution, trigger "schedule") has finished, every
+config x job cell of it is checked, metric by metric (runs.core.scoring.figures.METRICS):
+
+- baseline: the cell's values in the previous BASELINE_EXECUTIONS finished scheduled runs of the
+  same sweep (succeeded runs only; a run's value is e.g. its median decode tok/s). Values of a
+  cell and metric that an open alert was raised on stay out: an unresolved regression does not
+  become the norm. Resolving the alert accepts it;
+- current: the cell's values in this sweep run (succeeded runs only);
+- a regression: the current median is worse than the baseline median (in the metric's
+  direction) by more than the noise band, band = the largest of the baseline's spread (its
+  median to its worse extreme), the current spread (its median to its better extreme, the side
+  facing the baseline) and sweep.noise_floor_pct % of the baseline median.
+
+Count metrics (e.g. "completed" runs) count each run as 1 or 0. A baseline needs values from at
+least MIN_BASELINE_EXECUTIONS earlier sweep runs, so that its spread holds night-to-night noise
+and not only the spread within one night.
+
+Each regression becomes an Alert row; a sweep run's new alerts are posted once, as JSON, to
+the sweep's webhook URL, which is never shown (not in the payload, not in the recorded outcome).
+"""
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from django.dispatch import receiver
+from django.utils import timezone
+
+from runs.core.scoring.figures import METRICS, Metric, benchmark_of, compare
+from runs.core.stats import Spread, summarize
+from runs.models import Alert, Run, SweepExecution
+from runs.signals import execution_finished
+
+__all__ = [
+    "BASELINE_EXECUTIONS",
+    "MIN_BASELINE_EXECUTIONS",
+    "WEBHOOK_TIMEOUT_S",
+    "check_execution",
+    "figure_text",
+    "noise_band",
+    "post_alerts",
+    "resolve",
+    "webhook_payload",
+    "worse_by",
+]
+
+log = logging.getLogger(__name__)
+
+BASELINE_EXECUTIONS = 5
+MIN_BASELINE_EXECUTIONS = 2
+WEBHOOK_TIMEOUT_S = 5.0
+SENDING = "sending"
+EN_DASH, EM_DASH = "\u2013", "\u2014"
+_METRICS = {(m.benchmark, m.key): m for m in METRICS}
+# (config id, job, parameters as JSON): one cell of a sweep
+Cell = tuple[int, str, str]
+
+
+# --- The rule (no database) -------------------------------------------------------------------
+
+
+def worse_by(base: Spread, current: Spread, higher_is_better: bool) -> float:
+    """How much worse the current median is than the baseline's (negative: better)."""
+    delta = current["median"] - base["median"]
+    return -delta if higher_is_better else delta
+
+
+def noise_band(base: Spread, current: Spread, higher_is_better: bool, floor_pct: float) -> float:
+    """The largest difference that still counts as noise (see the module docstring)."""
+    if higher_is_better:
+        base_spread, current_spread = base["median"] - base["min"], current["max"] - current["median"]
+    else:
+        base_spread, current_spread = base["max"] - base["median"], current["median"] - current["min"]
+    return max(base_spread, current_spread, abs(base["median"]) * floor_pct / 100)
+
+
+def is_regression(base: Spread, current: Spread, higher_is_better: bool, floor_pct: float) -> bool:
+    return worse_by(base, current, higher_is_better) > noise_band(base, current, higher_is_better, floor_pct)
+
+
+# --- Checking a finished sweep run ---------------------------------------------------------------
+
+
+@receiver(execution_finished, dispatch_uid="runs.actions.alerts.execution_finished")
+def _on_execution_finished(sender: Any, execution: SweepExecution, **kwargs: Any) -> None:
+    if execution.trigger != SweepExecution.Trigger.SCHEDULE:
+        return
+    try:
+        alerts = check_execution(execution)
+        if alerts and execution.sweep.webhook_url:
+            post_alerts(execution)
+    except Exception:
+        # The sweep run itself is done and stored; a failed check must not undo that.
+        log.exception("regression check of sweep run %s failed", execution.pk)
+
+
+def check_execution(execution: SweepExecution) -> list[Alert]:
+    """Create the Alert rows of a finished scheduled sweep run (none when it was checked before)."""
+    if Alert.objects.filter(execution=execution).exists():
+        return []
+    previous = list(
+        SweepExecution.objects.filter(
+            sweep_id=execution.sweep_id, trigger=SweepExecution.Trigger.SCHEDULE,
+            finished__isnull=False, created__lt=execution.created,
+        ).order_by("-created", "-pk").values_list("pk", flat=True)[:BASELINE_EXECUTIONS]
+    )
+    if len(previous) < MIN_BASELINE_EXECUTIONS:
+        return []
+    held_out = set(
+        Alert.objects.filter(execution_id__in=previous, resolved__isnull=True)
+        .values_list("execution_id", "config_id", "job", "benchmark", "metric")
+    )
+    floor = execution.sweep.noise_floor_pct
+    found = []
+    for cell, (base, current) in _cells(execution.pk, previous).items():
+        for metric in METRICS:
+            if alert := _check(execution, cell, metric, _kept(base, cell, metric, held_out), current, floor):
+                found.append(alert)
+    return Alert.objects.bulk_create(found)
+
+
+def _cells(current_id: int, previous: list[int]) -> dict[Cell, tuple[list, list]]:
+    """Per cell: the baseline's (execution id, summary) and this run's summaries."""
+    runs = Run.objects.filter(execution_id__in=[current_id, *previous], status=Run.Status.SUCCEEDED)
+    cells: dict[Cell, tuple[list, list]] = defaultdict(lambda: ([], []))
+    for run in runs.only("execution_id", "config_id", "job", "params", "summary"):
+        cell = (run.config_id, run.job, json.dumps(run.params, sort_keys=True))
+        base, current = cells[cell]
+        if run.execution_id == current_id:
+            current.append(run.summary)
+        else:
+            base.append((run.execution_id, run.summary))
+    return {cell: sides for cell, sides in cells.items() if sides[0] and sides[1]}
+
+
+def _kept(base: list[tuple[int, dict]], cell: Cell, metric: Metric, held_out: set) -> list[tuple[int, dict]]:
+    """The metric's baseline runs, less the sweep runs that hold an open alert on this cell and metric."""
+    config_id, job, _ = cell
+    return [(eid, s) for eid, s in base if (eid, config_id, job, metric.benchmark, metric.key) not in held_out
+            and benchmark_of(job, s) == metric.benchmark]
+
+
+def _values(metric: Metric, job: str, summaries: list[dict]) -> list[float | None]:
+    # A run counts for the metric's benchmark only (EvalPlus: HumanEval+ or MBPP+); a count
+    # metric's True/False counts 1 or 0.
+    mine = (metric.value(s) for s in summaries if benchmark_of(job, s) == metric.benchmark)
+    return [float(v) if v is not None else None for v in mine]
+
+
+def _check(
+    execution: SweepExecution, cell: Cell, metric: Metric, base: list[tuple[int, dict]], current: list[dict],
+    floor: float,
+) -> Alert | None:
+    config_id, job, _ = cell
+    base_values = _values(metric, job, [s for _, s in base])
+    nights = {eid for eid, s in base if metric.value(s) is not None}
+    base_spread, value = summarize(base_values), summarize(_values(metric, job, current))
+    if base_spread is None or value is None or len(nights) < MIN_BASELINE_EXECUTIONS:
+        return None
+    if not is_regression(base_spread, value, metric.higher_is_better, floor):
+        return None
+    return Alert(
+        execution=execution, config_id=config_id, job=job, benchmark=metric.benchmark,
+        metric=metric.key, label=metric.label, baseline=base_spread, value=value,
+        delta_pct=compare(base_spread, value, metric.higher_is_better)["delta_pct"],
+    )
+
+
+# --- The webhook ---------------------------------------------------------------------------------
+
+
+def webhook_payload(execution: SweepExecution, alerts: list[Alert]) -> dict[str, Any]:
+    """What the webhook receives: the sweep run and each alert's figures (never the URL itself)."""
+    return {
+        "event": "sparkdash.regression",
+        "sweep": execution.sweep.name,
+        "sweep_run": execution.pk,
+        "sweep_run_path": f"/sweep-runs/{execution.pk}/",
+        "started": execution.created.isoformat(),
+        "finished": execution.finished.isoformat() if execution.finished else None,
+        "alerts": [_alert_dict(alert) for alert in alerts],
+    }
+
+
+def _alert_dict(alert: Alert) -> dict[str, Any]:
+    metric = _METRICS.get((alert.benchmark, alert.metric))
+    return {
+        "id": alert.pk, "config": alert.config.name, "job": alert.job, "benchmark": alert.benchmark,
+        "metric": alert.metric, "label": alert.label, "unit": metric.unit if metric else "",
+        "higher_is_better": metric.higher_is_better if metric else None,
+        "baseline": alert.baseline, "value": alert.value, "delta_pct": alert.delta_pct,
+    }
+
+
+def post_alerts(execution: SweepExecution) -> str | None:
+    """Post the sweep run's not yet posted alerts to its webhook once; never raises.
+
+    Returns the outcome recorded on them ("HTTP 200", "failed: ..."), or None when there was
+    nothing to post (no webhook, no alerts, or another caller posted them).
+    """
+    url = execution.sweep.webhook_url
+    unsent = Alert.objects.filter(execution=execution, webhook_outcome="")
+    ids = list(unsent.values_list("pk", flat=True))
+    # Claim them first: a second caller (a redelivered signal) finds nothing left to send.
+    if not url or not ids:
+        return None
+    if Alert.objects.filter(pk__in=ids, webhook_outcome="").update(webhook_outcome=SENDING) != len(ids):
+        return None
+    alerts = list(Alert.objects.filter(pk__in=ids).select_related("config").order_by("pk"))
+    outcome = _post(url, webhook_payload(execution, alerts))
+    Alert.objects.filter(pk__in=ids).update(webhook_outcome=outcome)
+    return outcome
+
+
+def _post(url: str, payload: dict[str, Any]) -> str:
+    try:
+        response = httpx.post(url, json=payload, timeout=WEBHOOK_TIMEOUT_S)
+    except Exception as exc:  # the webhook is best effort: any failure is recorded, never raised
+        outcome = f"failed: {type(exc).__name__}: {exc}"
+    else:
+        outcome = f"HTTP {response.status_code}"
+        if not response.is_success:
+            outcome = f"failed: {outcome}"
+    return _redact(outcome, url)[:300]
+
+
+def _redact(text: str, url: str) -> str:
+    """The text without the webhook URL or its parts (a path or query often holds a token)."""
+    parts = urlsplit(url)
+    secrets = [url, parts.netloc, parts.path, parts.query, url.rstrip("/")]
+    for secret in sorted((s for s in secrets if s and s != "/"), key=len, reverse=True):
+        text = text.replace(secret, "[webhook]")
+    return text
+
+
+def figure_text(alert: Alert, which: str) -> str:
+    """An alert's baseline or value ("baseline"/"value") as "median [min-max] unit (n=N)"."""
+    spread = getattr(alert, which)
+    if not spread:
+        return EM_DASH
+    metric = _METRICS.get((alert.benchmark, alert.metric))
+    scale, digits, unit = (metric.scale, max(metric.digits, 1), metric.unit) if metric else (1.0, 1, "")
+    low, mid, high = (f"{spread[k] * scale:.{digits}f}" for k in ("min", "median", "max"))
+    return f"{mid} [{low}{EN_DASH}{high}] {unit} (n={spread['n']})"
+
+
+# --- Resolving ------------------------------------------------------------------------------------
+
+
+def resolve(alert: Alert) -> bool:
+    """Mark an open alert resolved (its values then count as the norm again)."""
+    return Alert.objects.filter(pk=alert.pk, resolved__isnull=True).update(resolved=timezone.now()) == 1

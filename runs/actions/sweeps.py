@@ -1,0 +1,92 @@
+"""Sweeps: validating a sweep's jobs and starting a sweep run.
+
+A sweep run (SweepExecution) queues every run of configs x jobs x repetitions in one
+transaction, ordered per machine: all runs of one config next to each other, the configs of one
+engine next to each other, so a machine never switches away from a config and back within a
+sweep (Ollama, say, keeps one model loaded instead of swapping). A managed engine is still started and
+stopped by each run (runs.worker.engine_session), not kept up between runs. It is finished when its last run
+ends (succeeded, failed, cancelled or lost): SweepExecution.finish_if_done, in runs.models.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from engines.models import EngineConfig
+from runs.actions.runs import start_run
+from runs.jobs import validate_params
+from runs.models import JOB_ORDER, Schedule, Sweep, SweepExecution
+
+__all__ = ["clean_jobs", "start_sweep"]
+
+log = logging.getLogger(__name__)
+
+
+
+def clean_jobs(jobs: Any) -> list[dict[str, Any]]:
+    """The sweep's jobs with their parameters validated and defaults filled in, in Run.Job order.
+
+    Raises ValueError naming the job and the field, e.g. "speed: reps must be between 1 and 50".
+    """
+    if not isinstance(jobs, list) or not jobs:
+        raise ValueError("jobs: choose at least one job")
+    clean: dict[str, dict[str, Any]] = {}
+    for entry in jobs:
+        job, params = _job_entry(entry)
+        if job in clean:
+            raise ValueError(f"{job}: listed twice (a sweep runs each job once per config and repetition)")
+        try:
+            clean[job] = validate_params(job, params)
+        except ValueError as exc:
+            raise ValueError(f"{job}: {exc}") from None
+    return [{"job": job, "params": clean[job]} for job in sorted(clean, key=JOB_ORDER.__getitem__)]
+
+
+def _job_entry(entry: Any) -> tuple[str, dict[str, Any]]:
+    if not isinstance(entry, dict) or not isinstance(entry.get("job"), str):
+        raise ValueError(f'jobs: each entry must be {{"job": NAME, "params": {{...}}}}, not {entry!r}')
+    job, params = entry["job"], entry.get("params") or {}
+    if job not in JOB_ORDER:
+        raise ValueError(f"{job}: not a job (jobs: {', '.join(JOB_ORDER)})")
+    if not isinstance(params, dict):
+        raise ValueError(f"{job}: params must be a JSON object, not {json.dumps(params)[:60]}")
+    return job, params
+
+
+def start_sweep(
+    sweep: Sweep, trigger: str = SweepExecution.Trigger.MANUAL, schedule: Schedule | None = None,
+    user: AbstractBaseUser | None = None,
+) -> SweepExecution:
+    """Queue every run of the sweep in one transaction; they are handed over, in order, on commit.
+
+    All or nothing: a bad job or a config that can't run one (ValueError, naming both) queues nothing.
+    """
+    jobs = clean_jobs(sweep.jobs)
+    configs = sorted(sweep.configs.select_related("engine__machine"), key=EngineConfig.queue_key)
+    if not configs:
+        raise ValueError("configs: choose at least one config")
+    user = user if user is not None and user.is_authenticated else None
+    with transaction.atomic():
+        execution = SweepExecution.objects.create(
+            sweep=sweep, trigger=trigger, schedule=schedule, created_by=user
+        )
+        for config in configs:
+            for entry in jobs:
+                _queue_cell(execution, config, entry, sweep.repetitions, user)
+    return execution
+
+
+def _queue_cell(
+    execution: SweepExecution, config: EngineConfig, entry: dict[str, Any], reps: int,
+    user: AbstractBaseUser | None,
+) -> None:
+    for repetition in range(1, reps + 1):
+        try:
+            start_run(config, entry["job"], entry["params"], user,
+                               execution=execution, repetition=repetition)
+        except ValueError as exc:
+            raise ValueError(f"{config.name}, {entry['job']}: {exc}") from None

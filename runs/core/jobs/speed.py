@@ -1,0 +1,117 @@
+"""The speed job: the prompt set, N repetitions, fixed sampling; per-request figures and a summary."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from engines.clients.base import EngineClient, GenerationRequest
+from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt, prompt_set_id
+from runs.core.metrics import REQUEST_METRICS, request_metrics, send
+from runs.core.stats import summarize_rows
+
+
+class RunProgress(Protocol):
+    """Where a job reports to; the Django side stores and broadcasts, tests just collect."""
+
+    async def on_start(self, total: int) -> None: ...
+
+    async def on_sample(self, kind: str, values: dict[str, Any]) -> None: ...
+
+
+@dataclass(frozen=True)
+class SpeedJob:
+    """What a speed run sends: the model, fixed sampling, repetitions and the prompt set."""
+
+    model: str
+    reps: int = 3
+    warmup: int = 1
+    sampling: dict[str, Any] = field(default_factory=dict)
+    prompts: Sequence[Prompt] = SPEED_PROMPTS
+
+    def request(self, prompt: Prompt) -> GenerationRequest:
+        s = self.sampling
+        return GenerationRequest(
+            model=self.model,
+            messages=prompt.messages(),
+            max_tokens=s.get("max_tokens", 256),
+            temperature=s.get("temperature", 0.0),
+            top_p=s.get("top_p"),
+            top_k=s.get("top_k"),
+            seed=s.get("seed", 0),
+        )
+
+
+async def run_speed(client: EngineClient, job: SpeedJob, progress: RunProgress) -> dict[str, Any]:
+    """Send every prompt `reps` times (after unrecorded warm-up requests) and summarize.
+
+    Raises EngineError naming the request that failed; samples reported before it stand.
+    """
+    total = job.reps * len(job.prompts)
+    await progress.on_start(total)
+    rows = await measure_prompts(client, job, progress, Tally(total))
+    # Recorded so that a comparison can tell whether two runs sent the same prompts.
+    return summarize_speed(rows) | {"prompt_set": prompt_set_id(job.prompts)}
+
+
+@dataclass
+class Tally:
+    """How many requests a run sends in all, and how many it has sent (for error messages)."""
+
+    total: int
+    done: int = 0
+
+
+async def measure_prompts(
+    client: EngineClient, job: SpeedJob, progress: RunProgress, tally: Tally, **label: Any
+) -> list[dict[str, Any]]:
+    """The warm-up, then every prompt `reps` times; each row is reported as a "request" sample."""
+    for _ in range(job.warmup):
+        await _send(client, job, job.prompts[0], "warm-up request")
+    rows: list[dict[str, Any]] = []
+    for rep in range(job.reps):
+        for prompt in job.prompts:
+            tally.done += 1
+            where = f"request {tally.done} of {tally.total} ({prompt.name}, repetition {rep + 1})"
+            row = await _send(client, job, prompt, where)
+            row |= {"prompt": prompt.name, "output_type": prompt.output_type, "rep": rep, **label}
+            rows.append(row)
+            await progress.on_sample("request", row)
+    return rows
+
+
+async def _send(client: EngineClient, job: SpeedJob, prompt: Prompt, where: str) -> dict[str, Any]:
+    return request_metrics(await send(client, job.request(prompt), where))
+
+
+def summarize_speed(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Each metric as median/min/max/n over requests, and decode speed per output type."""
+    summary: dict[str, Any] = summarize_rows(rows, REQUEST_METRICS)
+    summary["requests"] = len(rows)
+    by_type: dict[str, Any] = {}
+    for output_type in sorted({r["output_type"] for r in rows}):
+        subset = [r for r in rows if r["output_type"] == output_type]
+        by_type[output_type] = summarize_rows(subset, ("decode_tps_client", "acceptance_rate"))
+    summary["by_output_type"] = by_type
+    summary["cross_check"] = cross_check(summary)
+    return summary
+
+
+CROSS_CHECK_TOLERANCE = 0.05
+
+
+def cross_check(summary: dict[str, Any], tolerance: float = CROSS_CHECK_TOLERANCE) -> dict[str, Any] | None:
+    """Compare the client's median decode speed with the engine's own; flag a gap over `tolerance`.
+
+    None when the engine reports no decode speed of its own.
+    """
+    client, engine = summary.get("decode_tps_client"), summary.get("decode_tps_engine")
+    if not client or not engine or not engine["median"]:
+        return None
+    diff = (client["median"] - engine["median"]) / engine["median"]
+    return {
+        "client_tps": client["median"],
+        "engine_tps": engine["median"],
+        "diff_pct": round(100 * diff, 2),
+        "agree": abs(diff) <= tolerance,
+    }

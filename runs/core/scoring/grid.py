@@ -1,0 +1,156 @@
+"""The grid of a sweep run, without Django: rows = configs, columns = jobs, one figure per cell.
+
+Each job has one headline metric, read as one value per run from its summary; a cell holds the
+Spread of those values over the cell's succeeded repetitions (median [min-max] (n), as
+docs/PRODUCT.md asks), its progress (runs done, running, failed) and its delta against the
+baseline config's cell in the same column, labelled by runs.core.scoring.figures.compare (noise when
+the two [min, max] ranges overlap).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NamedTuple, TypedDict
+
+from runs.core.scoring.figures import (
+    METRICS,
+    Metric,
+    Summary,
+    compare,
+    delta_text,
+    field_of,
+    figure_text,
+    median_of,
+)
+from runs.core.stats import Spread, summarize
+
+__all__ = ["HEADLINES", "Cell", "Grid", "GridRun", "build_grid", "delta_text", "figure_text"]
+
+TERMINAL = ("succeeded", "failed", "cancelled")
+FAILED = ("failed", "cancelled")
+
+
+def _scored(benchmark: str, key: str) -> Metric:
+    return next(m for m in METRICS if (m.benchmark, m.key) == (benchmark, key))
+
+
+def _best_lookahead_tps(summary: Summary) -> float | None:
+    speeds = [
+        figures["all"]["decode_tps_client"]["median"]
+        for figures in (summary.get("lengths") or {}).values()
+        if (figures.get("all") or {}).get("decode_tps_client")
+    ]
+    return max(speeds) if speeds else None
+
+
+def _top_level_total_tps(summary: Summary) -> float | None:
+    level = (summary.get("levels") or {}).get(str(summary.get("max_concurrency")))
+    return median_of("total_tps")(level) if level else None
+
+
+# One headline metric per job: the figure a sweep grid shows in the job's column.
+HEADLINES: dict[str, Metric] = {
+    "speed": _scored("Speed", "decode_tps_client"),
+    "lookahead": Metric("Lookahead sweep", "best_decode_tps", "decode at the best length", "tok/s",
+                        True, _best_lookahead_tps),
+    "replay": Metric("Replay", "wall_s", "wall time per pass", "s", False, median_of("wall_s")),
+    "concurrency": Metric("Concurrency sweep", "top_total_tps", "total at the highest level", "tok/s",
+                          True, _top_level_total_tps),
+    "prefix-cache": Metric("Prefix-cache probe", "ttft_ratio", "continuation TTFT ratio", "x", False,
+                           field_of("ttft_ratio"), digits=2),
+    "agent-table": _scored("Agent table", "score"),
+    "needle": _scored("Needle", "found"),
+    "mmlu-pro": _scored("MMLU-Pro", "accuracy"),
+    "evalplus": _scored("HumanEval+", "pass_at_1_plus"),  # reads pass_at_1_plus of either suite
+}
+
+
+class GridRun(NamedTuple):
+    """What the grid needs of one run."""
+
+    id: int
+    config_id: int
+    job: str
+    status: str
+    summary: Summary
+
+
+class Cell(TypedDict):
+    job: str
+    total: int
+    done: int
+    running: int
+    failed: int
+    run_ids: list[int]
+    spread: Spread | None
+    text: str
+    delta: float | None
+    delta_pct: float | None
+    verdict: str
+    delta_text: str
+    delta_pct_text: str
+
+
+class Grid(TypedDict):
+    columns: list[dict[str, Any]]
+    rows: list[dict[str, Any]]
+    progress: dict[str, int]
+
+
+def _cell(job: str, runs: Sequence[GridRun]) -> Cell:
+    metric = HEADLINES[job]
+    spread = summarize(metric.value(r.summary or {}) for r in runs if r.status == "succeeded")
+    return {
+        "job": job, "total": len(runs),
+        "done": sum(r.status in TERMINAL for r in runs),
+        "running": sum(r.status == "running" for r in runs),
+        "failed": sum(r.status in FAILED for r in runs),
+        "run_ids": [r.id for r in runs], "spread": spread, "text": figure_text(metric, spread),
+        "delta": None, "delta_pct": None, "verdict": "baseline", "delta_text": "", "delta_pct_text": "",
+    }
+
+
+def _delta(metric: Metric, base: Spread | None, spread: Spread | None) -> dict[str, Any]:
+    result = compare(base, spread, metric.higher_is_better)
+    pct = result["delta_pct"]
+    return {**result, "delta_text": delta_text(metric, result["delta"]),
+            "delta_pct_text": "\u2014" if pct is None else f"{pct:+.1f} %"}
+
+
+def build_grid(
+    configs: Sequence[Mapping[str, Any]], jobs: Sequence[tuple[str, str]], runs: Iterable[GridRun],
+    baseline_id: int | None,
+) -> Grid:
+    """The grid: `configs` (dicts with an "id") in row order, `jobs` as (job, label) in column order.
+
+    Deltas are against the baseline's cell in each column; with no baseline among the rows
+    every non-baseline cell's verdict is "n/a" and only the figures are shown.
+    """
+    by_cell: dict[tuple[int, str], list[GridRun]] = {}
+    for run in runs:
+        by_cell.setdefault((run.config_id, run.job), []).append(run)
+    has_base = any(c["id"] == baseline_id for c in configs)
+    rows = []
+    for config in configs:
+        cells = [_cell(job, by_cell.get((config["id"], job), [])) for job, _ in jobs]
+        rows.append({"config": dict(config), "baseline": has_base and config["id"] == baseline_id,
+                     "cells": cells})
+    base_row = next((row for row in rows if row["baseline"]), None)
+    for row in rows:
+        if row is base_row:
+            continue  # its cells keep the verdict "baseline"
+        for i, cell in enumerate(row["cells"]):
+            base = base_row["cells"][i]["spread"] if base_row else None
+            cell.update(_delta(HEADLINES[cell["job"]], base, cell["spread"]))  # type: ignore[typeddict-item]
+    return {"columns": [_column(job, label) for job, label in jobs], "rows": rows,
+            "progress": _progress([c for row in rows for c in row["cells"]])}
+
+
+def _column(job: str, label: str) -> dict[str, Any]:
+    metric = HEADLINES[job]
+    return {"job": job, "label": label, "metric": metric.label, "unit": metric.unit,
+            "higher_is_better": metric.higher_is_better}
+
+
+def _progress(cells: Sequence[Cell]) -> dict[str, int]:
+    totals = {key: sum(c[key] for c in cells) for key in ("total", "done", "running", "failed")}  # type: ignore[literal-required]
+    return totals | {"queued": totals["total"] - totals["done"] - totals["running"]}

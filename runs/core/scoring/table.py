@@ -1,0 +1,276 @@
+"""Any number of configs side by side, without Django: the table, its export rows and chart data.
+
+Each config is a Group of runs (run id, job, summary). Every metric of runs.core.scoring.figures, plus
+the concurrency sweep's figures per level, is one table row with a cell per config: the figure
+as median [min-max] (n = runs) and, against the baseline config, the delta, the delta in % and
+the verdict (noise where the ranges overlap). The charts read the same figures.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from runs.core.scoring.figures import (
+    EN_DASH,
+    METRICS,
+    ScoreRow,
+    Summary,
+    Tally,
+    compare,
+    compare_rows,
+    median_of,
+    score_rows,
+)
+from runs.core.stats import Spread, summarize
+
+__all__ = [
+    "EXPORT_COLUMNS", "Cell", "Group", "TableRow", "chart_data", "compare_groups", "concurrency_curve",
+    "export_rows", "pareto_front", "quality_scatter",
+]
+
+CONCURRENCY = "Concurrency"
+DASH = "\u2014"
+# (summary key of a level, label, unit, higher is better, digits)
+LEVEL_FIGURES = [
+    ("total_tps", "total tok/s of the box", "tok/s", True, 1),
+    ("finish_s", "time to finish per answer", "s", False, 2),
+]
+SCALES = {(m.benchmark, m.key): m.scale for m in METRICS}
+COUNTS = {(m.benchmark, m.key) for m in METRICS if m.count}
+# Quality axes of the speed-vs-quality scatter, in order of preference: (benchmark, key, scale, label).
+QUALITY = [
+    ("MMLU-Pro", "accuracy", 100.0, "MMLU-Pro accuracy, %"),
+    ("HumanEval+", "pass_at_1_plus", 100.0, "HumanEval+ pass@1 (plus tests), %"),
+    ("MBPP+", "pass_at_1_plus", 100.0, "MBPP+ pass@1 (plus tests), %"),
+    ("Agent table", "score", 1.0, "agent table score, rows"),
+]
+
+
+@dataclass(frozen=True)
+class Group:
+    """One config's runs: (run id, job, summary) each, all of which count."""
+
+    config_id: int
+    name: str
+    runs: Sequence[tuple[int, str, Summary]]
+
+
+class Cell(TypedDict):
+    config_id: int
+    baseline: bool
+    text: str
+    spread: Spread | None
+    tally: Tally | None
+    runs: int
+    delta: float | None
+    delta_pct: float | None
+    verdict: str
+    delta_text: str
+    delta_pct_text: str
+
+
+class TableRow(TypedDict):
+    benchmark: str
+    key: str
+    label: str
+    unit: str
+    higher_is_better: bool
+    out_of: str
+    cells: list[Cell]
+
+
+def compare_groups(groups: Sequence[Group], baseline_id: int) -> list[TableRow]:
+    """One row per metric that any config has runs of; each config's cell against the baseline's."""
+    levels = sorted({int(c) for g in groups for c in _levels(g.runs)})
+    scored = {g.config_id: score_rows(g.runs) + _level_rows(g.runs, levels) for g in groups}
+    base = scored[baseline_id]
+    table: list[TableRow] = []
+    for i, first in enumerate(base):
+        rows = [scored[g.config_id][i] for g in groups]
+        if not any(row["runs"] for row in rows):
+            continue
+        cells = [
+            _cell(g.config_id, base[i], row, g.config_id == baseline_id)
+            for g, row in zip(groups, rows, strict=True)
+        ]
+        out_of = list(dict.fromkeys(row["out_of"] for row in rows if row["out_of"]))
+        table.append({
+            "benchmark": first["benchmark"], "key": first["key"], "label": first["label"],
+            "unit": first["unit"], "higher_is_better": first["higher_is_better"],
+            "out_of": " vs ".join(out_of), "cells": cells,
+        })
+    return table
+
+
+def _cell(config_id: int, base: ScoreRow, row: ScoreRow, is_baseline: bool) -> Cell:
+    versus = {"delta": None, "delta_pct": None, "verdict": "baseline", "delta_text": "", "delta_pct_text": ""}
+    if not is_baseline:
+        versus = _versus(base, row)
+    return {
+        "config_id": config_id, "baseline": is_baseline, "text": row["text"], "spread": row["spread"],
+        "tally": row["tally"], "runs": row["runs"], **versus,  # type: ignore[typeddict-item]
+    }
+
+
+def _versus(base: ScoreRow, row: ScoreRow) -> dict[str, Any]:
+    keys = ("delta", "delta_pct", "verdict", "delta_text", "delta_pct_text")
+    if row["benchmark"] == CONCURRENCY:
+        result = compare(base["spread"], row["spread"], row["higher_is_better"])
+        delta, pct = result["delta"], result["delta_pct"]
+        digits = 1 if row["unit"] == "tok/s" else 2
+        delta_text = DASH if delta is None else f"{delta:+.{digits}f} {row['unit']}"
+        pct_text = DASH if pct is None else f"{pct:+.1f} %"
+        return {**result, "delta_text": delta_text, "delta_pct_text": pct_text}
+    paired = compare_rows([base], [row])
+    if not paired:
+        return {"delta": None, "delta_pct": None, "verdict": "n/a"} | dict.fromkeys(keys[3:], DASH)
+    return {key: paired[0][key] for key in keys}  # type: ignore[literal-required]
+
+
+# --- The concurrency sweep: its figures per level, read from each run's summary["levels"] ------
+
+
+def _levels(runs: Iterable[tuple[int, str, Summary]]) -> list[str]:
+    return [c for _, job, summary in runs if job == "concurrency" for c in summary.get("levels") or {}]
+
+
+def _level_value(summary: Summary, c: int, key: str) -> float | None:
+    return median_of(key)((summary.get("levels") or {}).get(str(c)) or {})
+
+
+def _level_rows(runs: Sequence[tuple[int, str, Summary]], levels: list[int]) -> list[ScoreRow]:
+    sweeps = [(run_id, summary) for run_id, job, summary in runs if job == "concurrency"]
+    rows: list[ScoreRow] = []
+    for c in levels:
+        for key, label, unit, higher, digits in LEVEL_FIGURES:
+            spread = summarize(_level_value(summary, c, key) for _, summary in sweeps)
+            rows.append({
+                "benchmark": CONCURRENCY, "job": "concurrency", "key": f"{key}@{c}",
+                "label": f"{label}, {c} at once", "unit": unit, "higher_is_better": higher, "count": False,
+                "spread": spread, "tally": None, "runs": len(sweeps) if spread else 0,
+                "run_ids": [run_id for run_id, _ in sweeps], "out_of": "",
+                "text": _spread_text(spread, unit, digits),
+            })
+    return rows
+
+
+def _spread_text(spread: Spread | None, unit: str, digits: int) -> str:
+    if not spread:
+        return DASH
+    low, high = f"{spread['min']:.{digits}f}", f"{spread['max']:.{digits}f}"
+    return f"{spread['median']:.{digits}f} [{low}{EN_DASH}{high}] {unit} (n={spread['n']})"
+
+
+def concurrency_curve(runs: Iterable[tuple[int, str, Summary]]) -> list[dict[str, float]]:
+    """Total tok/s against concurrent requests: per level, the median over the config's sweeps."""
+    runs = list(runs)
+    points = []
+    for c in sorted({int(c) for c in _levels(runs)}):
+        spread = summarize(_level_value(s, c, "total_tps") for _, job, s in runs if job == "concurrency")
+        if spread:
+            points.append({"x": c, "y": spread["median"], "min": spread["min"], "max": spread["max"]})
+    return points
+
+
+# --- Charts ------------------------------------------------------------------------------------
+
+
+def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
+    """Indices of the points no other point dominates (as high or higher on both axes, and
+    higher on one): the best trade-offs when both axes are better higher."""
+    return [
+        i for i, (x, y) in enumerate(points)
+        if not any(ox >= x and oy >= y and (ox > x or oy > y) for ox, oy in points)
+    ]
+
+
+def _medians(rows: Sequence[TableRow], benchmark: str, key: str, n: int) -> list[float | None]:
+    row = next((r for r in rows if (r["benchmark"], r["key"]) == (benchmark, key)), None)
+    if row is None:
+        return [None] * n
+    return [cell["spread"]["median"] if cell["spread"] else None for cell in row["cells"]]
+
+
+def _bars(names: Sequence[str], rows: Sequence[TableRow], key: str, scale: float) -> list[dict[str, Any]]:
+    row = next((r for r in rows if (r["benchmark"], r["key"]) == ("Speed", key)), None)
+    if row is None:
+        return []
+    return [
+        {"config": name, **{k: cell["spread"][k] * scale for k in ("median", "min", "max")},
+         "n": cell["spread"]["n"]}
+        for name, cell in zip(names, row["cells"], strict=True)
+        if cell["spread"]
+    ]
+
+
+def quality_scatter(names: Sequence[str], rows: Sequence[TableRow]) -> dict[str, Any] | None:
+    """Decode tok/s (x) against the quality metric most configs have (y), Pareto front marked."""
+    decode = _medians(rows, "Speed", "decode_tps_client", len(names))
+    best: dict[str, Any] | None = None
+    for benchmark, key, scale, label in QUALITY:
+        quality = _medians(rows, benchmark, key, len(names))
+        points = [
+            {"config": name, "x": x, "y": y * scale}
+            for name, x, y in zip(names, decode, quality, strict=True)
+            if x is not None and y is not None
+        ]
+        if points and (best is None or len(points) > len(best["points"])):
+            best = {"benchmark": benchmark, "key": key, "label": label, "points": points}
+    if best is None:
+        return None
+    front = pareto_front([(p["x"], p["y"]) for p in best["points"]])
+    for i, point in enumerate(best["points"]):
+        point["front"] = i in front
+    best["front"] = sorted((best["points"][i] for i in front), key=lambda p: p["x"])
+    return best
+
+
+def chart_data(groups: Sequence[Group], rows: Sequence[TableRow], baseline_id: int) -> dict[str, Any]:
+    """What static/js/compare.js draws: bars with their ranges, concurrency curves, the scatter."""
+    names = [g.name for g in groups]
+    curves = [{"config": g.name, "points": concurrency_curve(g.runs)} for g in groups]
+    return {
+        "configs": names,
+        "baseline": next(g.name for g in groups if g.config_id == baseline_id),
+        "decode": _bars(names, rows, "decode_tps_client", 1.0),
+        "acceptance": _bars(names, rows, "acceptance_rate", 100.0),
+        "concurrency": [curve for curve in curves if curve["points"]],
+        "scatter": quality_scatter(names, rows),
+    }
+
+
+# --- Export ------------------------------------------------------------------------------------
+
+EXPORT_COLUMNS = [
+    "benchmark", "metric", "label", "unit", "config", "config_id", "baseline", "runs",
+    "median", "min", "max", "n", "count", "figure", "delta", "delta_unit", "delta_pct", "verdict",
+]
+
+
+def export_rows(groups: Sequence[Group], rows: Sequence[TableRow]) -> list[dict[str, Any]]:
+    """The table flattened to one row per metric and config, figures in the unit shown."""
+    return [
+        _export_row(row, group.name, cell)
+        for row in rows
+        for group, cell in zip(groups, row["cells"], strict=True)
+    ]
+
+
+def _export_row(row: TableRow, config: str, cell: Cell) -> dict[str, Any]:
+    metric = (row["benchmark"], row["key"])
+    scale = SCALES.get(metric, 1.0)
+    spread, tally, delta = cell["spread"], cell["tally"], cell["delta"]
+    shares = metric in COUNTS or row["unit"] == "%"
+    return {
+        "benchmark": row["benchmark"], "metric": row["key"], "label": row["label"], "unit": row["unit"],
+        "config": config, "config_id": cell["config_id"], "baseline": cell["baseline"], "runs": cell["runs"],
+        **{k: spread[k] * scale if spread else None for k in ("median", "min", "max")},
+        "n": spread["n"] if spread else (tally["n"] if tally else None),
+        "count": tally["count"] if tally else None,
+        "figure": cell["text"],
+        # A difference of two shares is in percentage points.
+        "delta": None if delta is None else delta * (100 if shares else scale),
+        "delta_unit": "pp" if shares else row["unit"],
+        "delta_pct": cell["delta_pct"], "verdict": cell["verdict"],
+    }

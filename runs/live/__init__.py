@@ -1,0 +1,1 @@
+"""Step 5: live updates: broadcasting run events to the run socket's Channels group, and the socket itself."""

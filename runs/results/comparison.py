@@ -1,0 +1,200 @@
+"""What a comparison shows: the runs picked by a stable query string, grouped by config.
+
+`?runs=1,2,3` picks runs, `?configs=4,5` the configs' latest succeeded runs (as the scorecard
+picks them: the latest LATEST_RUNS per config and benchmark), `?sweep_runs=7` every run of a
+sweep run, and `&baseline=<config id>` the config the others are measured against (default:
+the first config). Parameters combine; a run picked twice counts once. Only succeeded runs of
+the jobs compared count; the others are listed as left out.
+
+The figures come from runs.core.scoring.table, the parity check from runs.results.parity. The page, its
+CSV/JSON export, the HTML report and `manage.py report` all build the same Comparison.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+from django.db.models import QuerySet
+
+from engines.access import User, visible
+from engines.models import EngineConfig
+from runs.core.scoring.figures import SCORED_JOBS
+from runs.core.scoring.parity import Mismatch
+from runs.core.scoring.table import EXPORT_COLUMNS, Group, TableRow, chart_data, compare_groups, export_rows
+from runs.models import Run, SweepExecution
+from runs.results.parity import parity
+from runs.results.scorecard import LATEST_RUNS, latest_succeeded
+
+__all__ = [
+    "EXPORT_COLUMNS", "Comparison", "Selection", "SelectionError", "build_comparison", "parse_selection",
+]
+
+PARAMS = ("runs", "configs", "sweep_runs")
+COMPARED_JOBS = (*SCORED_JOBS, Run.Job.CONCURRENCY)
+RUN_FIELDS = ("pk", "config_id", "job", "status", "params", "summary", "provenance", "created")
+# Longer ids can't be row ids (and would overflow the database's integer).
+ID = re.compile(r"[0-9]{1,18}")
+
+
+class SelectionError(ValueError):
+    """A parameter that names no run, config or sweep run; `param` says which."""
+
+    def __init__(self, param: str, message: str) -> None:
+        super().__init__(f"{param}: {message}")
+        self.param, self.message = param, message
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The ids a comparison is asked for, as given (duplicates dropped)."""
+
+    runs: tuple[int, ...] = ()
+    configs: tuple[int, ...] = ()
+    sweep_runs: tuple[int, ...] = ()
+    baseline: int | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not (self.runs or self.configs or self.sweep_runs)
+
+    def query(self, **extra: str) -> str:
+        """The stable query string of this selection, e.g. "configs=4,5&baseline=4"."""
+        params = {name: ",".join(map(str, getattr(self, name))) for name in PARAMS if getattr(self, name)}
+        if self.baseline is not None:
+            params["baseline"] = str(self.baseline)
+        return urlencode(params | extra, safe=",")
+
+
+def _ids(param: str, values: Iterable[str]) -> tuple[int, ...]:
+    ids: list[int] = []
+    for item in (part.strip() for value in values for part in value.split(",")):
+        if not item:
+            continue
+        if not ID.fullmatch(item):
+            raise SelectionError(param, f"{item} is not an id")
+        ids.append(int(item))
+    return tuple(dict.fromkeys(ids))
+
+
+def parse_selection(params: Mapping[str, Sequence[str]]) -> Selection:
+    """A Selection from query parameters (each a list of values, ids comma-separated)."""
+    picked = {name: _ids(name, params.get(name, ())) for name in PARAMS}
+    baseline = _ids("baseline", params.get("baseline", ()))
+    if len(baseline) > 1:
+        raise SelectionError("baseline", "give one config id")
+    return Selection(**picked, baseline=baseline[0] if baseline else None)
+
+
+@dataclass
+class Comparison:
+    """The configs side by side: groups, table rows, chart data and parity mismatches."""
+
+    selection: Selection
+    configs: list[EngineConfig]
+    baseline: EngineConfig
+    runs: list[Run]
+    left_out: list[tuple[Run, str]]
+    groups: list[Group] = field(default_factory=list)
+    rows: list[TableRow] = field(default_factory=list)
+    charts: dict[str, Any] = field(default_factory=dict)
+    mismatches: list[Mismatch] = field(default_factory=list)
+
+    def export(self) -> list[dict[str, Any]]:
+        """The table as export rows (runs.core.scoring.table.EXPORT_COLUMNS)."""
+        return export_rows(self.groups, self.rows)
+
+
+def build_comparison(
+    selection: Selection, known: Mapping[int, EngineConfig] | None = None, *, user: User | None
+) -> Comparison | None:
+    """Load the selection's runs and configs and compare them; SelectionError for unknown ids,
+    None when they hold no config to compare (a sweep run that has no runs yet).
+
+    :param known: configs already loaded with their engine and machine (the page's form has
+        them all), so they are not read again
+    :param user: only what this user may see counts (another team's ids are unknown ids);
+        None for management commands, which see everything
+    """
+    picked = [*_picked_runs(selection.runs, user), *_sweep_runs(selection.sweep_runs, user)]
+    latest = _latest_runs(selection.configs, user)
+    runs = list({run.pk: run for run in [*picked, *latest]}.values())
+    order = list(dict.fromkeys([*selection.configs, *(run.config_id for run in runs)]))
+    configs = _configs(order, known, user)
+    if not order:
+        return None
+    if selection.baseline is not None and selection.baseline not in configs:
+        raise SelectionError("baseline", f"config {selection.baseline} is not among the compared configs")
+    baseline = configs[selection.baseline if selection.baseline is not None else order[0]]
+    counted = [run for run in runs if run.status == Run.Status.SUCCEEDED and run.job in COMPARED_JOBS]
+    comparison = Comparison(selection, [configs[pk] for pk in order], baseline, counted, _left_out(runs))
+    _compare(comparison)
+    return comparison
+
+
+def _compare(comparison: Comparison) -> None:
+    by_config: dict[int, list[tuple[int, str, Any]]] = {config.pk: [] for config in comparison.configs}
+    for run in comparison.runs:
+        by_config[run.config_id].append((run.pk, run.job, run.summary))
+    comparison.groups = [Group(c.pk, c.name, by_config[c.pk]) for c in comparison.configs]
+    baseline = comparison.baseline.pk
+    comparison.rows = compare_groups(comparison.groups, baseline)
+    comparison.charts = chart_data(comparison.groups, comparison.rows, baseline)
+    configs = {config.pk: config for config in comparison.configs}
+    comparison.mismatches = parity(comparison.runs, configs)
+
+
+def _left_out(runs: Iterable[Run]) -> list[tuple[Run, str]]:
+    left = []
+    for run in runs:
+        if run.job not in COMPARED_JOBS:
+            left.append((run, f"{run.job} runs are not compared"))
+        elif run.status != Run.Status.SUCCEEDED:
+            left.append((run, str(run.status)))
+    return left
+
+
+def _scoped(user: User | None, objects: QuerySet[Any]) -> QuerySet[Any]:
+    return objects if user is None else visible(user, objects)
+
+
+def _picked_runs(ids: Sequence[int], user: User | None) -> list[Run]:
+    if not ids:
+        return []
+    found = {run.pk: run for run in _scoped(user, Run.objects.filter(pk__in=ids)).only(*RUN_FIELDS)}
+    _check("runs", "run", ids, found)
+    return [found[pk] for pk in ids]
+
+
+def _sweep_runs(ids: Sequence[int], user: User | None) -> list[Run]:
+    if not ids:
+        return []
+    executions = _scoped(user, SweepExecution.objects.filter(pk__in=ids)).values_list("pk", flat=True)
+    _check("sweep_runs", "sweep run", ids, set(executions))
+    runs = _scoped(user, Run.objects.filter(execution_id__in=ids)).only(*RUN_FIELDS)
+    return list(runs.order_by("execution_id", "config__name", "created", "pk"))
+
+
+def _latest_runs(config_ids: Sequence[int], user: User | None) -> list[Run]:
+    """The latest LATEST_RUNS succeeded runs per config and benchmark (concurrency sweeps too)."""
+    if not config_ids:
+        return []
+    runs = latest_succeeded(LATEST_RUNS, COMPARED_JOBS, config_ids, among=_scoped(user, Run.objects.all()))
+    return list(runs.only(*RUN_FIELDS).order_by("-created", "-pk"))
+
+
+def _configs(
+    ids: Sequence[int], known: Mapping[int, EngineConfig] | None, user: User | None
+) -> dict[int, EngineConfig]:
+    if known is None:
+        known = _scoped(user, EngineConfig.objects.select_related("engine__machine")).in_bulk(list(ids))
+    _check("configs", "config", ids, known)
+    return {pk: known[pk] for pk in ids}
+
+
+def _check(param: str, noun: str, ids: Iterable[int], found: Iterable[int]) -> None:
+    missing = [pk for pk in ids if pk not in found]
+    if missing:
+        raise SelectionError(param, f"there is no {noun} with id {missing[0]}")

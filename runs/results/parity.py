@@ -1,0 +1,43 @@
+"""The settings a run was measured with, as the parity check (runs.core.scoring.parity) compares them.
+
+A run's provenance holds a snapshot of its config taken when it started, so a config edited
+since still reads as the run saw it; runs without a snapshot fall back to the config as it is.
+The run's own parameters win where they override the config (--max-tokens, a job's fixed answer
+length).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from engines.models import EngineConfig
+from runs.core.scoring.parity import NOT_RECORDED, Mismatch, check_parity
+from runs.models import Run
+
+__all__ = ["parity", "run_settings"]
+
+CONFIG_FIELDS = ("temperature", "top_p", "top_k", "seed", "max_tokens", "context_length", "parallel")
+
+
+def run_settings(run: Run, config: EngineConfig) -> dict[str, Any]:
+    """Sampling, max tokens, context length, parallel slots and prompt set of one run."""
+    snapshot = (run.provenance or {}).get("config")
+    if not isinstance(snapshot, dict):
+        snapshot = {name: getattr(config, name) for name in CONFIG_FIELDS}
+    settings = {name: snapshot.get(name, NOT_RECORDED) for name in CONFIG_FIELDS}
+    params = run.params or {}
+    # Jobs with a fixed answer length (concurrency, agent table, needle) send that, not max_tokens.
+    override = params.get("max_tokens", params.get("answer_tokens"))
+    if override is not None:
+        settings["max_tokens"] = override
+    # Only speed runs send the prompt set; they record its digest in their summary.
+    if run.job == Run.Job.SPEED:
+        settings["prompt_set"] = (run.summary or {}).get("prompt_set", NOT_RECORDED)
+    return settings
+
+
+def parity(runs: Iterable[Run], configs: dict[int, EngineConfig]) -> list[Mismatch]:
+    """The parity mismatches among the runs, each config named as configs[run.config_id]."""
+    return check_parity(
+        (configs[run.config_id].name, run.job, run_settings(run, configs[run.config_id])) for run in runs
+    )

@@ -1,0 +1,50 @@
+"""The self-contained HTML report of a comparison: one file that opens offline.
+
+Chart.js, static/js/compare.js and static/css/compare.css are inlined, the data is embedded as
+JSON, and nothing links outside the file (the config names are plain text, not links).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.contrib.staticfiles import finders
+from django.http import HttpResponse
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from runs.results.comparison import Comparison
+
+__all__ = ["REPORT_FILENAME", "render_report", "report_response"]
+
+REPORT_FILENAME = "sparkdash-compare.html"
+
+
+def _static_text(path: str) -> str:
+    found = finders.find(path)
+    if not found:
+        raise FileNotFoundError(f"static file {path} is missing")
+    return Path(found).read_text(encoding="utf-8")
+
+
+def _script(path: str) -> str:
+    # Inside <script>, only "</script" would end the element early.
+    return _static_text(path).replace("</script", "<\\/script")
+
+
+def render_report(comparison: Comparison) -> str:
+    """The report as one HTML document."""
+    ctx = {
+        "comparison": comparison,
+        "generated": timezone.now(),
+        "css": _static_text("css/compare.css").replace("</style", "<\\/style"),
+        "chart_js": _script("vendor/chart.umd.min.js"),
+        "compare_js": _script("js/compare.js"),
+    }
+    return render_to_string("runs/report.html", ctx)
+
+
+def report_response(comparison: Comparison) -> HttpResponse:
+    """The report as a download."""
+    response = HttpResponse(render_report(comparison), content_type="text/html; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{REPORT_FILENAME}"'
+    return response

@@ -1,0 +1,89 @@
+"""A config's scorecard (speed and quality in one table) and the comparison of two configs.
+
+The figures come from runs.core.scoring.figures; this module only picks the runs: succeeded ones,
+the latest LATEST_RUNS per benchmark and config, all read in one query.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.db.models import F, QuerySet, Window
+from django.db.models.fields.json import KT
+from django.db.models.functions import RowNumber
+
+from engines.models import EngineConfig
+from runs.core.scoring.figures import SCORED_JOBS, CompareRow, ScoreRow, compare_rows, score_rows
+from runs.models import Run
+
+__all__ = [
+    "LATEST_RUNS", "SCORECARD_COLUMNS", "compare_configs", "latest_runs", "latest_succeeded", "scorecard",
+    "scorecard_export",
+]
+
+LATEST_RUNS = 20
+
+
+def latest_succeeded(
+    per_benchmark: int, jobs: Iterable[str] | None = None, config_ids: Iterable[int] | None = None,
+    among: QuerySet[Run] | None = None,
+) -> QuerySet[Run]:
+    """The latest `per_benchmark` succeeded runs of each config and benchmark, as one query.
+
+    EvalPlus runs are ranked per dataset, so HumanEval+ runs don't push MBPP+ ones out. Callers
+    add the columns and relations they read, and an order.
+
+    :param among: the runs to pick from (e.g. those a user may see); default all
+    """
+    rank = Window(
+        RowNumber(),
+        partition_by=[F("config_id"), F("job"), KT("summary__dataset")],
+        order_by=[F("created").desc(), F("pk").desc()],
+    )
+    runs = (Run.objects.all() if among is None else among).filter(status=Run.Status.SUCCEEDED)
+    if jobs is not None:
+        runs = runs.filter(job__in=list(jobs))
+    if config_ids is not None:
+        runs = runs.filter(config_id__in=list(config_ids))
+    return runs.annotate(rank=rank).filter(rank__lte=per_benchmark)
+
+
+def latest_runs(config_ids: Iterable[int]) -> list[Run]:
+    """The latest LATEST_RUNS succeeded runs per config and benchmark, newest first, in one query."""
+    runs = latest_succeeded(LATEST_RUNS, SCORED_JOBS, config_ids)
+    return list(runs.only("pk", "config_id", "job", "summary", "created").order_by("-created", "-pk"))
+
+
+def _rows(runs: Iterable[Run]) -> list[ScoreRow]:
+    return score_rows((run.pk, run.job, run.summary) for run in runs)
+
+
+def scorecard(config: EngineConfig) -> list[ScoreRow]:
+    """The config's rows, for the benchmarks it has succeeded runs of."""
+    return [row for row in _rows(latest_runs([config.pk])) if row["runs"]]
+
+
+def compare_configs(a: EngineConfig, b: EngineConfig) -> list[CompareRow]:
+    """Rows of b compared with a (a is the base), for benchmarks either config ran."""
+    runs = latest_runs([a.pk, b.pk])
+    rows_a = _rows(run for run in runs if run.config_id == a.pk)
+    rows_b = _rows(run for run in runs if run.config_id == b.pk)
+    return compare_rows(rows_a, rows_b)
+
+
+SCORECARD_COLUMNS = (
+    "benchmark", "metric", "unit", "median", "min", "max", "n", "count", "runs", "out_of", "text",
+)
+
+
+def scorecard_export(rows: Iterable[ScoreRow]) -> list[dict[str, object]]:
+    """The scorecard as flat rows for CSV/JSON: the spread's figures as numbers, counts as k of n."""
+    flat = []
+    for row in rows:
+        spread, tally = row["spread"] or {}, row["tally"] or {}
+        flat.append({
+            "benchmark": row["benchmark"], "metric": row["label"], "unit": row["unit"],
+            "median": spread.get("median"), "min": spread.get("min"), "max": spread.get("max"),
+            "n": spread.get("n", tally.get("n")), "count": tally.get("count"), "runs": row["runs"],
+            "out_of": row["out_of"], "text": row["text"],
+        })
+    return flat

@@ -1,0 +1,55 @@
+"""JSON API for scripts and the browser's polling fallback; session login required."""
+from __future__ import annotations
+
+from functools import wraps
+from typing import Any
+
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.http import require_GET
+
+from engines.access import get_visible_or_404
+from runs.models import Run, Sample
+from runs.results.chart_samples import chart_samples
+
+SAMPLES_PAGE = 5000
+
+
+def api_login_required(view: Any) -> Any:
+    """Like login_required, but answers 401 JSON instead of redirecting to a login page."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+        if not request.user.is_authenticated:
+            return JsonResponse({"error": "login required"}, status=401)
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def _get_run(request: HttpRequest, pk: int) -> Run:
+    return get_visible_or_404(request.user, Run.objects.select_related("config__engine", "machine"), pk=pk)
+
+
+@require_GET
+@api_login_required
+def run_detail(request: HttpRequest, pk: int) -> JsonResponse:
+    """GET /api/runs/<id>: the run as the CLI prints it."""
+    return JsonResponse(_get_run(request, pk).to_dict())
+
+
+@require_GET
+@api_login_required
+def run_samples(request: HttpRequest, pk: int) -> JsonResponse:
+    """GET /api/runs/<id>/samples?after=SEQ: samples after SEQ, in order, one page at a time."""
+    run = _get_run(request, pk)
+    try:
+        after = int(request.GET.get("after", "-1"))
+    except ValueError:
+        return JsonResponse({"error": "after must be an integer"}, status=400)
+    # &max_points=N (the run page): a long run's charted series thinned to about N points.
+    points = request.GET.get("max_points", "")
+    samples = chart_samples(run, after, int(points)) if points.isdigit() else None
+    if samples is None:
+        rows = Sample.objects.filter(run=run, seq__gt=after).order_by("seq")[:SAMPLES_PAGE]
+        samples = [s.to_dict() for s in rows]
+    return JsonResponse({"run": run.to_dict(), "samples": samples})

@@ -1,0 +1,113 @@
+"""Pages of the runs app: the filtered run list and the live run page."""
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from engines.access import get_visible_or_404, visible
+from engines.models import EngineConfig, Machine
+from runs.actions.runs import cancel_run
+from runs.core.scoring.figures import median_of
+from runs.models import Run
+from runs.results.export import table_response, wants_export
+from runs.templatetags.run_format import SUMMARY_METRICS
+
+PAGE_SIZE = 50
+# GET parameter -> lookup; ids must be digits, anything else is ignored rather than a 500.
+FILTERS = {"config": "config_id", "machine": "machine_id", "job": "job", "status": "status"}
+ID_FILTERS = ("config", "machine")
+
+
+def _filtered(request: HttpRequest) -> tuple[QuerySet[Run], dict[str, str]]:
+    runs = visible(request.user, Run.objects.select_related("config__engine", "machine"))
+    chosen: dict[str, str] = {}
+    for param, lookup in FILTERS.items():
+        value = request.GET.get(param, "")
+        if value and (param not in ID_FILTERS or value.isdigit()):
+            runs = runs.filter(**{lookup: value})
+            chosen[param] = value
+    return runs, chosen
+
+
+# The most runs one CSV/JSON download of the list holds (the newest first).
+EXPORT_LIMIT = 5000
+EXPORT_COLUMNS = [
+    "id", "created", "finished", "config", "engine", "machine", "job", "status", "done", "total",
+    "decode_tps_client", "ttft_s", "url",
+]
+
+
+def _export_row(run: Run) -> dict[str, object]:
+    summary = run.summary or {}
+    return {
+        "id": run.pk, "created": run.created.isoformat(), "url": run.get_absolute_url(),
+        "finished": run.finished.isoformat() if run.finished else None,
+        "config": run.config.name, "engine": run.config.engine.name, "machine": run.machine.name,
+        "job": run.job, "status": run.status, "done": run.progress_done, "total": run.progress_total,
+        "decode_tps_client": median_of("decode_tps_client")(summary), "ttft_s": median_of("ttft_s")(summary),
+    }
+
+
+@login_required
+def run_list(request: HttpRequest) -> HttpResponse:
+    """The runs, filtered; ?format=csv|json downloads the filtered list (newest EXPORT_LIMIT)."""
+    runs, chosen = _filtered(request)
+    if fmt := wants_export(request):
+        runs = runs.defer("engine_log", "params", "provenance", "warnings")[:EXPORT_LIMIT]
+        return table_response([_export_row(run) for run in runs], EXPORT_COLUMNS, fmt, "sparkdash-runs")
+    page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))
+    ctx = {
+        "page": page,
+        "chosen": chosen,
+        "configs": visible(request.user, EngineConfig.objects.only("pk", "name")),
+        "machines": visible(request.user, Machine.objects.only("pk", "name")),
+        "jobs": Run.Job.choices,
+        "statuses": Run.Status.choices,
+    }
+    return render(request, "runs/list.html", ctx)
+
+
+def _get_run(request: HttpRequest, pk: int) -> Run:
+    runs = Run.objects.select_related("config__engine__machine", "machine")
+    return get_visible_or_404(request.user, runs, pk=pk)
+
+
+PROGRESS_UNITS = {
+    "agent-table": "steps", "prefix-cache": "steps", "mmlu-pro": "questions", "evalplus": "problems",
+}
+
+
+@login_required
+def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """The live page: run_detail.js takes over from the embedded run."""
+    run = _get_run(request, pk)
+    unit = PROGRESS_UNITS.get(run.job, "requests")
+    ctx = {"run": run, "run_data": run.to_dict(), "metrics": SUMMARY_METRICS, "progress_unit": unit}
+    return render(request, "runs/detail.html", ctx)
+
+
+@login_required
+@require_POST
+def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    run = _get_run(request, pk)
+    cancel_run(run)
+    return redirect(run)
+
+
+LOG_LINES_SHOWN = 2000
+
+
+@login_required
+def run_log(request: HttpRequest, pk: int) -> HttpResponse:
+    """The engine's output during the run, filtered by ?q= (case-insensitive substring)."""
+    run = _get_run(request, pk)
+    query = request.GET.get("q", "").strip()
+    lines = run.engine_log.splitlines()
+    if query:
+        lines = [line for line in lines if query.lower() in line.lower()]
+    ctx = {"run": run, "query": query, "total": len(lines), "lines": lines[-LOG_LINES_SHOWN:]}
+    return render(request, "runs/log.html", ctx)

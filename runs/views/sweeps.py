@@ -1,0 +1,137 @@
+"""Sweep pages: the list, the form, a sweep with its runs, and the live grid of one sweep run.
+
+The grid page polls GET /api/sweep-runs/<id> (static/js/sweep_grid.js); `?format=csv|json`
+on the page downloads the grid, one row per cell.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count, Max, Q, QuerySet
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from engines.access import get_visible_or_404, visible
+from runs.actions.sweeps import start_sweep
+from runs.models import Run, Sweep, SweepExecution
+from runs.results.export import table_response, wants_export
+from runs.results.sweep_grid import execution_dict
+from runs.views.api import api_login_required
+from runs.views.sweep_form import SweepForm
+
+EXECUTIONS_SHOWN = 50
+EXPORT_COLUMNS = [
+    "config", "engine", "machine", "simulator", "baseline", "job", "metric", "unit", "median", "min", "max",
+    "n", "figure", "runs", "done", "running", "failed", "delta", "delta_pct", "verdict",
+]
+
+
+@login_required
+def sweep_list(request: HttpRequest) -> HttpResponse:
+    sweeps = visible(request.user, Sweep.objects.select_related("baseline")).annotate(
+        config_count=Count("configs", distinct=True),
+        execution_count=Count("executions", distinct=True),
+        last_started=Max("executions__created"),
+    )
+    return render(request, "runs/sweep_list.html", {"sweeps": sweeps})
+
+
+@login_required
+def sweep_new(request: HttpRequest) -> HttpResponse:
+    return _edit(request, Sweep(created_by=request.user))
+
+
+@login_required
+def sweep_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    return _edit(request, get_visible_or_404(request.user, Sweep, pk=pk))
+
+
+def _edit(request: HttpRequest, sweep: Sweep) -> HttpResponse:
+    form = SweepForm(request.POST or None, instance=sweep, user=request.user)
+    if request.method == "POST" and form.is_valid():
+        return redirect("runs:sweep-detail", form.save().pk)
+    status = 400 if form.is_bound else 200
+    return render(request, "runs/sweep_form.html", {"form": form, "sweep": sweep}, status=status)
+
+
+def _executions(sweep: Sweep) -> QuerySet[SweepExecution]:
+    """The sweep's latest runs, each with its run counts (one query)."""
+    ended = Q(runs__status__in=Run.TERMINAL)
+    failed = Q(runs__status__in=(Run.Status.FAILED, Run.Status.CANCELLED))
+    counts = {
+        "total": Count("runs"), "done": Count("runs", filter=ended), "failed": Count("runs", filter=failed),
+        "running": Count("runs", filter=Q(runs__status=Run.Status.RUNNING)),
+    }
+    return sweep.executions.select_related("created_by").annotate(**counts)[:EXECUTIONS_SHOWN]
+
+
+@login_required
+def sweep_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    return _detail(request, pk)
+
+
+def _detail(request: HttpRequest, pk: int, error: str = "") -> HttpResponse:
+    """The sweep, its configs and its latest runs; `error` says why starting it failed (400)."""
+    sweep = get_visible_or_404(request.user, Sweep.objects.select_related("baseline"), pk=pk)
+    ctx = {
+        "sweep": sweep,
+        "configs": sweep.configs.select_related("engine__machine").order_by("name"),
+        "executions": _executions(sweep),
+        "error": error,
+    }
+    return render(request, "runs/sweep_detail.html", ctx, status=400 if error else 200)
+
+
+@login_required
+@require_POST
+def sweep_start(request: HttpRequest, pk: int) -> HttpResponse:
+    """Start now: queue every run of the sweep and go to its live grid."""
+    sweep = get_visible_or_404(request.user, Sweep, pk=pk)
+    try:
+        execution = start_sweep(sweep, user=request.user)
+    except ValueError as exc:
+        return _detail(request, pk, error=str(exc))
+    return redirect("runs:sweep-run", execution.pk)
+
+
+def _get_execution(request: HttpRequest, pk: int) -> SweepExecution:
+    return get_visible_or_404(request.user, SweepExecution.objects.select_related("sweep__baseline"), pk=pk)
+
+
+@login_required
+def sweep_run(request: HttpRequest, pk: int) -> HttpResponse:
+    """The live grid (sweep_grid.js polls the API), or the grid as a CSV/JSON download."""
+    execution = _get_execution(request, pk)
+    data = execution_dict(execution)
+    fmt = wants_export(request)
+    if fmt:
+        name = f"sweep-run-{execution.pk}"
+        return table_response(_export_rows(data["grid"]), EXPORT_COLUMNS, fmt, name)
+    return render(request, "runs/sweep_run.html", {"execution": execution, "data": data})
+
+
+@require_GET
+@api_login_required
+def api_sweep_run(request: HttpRequest, pk: int) -> JsonResponse:
+    """GET /api/sweep-runs/<id>: the sweep run and its grid."""
+    return JsonResponse(execution_dict(_get_execution(request, pk)))
+
+
+def _export_rows(grid: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for row in grid["rows"]:
+        config = row["config"]
+        for column, cell in zip(grid["columns"], row["cells"], strict=True):
+            spread = cell["spread"] or {}
+            rows.append({
+                "config": config["name"], "engine": config["engine"], "machine": config["machine"],
+                "simulator": config["simulator"], "baseline": row["baseline"], "job": column["job"],
+                "metric": column["metric"], "unit": column["unit"], "median": spread.get("median"),
+                "min": spread.get("min"), "max": spread.get("max"), "n": spread.get("n", 0),
+                "figure": cell["text"], "runs": cell["total"], "done": cell["done"],
+                "running": cell["running"], "failed": cell["failed"], "delta": cell["delta"],
+                "delta_pct": cell["delta_pct"], "verdict": cell["verdict"],
+            })
+    return rows

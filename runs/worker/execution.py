@@ -1,0 +1,232 @@
+"""Claiming a run for its machine, running its job through the core, and storing the outcome.
+
+Safe to call twice for one run (a redelivered task): only one caller claims it.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable
+from datetime import timedelta
+from typing import Any, TypeVar
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import close_old_connections, transaction
+from django.utils import timezone
+
+from engines.clients import EngineClient, EngineError, client_for
+from engines.metrics_text import SpecDelta, spec_decode_delta
+from engines.models import Machine
+from runs.core.jobs.quality_data import DatasetError
+from runs.live.broadcast import broadcast
+from runs.models import Run
+from runs.worker.engine_session import RunEngine, release_engines_of
+from runs.worker.guard import RunGuard
+from runs.worker.job_runner import run_job
+from runs.worker.provenance import record_provenance, roofline_for
+from runs.worker.recorder import RunCancelled, RunRecorder, load_run, retry_db
+
+log = logging.getLogger(__name__)
+
+CLAIMED, BUSY, GONE = "claimed", "busy", "gone"
+T = TypeVar("T")
+
+
+class JobTimedOut(EngineError):
+    """The job ran longer than the per-job timeout."""
+
+
+def claim(run_id: int) -> str:
+    """Move a queued run to running unless its machine already runs one (one job per box)."""
+    with transaction.atomic():
+        run = Run.objects.filter(pk=run_id).only("status", "machine_id").first()
+        if run is None or run.status != Run.Status.QUEUED:
+            return GONE
+        # Locking the machine row serialises claims for one box across workers.
+        Machine.objects.select_for_update().filter(pk=run.machine_id).first()
+        reap_lost_runs(run.machine_id)
+        if Run.objects.filter(machine_id=run.machine_id, status=Run.Status.RUNNING).exists():
+            return BUSY
+        claimed = Run.objects.claim(run_id)
+    return CLAIMED if claimed else GONE  # not claimed: another worker got there first
+
+
+def reap_lost_runs(machine_id: int | None = None) -> int:
+    """Fail running runs whose worker stopped sending heartbeats (on one machine, or on all).
+
+    Their managed engines, orphaned by the worker's death, are stopped and their sessions closed,
+    so the machine can start the next run's engine.
+    """
+    limit = timedelta(seconds=settings.SPARKDASH_LOST_RUN_S)
+    since = timezone.now() - limit
+    stale = Run.objects.filter(status=Run.Status.RUNNING, heartbeat__lt=since)
+    if machine_id is not None:
+        stale = stale.filter(machine_id=machine_id)
+    error = f"lost: its worker sent no heartbeat for {int(limit.total_seconds())} s (killed or stopped?)"
+    reaped = 0
+    for run_id in list(stale.values_list("pk", flat=True)):
+        # Conditional: a heartbeat that arrived meanwhile, or another reaper, keeps it out.
+        if Run.objects.fail_running(run_id, error, since=since):
+            reaped += 1
+            release_engines_of(run_id)
+    return reaped
+
+
+def execute(run_id: int) -> None:
+    """Run a claimed run's job to the end and store the outcome; a claimed run never stays running."""
+    try:
+        run = Run.objects.select_related("config__engine__machine").get(pk=run_id)
+        asyncio.run(_execute_on_checked_connection(run))
+    except Exception as exc:
+        log.exception("run %s failed outside its job", run_id)
+        Run.objects.fail_running(run_id, f"internal error: {exc!r}")
+
+
+async def _execute_on_checked_connection(run: Run) -> None:
+    # The async ORM runs on asgiref's shared sync thread, whose connection no Celery or request
+    # hook ever checks: without this, one dropped connection fails every later run of the worker.
+    await sync_to_async(close_old_connections)()
+    try:
+        await _execute(run)
+    finally:
+        await sync_to_async(close_old_connections)()
+
+
+async def _execute(run: Run) -> None:
+    engine = run.config.engine
+    refusal = engine.url_refusal()
+    if refusal:  # the worker contacts only URLs on the machine the engine is registered on
+        recorder = RunRecorder(run.pk, settings.SPARKDASH_FLUSH_INTERVAL_S)
+        error = f"engine URL {engine.base_url} refused: {refusal}"
+        await _finish(run.pk, recorder, Run.Status.FAILED, {}, error)
+        return
+    client = client_for(engine.kind, engine.base_url, engine.api_key, request_timeout_s(run))
+    recorder = RunRecorder(run.pk, settings.SPARKDASH_FLUSH_INTERVAL_S)
+    guard = RunGuard(run.pk, settings.SPARKDASH_WATCH_INTERVAL_S)
+    status, summary, error = Run.Status.FAILED, {}, ""
+    try:
+        await recorder.open()
+        summary = await guard.run(_engine_and_job(client, run, recorder))
+        status = Run.Status.SUCCEEDED
+    except RunCancelled:
+        status = Run.Status.CANCELLED
+    except (EngineError, DatasetError) as exc:
+        error = str(exc)
+    except Exception as exc:
+        log.exception("run %s failed", run.pk)
+        error = f"internal error: {exc!r}"
+    finally:
+        await client.aclose()
+    await _finish(run.pk, recorder, status, summary, error)
+
+
+def request_timeout_s(run: Run) -> float:
+    """The per-request read timeout: how long an engine may send nothing before the request fails."""
+    # Agent steps are not streamed: one read has to cover a whole long answer on a slow box.
+    if run.job == Run.Job.AGENT_TABLE:
+        return settings.SPARKDASH_AGENT_REQUEST_TIMEOUT_S
+    return settings.SPARKDASH_REQUEST_TIMEOUT_S
+
+
+async def _engine_and_job(client: EngineClient, run: Run, recorder: RunRecorder) -> dict[str, Any]:
+    async with RunEngine(run, start=run.job != Run.Job.LOOKAHEAD) as engine_side:
+        return await _within_job_limit(_measure(client, run, recorder, engine_side))
+
+
+async def _within_job_limit(job: Awaitable[T]) -> T:
+    """The job, failed with JobTimedOut once it has run for SPARKDASH_JOB_TIMEOUT_S."""
+    limit = settings.SPARKDASH_JOB_TIMEOUT_S
+    try:
+        async with asyncio.timeout(limit) as scope:
+            return await job
+    except TimeoutError:
+        if not scope.expired():
+            raise  # a timeout of the job's own
+        raise JobTimedOut(
+            f"job timed out: not finished after {limit:g} s (the per-job timeout, SPARKDASH_JOB_TIMEOUT_S)"
+        ) from None
+
+
+async def _measure(
+    client: EngineClient, run: Run, recorder: RunRecorder, engine_side: RunEngine
+) -> dict[str, Any]:
+    """Provenance, then the job, with the engine's own counters read before and after it."""
+    before = None
+    if engine_side.answering:  # a lookahead sweep launches its engine per length, inside the job
+        if engine_side.startup_s is not None:
+            await recorder.on_sample("engine", {"startup_s": engine_side.startup_s})
+        await record_provenance(client, run)
+        before = await client.metrics_text()
+    summary = await engine_side.run(run_job(client, run, recorder, engine_side))
+    spec = spec_decode_delta(before, await _settled_metrics(client)) if before else None
+    summary["spec_decode_metrics"] = _spec_summary(spec)
+    summary["log_acceptance"] = _log_acceptance(engine_side.acceptance)
+    summary["engine_startup_s"] = engine_side.startup_s
+    summary["engine_startups"] = engine_side.startups
+    decode = summary.get("decode_tps_client")
+    measured = decode["median"] if decode else None
+    summary["roofline"] = await asyncio.to_thread(roofline_for, run.config, measured)
+    check = summary.get("cross_check")
+    if check and not check["agree"]:
+        engine_side.warnings.append({"kind": "cross-check", "message": _disagreement(check)})
+    return summary
+
+
+async def _settled_metrics(client: EngineClient, tries: int = 10) -> str | None:
+    """Counters can land just after the last answer: read until two snapshots agree."""
+    previous = await client.metrics_text()
+    for _ in range(tries):
+        await asyncio.sleep(0.1)
+        current = await client.metrics_text()
+        if current == previous:
+            break
+        previous = current
+    return previous
+
+
+def _spec_summary(spec: SpecDelta | None) -> dict[str, Any] | None:
+    if spec is None or not spec.drafts:
+        return None
+    return {
+        "drafts": spec.drafts,
+        "draft_tokens": spec.draft_tokens,
+        "accepted": spec.accepted,
+        "acceptance_rate": spec.acceptance_rate,
+        "tokens_per_verification": spec.tokens_per_verification,
+    }
+
+
+def _log_acceptance(events: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Acceptance from the engine's log lines (the only source Ollama has), over the whole run."""
+    generated = sum(e["generated"] for e in events)
+    if not generated:
+        return None
+    accepted = sum(e["accepted"] for e in events)
+    return {"acceptance_rate": accepted / generated, "accepted": accepted, "generated": generated,
+            "requests": len(events)}
+
+
+def _disagreement(check: dict[str, Any]) -> str:
+    return (
+        f"client decode speed {check['client_tps']:.2f} tok/s and the engine's own "
+        f"{check['engine_tps']:.2f} tok/s differ by {check['diff_pct']:+.1f} % (more than 5 %)"
+    )
+
+
+async def _finish(run_id: int, recorder: RunRecorder, status: str, summary: dict, error: str) -> None:
+    """Store the last samples and the outcome, each retried while the database restarts."""
+    try:
+        await recorder.close()
+    except RunCancelled:
+        status = Run.Status.CANCELLED
+    fields: dict[str, Any] = {"finished": timezone.now(), "summary": summary, "error": error}
+    run = await retry_db(lambda: _store_outcome(run_id, status, fields), f"run {run_id} outcome")
+    await broadcast(run_id, {"type": "run", "run": run.to_dict()})
+
+
+async def _store_outcome(run_id: int, status: str, fields: dict[str, Any]) -> Run:
+    # Repeatable: after a lost connection the first try may have stored the outcome already.
+    # Not running any more (cancelled meanwhile, or stored by a try whose answer was lost): keeps that status.
+    await sync_to_async(Run.objects.end)(run_id, status, only=(Run.Status.RUNNING,), **fields)
+    return await load_run(run_id)

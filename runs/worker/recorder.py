@@ -1,0 +1,161 @@
+"""The Django side of a job's progress: samples stored in batches, then broadcast, throttled.
+
+A database that goes away for a while (a Postgres restart) loses no sample: a batch that could
+not be stored stays pending and is written again, under the unique (run, seq) key, once the
+database answers; the job goes on measuring meanwhile.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from asgiref.sync import sync_to_async
+from django.db import InterfaceError, OperationalError, close_old_connections
+from django.db.models import Max
+
+from runs.live.broadcast import broadcast
+from runs.models import Run, Sample
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+# The samples that count as one unit of a run's progress (a request, a probe step, a question).
+PROGRESS_KINDS = ("request", "step", "question")
+# How long a run waits for its database to come back (a restart takes seconds) before failing.
+DB_OUTAGE_LIMIT_S = 60.0
+# What an unreachable, restarting or just-restarted database raises.
+DB_DOWN_ERRORS = (OperationalError, InterfaceError)
+_FIRST_RETRY_S, _MAX_RETRY_S = 0.1, 2.0
+
+
+class RunCancelled(Exception):
+    """The run was cancelled by a user; the job stops at the next flush."""
+
+
+async def reset_connection() -> None:
+    """Drop the async ORM's connection if it broke, so the next query opens a fresh one.
+
+    The async ORM runs on asgiref's shared sync thread; closing has to happen there.
+    """
+    await sync_to_async(close_old_connections)()
+
+
+async def retry_db(call: Callable[[], Awaitable[T]], what: str, limit_s: float = DB_OUTAGE_LIMIT_S) -> T:
+    """Await `call()`, retrying with backoff while the database is down, for up to `limit_s`.
+
+    `call` must be safe to repeat: a write may have committed just before the connection broke.
+    """
+    deadline, delay = time.monotonic() + limit_s, _FIRST_RETRY_S
+    while True:
+        try:
+            return await call()
+        except DB_DOWN_ERRORS as exc:
+            if time.monotonic() + delay > deadline:
+                raise
+            log.warning("%s: database unavailable (%s); retrying in %.1f s", what, _first_line(exc), delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, _MAX_RETRY_S)
+            await reset_connection()
+
+
+class RunRecorder:
+    """Implements the core's RunProgress: buffers samples, flushes a few times per second.
+
+    A flush writes the pending samples, then broadcasts them, so a browser that joins late
+    finds in the database every sample it did not receive live.
+    """
+
+    def __init__(self, run_id: int, flush_interval_s: float = 0.25) -> None:
+        self.run_id = run_id
+        self.flush_interval_s = flush_interval_s
+        self.started = time.monotonic()
+        self.pending: list[Sample] = []
+        self.next_seq = 0
+        self.done = 0
+        self.last_flush = 0.0
+        self.db_down_since: float | None = None
+
+    async def open(self) -> None:
+        """Continue numbering after any samples a previous delivery of this run stored."""
+        last = await retry_db(
+            lambda: Sample.objects.filter(run_id=self.run_id).aaggregate(m=Max("seq")), f"run {self.run_id}"
+        )
+        self.next_seq = 0 if last["m"] is None else last["m"] + 1
+
+    async def on_start(self, total: int) -> None:
+        what = f"run {self.run_id}"
+        await retry_db(lambda: Run.objects.abeat(self.run_id, running_only=False, progress_total=total), what)
+        await self.flush()
+
+    async def on_sample(self, kind: str, values: dict[str, Any]) -> None:
+        t = time.monotonic() - self.started
+        self.pending.append(Sample(run_id=self.run_id, seq=self.next_seq, t=t, kind=kind, values=values))
+        self.next_seq += 1
+        if kind in PROGRESS_KINDS:
+            self.done += 1
+        if time.monotonic() - self.last_flush >= self.flush_interval_s:
+            await self.flush()
+
+    async def flush(self) -> None:
+        """Store pending samples, refresh progress and heartbeat, broadcast; stop if cancelled.
+
+        While the database is down the samples stay pending and the job goes on; after
+        DB_OUTAGE_LIMIT_S of failed flushes the error is raised.
+        """
+        self.last_flush = time.monotonic()
+        batch = list(self.pending)
+        try:
+            run = await self._store(batch)
+        except DB_DOWN_ERRORS as exc:
+            await self._note_outage(exc, len(batch))
+            return
+        if self.db_down_since is not None:
+            down_s = time.monotonic() - self.db_down_since
+            log.warning("run %s: database back after %.1f s", self.run_id, down_s)
+            self.db_down_since = None
+        del self.pending[: len(batch)]
+        await self._broadcast(batch, run)
+
+    async def close(self) -> None:
+        """The last flush: retried until everything pending is stored, or the outage limit passes."""
+        await retry_db(self._flush_or_raise, f"run {self.run_id} final flush")
+
+    async def _flush_or_raise(self) -> None:
+        await self.flush()
+        if self.db_down_since is not None:
+            raise OperationalError(f"{len(self.pending)} samples still unstored")
+
+    async def _store(self, batch: list[Sample]) -> Run:
+        if batch:
+            # A batch written again after a lost connection only adds the rows not yet stored.
+            await Sample.objects.abulk_create(batch, ignore_conflicts=True)
+        await Run.objects.abeat(self.run_id, running_only=False, progress_done=self.done)
+        return await load_run(self.run_id)
+
+    async def _note_outage(self, exc: Exception, pending: int) -> None:
+        now = time.monotonic()
+        if self.db_down_since is None:
+            self.db_down_since = now
+            log.warning("run %s: database unavailable (%s); %d samples kept to retry", self.run_id,
+                        _first_line(exc), pending)
+        elif now - self.db_down_since > DB_OUTAGE_LIMIT_S:
+            raise exc
+        await reset_connection()
+
+    async def _broadcast(self, batch: list[Sample], run: Run) -> None:
+        if batch:
+            await broadcast(self.run_id, {"type": "samples", "samples": [s.to_dict() for s in batch]})
+        await broadcast(self.run_id, {"type": "run", "run": run.to_dict()})
+        if run.status == Run.Status.CANCELLED:
+            raise RunCancelled
+
+
+async def load_run(run_id: int) -> Run:
+    return await Run.objects.select_related("config__engine", "machine").aget(pk=run_id)
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -1,0 +1,68 @@
+import pytest
+
+from engines.clients import EngineError, client_for
+from engines.simulator import SimProfile, serve_in_thread
+from runs.core.jobs.concurrency import ConcurrencyJob, run_concurrency
+from tests.runs.core.progress import CollectingProgress
+
+
+def modelled_total_tps(profile, c, n_tokens):
+    step_s = (1 + profile.batch_cost * (c - 1)) / profile.decode_tps
+    finish_s = profile.ttft_ms / 1000 + (n_tokens - 1) * step_s
+    return c * n_tokens / finish_s, finish_s
+
+
+@pytest.mark.parametrize("kind", ["llama-server", "ollama"])
+async def test_it_measures_the_simulators_batch_cost_model(kind):
+    profile = SimProfile(decode_tps=100, ttft_ms=20, batch_cost=0.2)
+    job = ConcurrencyJob("demo", levels=(1, 4, 16), answer_tokens=32)
+    progress = CollectingProgress()
+    with serve_in_thread(profile) as sim:
+        async with client_for(kind, sim.url) as client:
+            summary = await run_concurrency(client, job, progress)
+    for c in (1, 4, 16):
+        level = summary["levels"][str(c)]
+        total, finish_s = modelled_total_tps(profile, c, 32)
+        assert level["total_tps"]["median"] == pytest.approx(total, rel=0.05)
+        assert level["finish_s"]["median"] == pytest.approx(finish_s, rel=0.05)
+        assert level["short_answers"] == 0
+    expected_scaling = modelled_total_tps(profile, 16, 32)[0] / modelled_total_tps(profile, 1, 32)[0]
+    assert summary["scaling"] == pytest.approx(expected_scaling, rel=0.05)
+    assert summary["finish_s_ratio"] == pytest.approx(1.26 / 0.33, rel=0.05)
+
+
+async def test_it_reports_every_request_then_each_level():
+    job = ConcurrencyJob("demo", levels=(1, 2, 3), answer_tokens=4, reps=2, warmup=0)
+    progress = CollectingProgress()
+    with serve_in_thread(SimProfile(decode_tps=500, ttft_ms=5)) as sim:
+        async with client_for("llama-server", sim.url) as client:
+            summary = await run_concurrency(client, job, progress)
+    kinds = [kind for kind, _ in progress.samples]
+    assert progress.total == 12
+    assert kinds == ["request"] * 2 + ["level"] + ["request"] * 4 + ["level"] + ["request"] * 6 + ["level"]
+    requests = [v for kind, v in progress.samples if kind == "request"]
+    assert [r["concurrency"] for r in requests] == [1] * 2 + [2] * 4 + [3] * 6
+    assert all(r["output_tokens"] == 4 for r in requests)
+    assert summary["levels"]["3"]["total_tps"]["n"] == 2
+    assert (summary["baseline"], summary["max_concurrency"], summary["requests"]) == (1, 3, 12)
+
+
+def test_it_asks_openai_compatible_engines_to_ignore_eos():
+    job = ConcurrencyJob("demo", answer_tokens=100)
+    assert job.request(ignore_eos=True).extra == {"ignore_eos": True}
+    assert job.request(ignore_eos=False).extra == {}
+    assert job.request(ignore_eos=True).max_tokens == 100
+
+
+@pytest.mark.parametrize("levels", [(), (0, 2), (1, 101)])
+def test_it_rejects_impossible_levels(levels):
+    with pytest.raises(ValueError, match="levels"):
+        ConcurrencyJob("demo", levels=levels)
+
+
+async def test_it_names_the_level_and_request_that_failed():
+    job = ConcurrencyJob("demo", levels=(2,), answer_tokens=4, warmup=0)
+    with serve_in_thread(SimProfile(decode_tps=500, ttft_ms=5, fault="http-500")) as sim:
+        async with client_for("llama-server", sim.url) as client:
+            with pytest.raises(EngineError, match=r"level 2, repetition 1, request \d of 2: .*500"):
+                await run_concurrency(client, job, CollectingProgress())

@@ -1,0 +1,35 @@
+from contextlib import asynccontextmanager
+
+from engines.clients import client_for
+from engines.simulator import SimProfile, serve_in_thread
+from runs.core.jobs.lookahead import LookaheadJob, run_lookahead
+from runs.core.jobs.prompts import SPEED_PROMPTS
+from runs.core.jobs.speed import SpeedJob
+from tests.runs.core.progress import CollectingProgress
+
+
+def simulator_at_lookahead(started):
+    @asynccontextmanager
+    async def at(length):
+        # A fresh simulator per length, as a relaunched engine would be.
+        with serve_in_thread(SimProfile(decode_tps=300, ttft_ms=5, lookahead=length, acceptance=0.9)) as sim:
+            started.append(length)
+            async with client_for("llama-server", sim.url) as client:
+                yield client, "demo"
+
+    return at
+
+
+async def test_it_measures_each_length_on_a_relaunched_engine():
+    started, progress = [], CollectingProgress()
+    speed = SpeedJob("ignored", reps=1, warmup=0, sampling={"max_tokens": 24}, prompts=SPEED_PROMPTS[:2])
+    summary = await run_lookahead(simulator_at_lookahead(started), LookaheadJob(speed, (0, 4)), progress)
+    assert started == [0, 4]
+    assert progress.total == 4 and len(progress.samples) == 4
+    assert [v["lookahead"] for _, v in progress.samples] == [0, 0, 4, 4]
+    lengths = summary["lengths"]
+    assert lengths["0"]["all"]["acceptance_rate"] is None
+    assert lengths["4"]["all"]["acceptance_rate"]["median"] > 0.5
+    assert lengths["4"]["all"]["tokens_per_verification"]["median"] > 2
+    assert set(lengths["4"]) == {"all", "tool-call"}
+    assert summary["best_lookahead"] == 4

@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+from runs.core.scoring.table import Group, chart_data, compare_groups, export_rows, pareto_front
+
+
+def spread(median, width=1.0, n=9):
+    return {"median": median, "min": median - width, "max": median + width, "n": n}
+
+
+def speed(tps):
+    return {"decode_tps_client": spread(tps), "ttft_s": spread(0.2, 0.01)}
+
+
+def sweep(totals):
+    return {"levels": {str(c): {"total_tps": spread(v, 0.5, 1), "finish_s": spread(c, 0.1, c)}
+                       for c, v in totals.items()}}
+
+
+def test_it_keeps_the_points_no_other_beats_on_both_axes():
+    points = [(40.0, 46.0), (42.0, 42.0), (61.0, 44.0), (61.0, 40.0), (30.0, 46.0)]
+    assert pareto_front(points) == [0, 2]
+    # Equal points don't dominate each other.
+    assert pareto_front([(1.0, 1.0), (1.0, 1.0)]) == [0, 1]
+
+
+def test_it_compares_every_config_with_the_baseline():
+    groups = [
+        Group(1, "a", [(1, "speed", speed(40.0)), (2, "speed", speed(42.0))]),
+        Group(2, "b", [(3, "speed", speed(60.0)), (4, "speed", speed(62.0))]),
+        Group(3, "c", []),
+    ]
+    rows = compare_groups(groups, baseline_id=2)
+    decode = next(r for r in rows if r["key"] == "decode_tps_client")
+    assert [c["verdict"] for c in decode["cells"]] == ["worse", "baseline", "n/a"]
+    assert decode["cells"][0]["delta_text"] == "-20.0 tok/s"
+    assert decode["cells"][2]["text"] == "\u2014"
+    # Benchmarks nobody ran are left out.
+    assert {r["benchmark"] for r in rows} == {"Speed"}
+
+
+def test_it_compares_concurrency_levels_and_draws_their_curves():
+    a = [sweep({1: 40.0, 4: 100.0}), sweep({1: 41.0, 4: 101.0})]
+    b = [sweep({1: 40.5, 4: 150.0}), sweep({1: 40.5, 4: 151.0})]
+    groups = [Group(1, "a", [(i, "concurrency", s) for i, s in enumerate(a)]),
+              Group(2, "b", [(i + 2, "concurrency", s) for i, s in enumerate(b)])]
+    rows = compare_groups(groups, baseline_id=1)
+    by_key = {r["key"]: r for r in rows}
+    assert list(by_key) == ["total_tps@1", "finish_s@1", "total_tps@4", "finish_s@4"]
+    assert by_key["total_tps@1"]["cells"][1]["verdict"] == "noise"
+    at_4 = by_key["total_tps@4"]["cells"][1]
+    assert (at_4["text"], at_4["delta_text"], at_4["verdict"]) == (
+        "150.5 [150.0\u2013151.0] tok/s (n=2)", "+50.0 tok/s", "better")
+    charts = chart_data(groups, rows, 1)
+    assert charts["concurrency"][1]["points"] == [
+        {"x": 1, "y": 40.5, "min": 40.5, "max": 40.5}, {"x": 4, "y": 150.5, "min": 150.0, "max": 151.0}]
+    assert charts["decode"] == [] and charts["scatter"] is None
+
+
+def test_it_plots_speed_against_the_quality_metric_most_configs_have():
+    groups = [
+        Group(1, "a", [(1, "speed", speed(40.0)), (2, "agent-table", {"score": 47, "rows": 47})]),
+        Group(2, "b", [(3, "speed", speed(60.0)), (4, "agent-table", {"score": 30, "rows": 47}),
+                       (5, "mmlu-pro", {"accuracy": 0.5})]),
+    ]
+    scatter = chart_data(groups, compare_groups(groups, 1), 1)["scatter"]
+    assert scatter["label"] == "agent table score, rows"
+    assert [(p["config"], p["x"], p["y"], p["front"]) for p in scatter["points"]] == [
+        ("a", 40.0, 47.0, True), ("b", 60.0, 30.0, True)]
+
+
+def test_it_exports_figures_in_the_unit_shown():
+    groups = [Group(1, "a", [(1, "mmlu-pro", {"accuracy": 0.4}), (2, "mmlu-pro", {"accuracy": 0.42})]),
+              Group(2, "b", [(3, "mmlu-pro", {"accuracy": 0.5}), (4, "mmlu-pro", {"accuracy": 0.52})])]
+    rows = export_rows(groups, compare_groups(groups, 1))
+    b = next(r for r in rows if r["config"] == "b")
+    assert (b["median"], b["min"], b["n"], b["delta_unit"], b["verdict"]) == (51.0, 50.0, 2, "pp", "better")
+    assert round(b["delta"], 6) == 10.0

@@ -1,0 +1,259 @@
+"""Each job's run page in headless Chromium: a run of the job is measured on the simulator to
+the end (bench, in-process worker), then its page draws the job's chart and summary table.
+
+Screenshots go to /tmp/chart_<job>.png, for a person to look at.
+"""
+from __future__ import annotations
+
+import io
+import json
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from engines.models import Engine, EngineConfig
+from engines.simulator import SimProfile, serve_in_thread
+from runs.models import Run
+from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, logged_in_chromium
+from tests.factories import EngineConfigFactory, RunFactory, SampleFactory
+from tests.real_engine import free_port
+from tests.runs.worker.test_quality_jobs import letter_b
+from tests.scripted_openai import scripted_chat
+
+SHOTS = Path(tempfile.gettempdir())
+# 273 GB/s / 0.3 GB per token: a 910 tok/s ceiling, above the simulator's ~660 tok/s.
+BYTES_PER_TOKEN_GB = 0.3
+# Fast enough for each run to take about a second; a prompt cache small enough to be discarded.
+PROFILE = SimProfile(
+    decode_tps=300, ttft_ms=5, lookahead=4, acceptance=0.8, batch_cost=0.3,
+    prefill_tps=20_000, cache_tokens=1500,
+)
+RECORDED = [
+    {"messages": [{"role": "user", "content": f"Recorded step {i}."}], "max_tokens": 16 + 8 * i}
+    for i in range(3)
+]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not HAVE_CHROMIUM, reason=NEEDS_CHROMIUM),
+    pytest.mark.django_db(transaction=True),
+]
+
+# What the page drew: the main canvas's data-points, each dataset's label and its non-null
+# points, and the status the page shows.
+DRAWN_JS = """
+const canvas = document.getElementById(arguments[0]);
+const chart = Chart.getChart(canvas);
+return {
+  points: Number(canvas.dataset.points),
+  labels: chart.data.labels.map(String),
+  datasets: chart.data.datasets.map((d) => [d.label, d.data.filter((v) => v !== null).length]),
+  radii: Object.fromEntries(chart.data.datasets.map((d) => [d.label, d.pointRadius])),
+  status: document.getElementById("run-status").dataset.status,
+  job: document.getElementById("run").dataset.job,
+};
+"""
+
+
+@pytest.fixture
+def sim():
+    with serve_in_thread(PROFILE) as server:
+        yield server
+
+
+@pytest.fixture
+def browser(live_server, alice):
+    with logged_in_chromium(live_server.url, alice, height=1900) as driver:
+        yield driver
+
+
+def _external(sim: Any, **fields: Any) -> EngineConfig:
+    return EngineConfigFactory(
+        name=f"sim-{uuid.uuid4().hex[:8]}", engine__base_url=sim.url, engine__simulator=True,
+        model="demo", max_tokens=16, **fields,
+    )
+
+
+def _bench(config: EngineConfig, job: str, *args: str) -> Run:
+    out = io.StringIO()
+    call_command("bench", config.name, "--job", job, "--wait", *args, stdout=out)
+    run = Run.objects.get(pk=json.loads(out.getvalue())["id"])
+    assert run.status == Run.Status.SUCCEEDED, run.error
+    return run
+
+
+def _open(driver: Any, run: Run, canvas: str, points: int, shot: str = "") -> dict[str, Any]:
+    """The finished run's page once its main chart shows `points` x points; a screenshot of it."""
+    driver.get(driver.base_url + run.get_absolute_url())
+    try:
+        WebDriverWait(driver, 10).until(
+            lambda d: d.find_element(By.ID, canvas).get_attribute("data-points") == str(points)
+        )
+    finally:
+        driver.save_screenshot(str(SHOTS / f"chart_{shot or run.job}.png"))
+    return driver.execute_script(DRAWN_JS, canvas)
+
+
+def _table(driver: Any, table_id: str = "job-summary") -> str:
+    return driver.find_element(By.ID, table_id).text
+
+
+def _severe(driver: Any) -> list[dict[str, Any]]:
+    return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def _series(drawn: dict[str, Any]) -> dict[str, int]:
+    return dict(drawn["datasets"])
+
+
+def test_it_draws_a_speed_run_with_its_roofline_ceiling(inprocess, sim, browser):
+    config = _external(sim, bytes_per_token_gb=BYTES_PER_TOKEN_GB)
+    run = _bench(config, "speed", "--reps", "1", "--warmup", "0")
+    drawn = _open(browser, run, "speed-chart", 6)
+    series = _series(drawn)
+    assert (drawn["job"], drawn["status"], drawn["points"]) == ("speed", "succeeded", 6)
+    assert series["decode (client), tok/s"] == 6
+    assert series["roofline ceiling 910.0 tok/s"] == 6
+    assert drawn["radii"]["decode (client), tok/s"] == 2
+    roofline = browser.find_element(By.ID, "roofline").text
+    assert roofline.startswith("ceiling 910.0 tok/s (273 GB/s \u00f7 0.30 GB per token, override); measured")
+    assert "% efficiency" in roofline
+    assert "(n=6)" in browser.find_element(By.CSS_SELECTOR, "[data-metric=decode_tps_client]").text
+    assert _severe(browser) == []
+
+
+def test_it_draws_no_ceiling_without_bytes_per_token(inprocess, sim, browser):
+    run = _bench(_external(sim), "speed", "--reps", "1", "--warmup", "0")
+    drawn = _open(browser, run, "speed-chart", 6, shot="speed-no-roofline")
+    assert not any(label.startswith("roofline") for label, _ in drawn["datasets"])
+    assert browser.find_element(By.ID, "roofline").text == "\u2014"
+
+
+def test_it_drops_the_point_markers_of_a_long_speed_run(browser):
+    run = RunFactory(job=Run.Job.SPEED, status=Run.Status.SUCCEEDED)
+    SampleFactory.create_batch(400, run=run)
+    drawn = _open(browser, run, "speed-chart", 400, shot="speed-long")
+    assert _series(drawn)["decode (client), tok/s"] == 400
+    assert set(drawn["radii"].values()) == {0}
+    assert _severe(browser) == []
+
+
+def test_it_draws_a_lookahead_sweep_per_length_and_output_type(inprocess, browser):
+    config = EngineConfigFactory(
+        name="sweep", model="demo", max_tokens=16, bytes_per_token_gb=BYTES_PER_TOKEN_GB,
+        engine__simulator=True, engine__launch=Engine.Launch.MANAGED,
+        engine__base_url=f"http://127.0.0.1:{free_port()}",
+        extra_flags="--decode-tps 300 --ttft-ms 5 --acceptance 0.8",
+    )
+    run = _bench(config, "lookahead", "--lengths", "0,4,8", "--reps", "1", "--warmup", "0")
+    drawn = _open(browser, run, "lookahead-chart", 3)
+    series = _series(drawn)
+    assert drawn["labels"] == ["0", "4", "8"]
+    for output_type in ("tool-call", "table", "prose-en", "prose-ja"):
+        assert series[f"{output_type} decode, tok/s"] == 3
+        # No drafting at length 0: acceptance only at 4 and 8.
+        assert series[f"{output_type} acceptance, %"] == 2
+    assert series["roofline ceiling 910.0 tok/s"] == 3
+    table = _table(browser)
+    assert "tok/s (n=6)" in table and "% (n=6)" in table and "(fastest)" in table
+    assert _severe(browser) == []
+
+
+def test_it_draws_a_replay_per_recorded_request_and_pass(inprocess, sim, browser, tmp_path):
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in RECORDED))
+    run = _bench(_external(sim), "replay", "--requests", str(path), "--reps", "2", "--warmup", "0")
+    drawn = _open(browser, run, "replay-chart", 3)
+    assert drawn["labels"] == ["#1", "#2", "#3"]
+    assert list(_series(drawn).values()) == [3, 3]
+    passes = browser.execute_script(DRAWN_JS, "passes-chart")
+    assert passes["points"] == 2 and passes["labels"] == ["pass 1", "pass 2"]
+    assert "s (n=2)" in _table(browser, "job-totals")
+    assert _table(browser).count("tok/s") == 3
+    assert _severe(browser) == []
+
+
+def test_it_draws_a_concurrency_sweep_per_level(inprocess, sim, browser):
+    run = _bench(_external(sim), "concurrency", "--levels", "1,2,4", "--answer-tokens", "24", "--warmup", "0")
+    drawn = _open(browser, run, "concurrency-chart", 3)
+    assert drawn["labels"] == ["1", "2", "4"]
+    assert _series(drawn) == {"total of the box, tok/s": 3, "time to finish per answer (median), s": 3}
+    table = _table(browser)
+    assert "tok/s (n=1)" in table and "s (n=4)" in table
+    assert "1 \u2192 4 requests at once:" in browser.find_element(By.ID, "scaling").text
+    assert _severe(browser) == []
+
+
+def test_it_draws_a_prefix_cache_probe_and_flags_the_discard(inprocess, sim, browser):
+    run = _bench(_external(sim), "prefix-cache", "--steps", "5", "--bytes-per-step", "1200")
+    drawn = _open(browser, run, "prefix-chart", 7)
+    assert drawn["labels"][-2:] == ["6,inserted", "7,continuation"]
+    assert _series(drawn) == {"TTFT, s": 7, "new (uncached) prompt tokens": 7, "prompt tokens sent": 7}
+    banner = browser.find_element(By.ID, "cache-banner")
+    assert banner.is_displayed()
+    assert banner.text.startswith("Prompt cache discarded: the continuation recomputed")
+    assert "Fix: a larger --cache-ram" in banner.text
+    assert "continuation (step 7)" in _table(browser)
+    assert _severe(browser) == []
+
+
+def test_it_draws_a_needle_run_per_length_and_depth(inprocess, sim, browser):
+    run = _bench(_external(sim), "needle", "--lengths", "2000,4000", "--depths", "0.25,0.75")
+    drawn = _open(browser, run, "needle-chart", 4)
+    assert drawn["labels"] == ["2000 @ 0.25", "2000 @ 0.75", "4000 @ 0.25", "4000 @ 0.75"]
+    assert _series(drawn)["found"] == 4
+    assert "2000 @ 0.25" in _table(browser)
+    assert _severe(browser) == []
+
+
+def test_it_draws_an_agent_table_run_step_by_step(inprocess, sim, browser):
+    run = _bench(_external(sim), "agent-table", "--fixture", "routes_12", "--max-steps", "3")
+    drawn = _open(browser, run, "agent-chart", 1)
+    assert _series(drawn)["step time, s"] == 1
+    assert "0 / 12" in _table(browser)
+    assert _severe(browser) == []
+
+
+def test_it_draws_an_mmlu_pro_run_question_by_question(inprocess, browser):
+    with scripted_chat(letter_b) as chat:
+        config = EngineConfigFactory(name="scripted", model="scripted", engine__base_url=chat.url)
+        run = _bench(config, "mmlu-pro", "--dataset", "sample", "--num-fewshot", "0")
+    drawn = _open(browser, run, "quality-chart", 6)
+    assert drawn["labels"] == ["1", "2", "3", "4", "5", "6"]
+    assert _series(drawn)["accuracy so far"] == 6
+    assert "computer science" in _table(browser)
+    assert browser.find_element(By.ID, "progress-text").text == "6 / 6 questions"
+    assert _severe(browser) == []
+
+
+def test_it_draws_an_evalplus_run_problem_by_problem(inprocess, browser):
+    def no_solution(body):
+        return "```python\ndef nothing():\n    return None\n```"
+
+    with scripted_chat(no_solution) as chat:
+        config = EngineConfigFactory(name="scripted", model="scripted", engine__base_url=chat.url)
+        run = _bench(config, "evalplus", "--suite", "mbpp", "--dataset", "sample", "--limit", "2")
+    drawn = _open(browser, run, "quality-chart", 2)
+    assert _series(drawn) == {"pass@1 plus so far": 2, "pass@1 base so far": 2}
+    assert "Mbpp/2" in _table(browser) and "fail" in _table(browser)
+    assert browser.find_element(By.ID, "progress-text").text == "2 / 2 problems"
+    assert _severe(browser) == []
+
+
+def test_it_shows_only_the_chosen_jobs_fields_on_the_config_page(browser):
+    config = EngineConfigFactory()
+    browser.get(browser.base_url + config.get_absolute_url())
+    steps, reps = browser.find_element(By.NAME, "steps"), browser.find_element(By.NAME, "reps")
+    assert reps.is_displayed() and not steps.is_displayed()
+    Select(browser.find_element(By.NAME, "job")).select_by_value("prefix-cache")
+    browser.save_screenshot(str(SHOTS / "chart_start_form.png"))
+    assert steps.is_displayed() and not reps.is_displayed()
+    assert steps.find_element(By.XPATH, "..").find_element(By.CSS_SELECTOR, "small.help").text == (
+        "1\u2013200, default 30"
+    )

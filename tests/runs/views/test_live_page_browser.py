@@ -1,0 +1,155 @@
+"""The live run page in headless Chromium against daphne: a run started from the config page
+draws its points over the run socket while it runs, then shows its final status."""
+from __future__ import annotations
+
+import itertools
+import re
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from asgiref.sync import SyncToAsync
+from channels.layers import channel_layers
+from channels.testing import ChannelsLiveServerTestCase
+from daphne.testing import DaphneProcess
+from django.db import connection
+from django.test import override_settings
+from django.urls import reverse
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.wait import WebDriverWait
+
+from engines.simulator import SimProfile, serve_in_thread
+from runs.core.jobs.prompts import SPEED_PROMPTS
+from runs.worker import dispatch
+from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, chromium
+from tests.factories import EngineConfigFactory, EngineFactory, UserFactory
+
+REPS = 2
+# With this profile a request takes ~0.6 s, so the run (a warm-up and 12 requests) lasts ~8 s.
+MAX_TOKENS = 16
+PROFILE = SimProfile(decode_tps=15, ttft_ms=200, lookahead=4, acceptance=0.8)
+RUN_DEADLINE_S = 45
+SCREENSHOT = Path(tempfile.gettempdir()) / "run_page.png"
+
+# One look at the page: badge status, points on the tok/s chart, what delivered the latest
+# update, and how many polling requests for this run's samples the page has made.
+OBSERVE_JS = """
+const badge = document.getElementById("run-status");
+const polls = performance.getEntriesByType("resource")
+  .filter((e) => e.name.includes(arguments[0])).length;
+return [badge.dataset.status, Number(document.getElementById("speed-chart").dataset.points),
+        badge.dataset.transport || "", polls];
+"""
+
+
+class ForkedDaphne(DaphneProcess):
+    """daphne in a fork of the test process, rid of executors whose threads the fork lost.
+
+    Earlier tests leave asgiref's sync-to-async thread, in-process machine workers and channel
+    layers behind; a forked child copies those objects but not their threads, so work handed
+    to them would never run (the socket would never accept, the run never advance).
+    """
+
+    def run(self) -> None:
+        SyncToAsync.single_thread_executor = ThreadPoolExecutor(max_workers=1)
+        dispatch._executors.clear()
+        channel_layers.backends = {}
+        super().run()
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not HAVE_CHROMIUM, reason=NEEDS_CHROMIUM)
+# Runs execute on a thread of the daphne process, which is forked after this takes effect.
+@override_settings(SPARKDASH_WORKER="inprocess")
+class LiveRunPageTest(ChannelsLiveServerTestCase):
+    host = "127.0.0.1"
+    ProtocolServerProcess = ForkedDaphne
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        # Postgres: the server process derives its database name from TEST NAME, and without
+        # one it prefixes the name this process already switched to the test database.
+        cls._test_db_name = connection.settings_dict["TEST"].get("NAME")
+        if not cls._test_db_name:
+            connection.settings_dict["TEST"]["NAME"] = connection.settings_dict["NAME"]
+        super().setUpClass()
+        cls.sim = serve_in_thread(PROFILE)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.sim.stop()
+        super().tearDownClass()
+        connection.settings_dict["TEST"]["NAME"] = cls._test_db_name
+
+    def setUp(self) -> None:
+        UserFactory(username="alice")
+        engine = EngineFactory(simulator=True, base_url=self.sim.url)
+        self.config = EngineConfigFactory(engine=engine, max_tokens=MAX_TOKENS, lookahead=4)
+        profile = tempfile.TemporaryDirectory(prefix="sparkdash-chromium-", ignore_cleanup_errors=True)
+        self.addCleanup(profile.cleanup)
+        self.driver = chromium(profile.name)
+        self.addCleanup(self.driver.quit)
+
+    def _log_in(self) -> None:
+        self.driver.get(self.live_server_url + reverse("login"))
+        self.driver.find_element(By.NAME, "username").send_keys("alice")
+        self.driver.find_element(By.NAME, "password").send_keys("password")
+        self.driver.find_element(By.CSS_SELECTOR, "form[action$='/login/'] button").click()
+        WebDriverWait(self.driver, 10).until(expected_conditions.url_to_be(self.live_server_url + "/"))
+
+    def _start_run(self) -> int:
+        self.driver.get(self.live_server_url + reverse("runs:config-detail", args=[self.config.pk]))
+        reps = self.driver.find_element(By.NAME, "reps")
+        reps.clear()
+        reps.send_keys(str(REPS))
+        self.driver.find_element(By.CSS_SELECTOR, "form[action$='/start/'] button").click()
+        WebDriverWait(self.driver, 10).until(expected_conditions.url_matches(r"/runs/\d+/$"))
+        return int(re.search(r"/runs/(\d+)/$", self.driver.current_url).group(1))
+
+    def _watch(self, samples_path: str) -> list[tuple[float, str, int, str, int]]:
+        """(seconds since the page loaded, status, points, transport, polls) until the run ends."""
+        seen, t0 = [], time.monotonic()
+        while time.monotonic() - t0 < RUN_DEADLINE_S:
+            status, points, transport, polls = self.driver.execute_script(OBSERVE_JS, samples_path)
+            seen.append((round(time.monotonic() - t0, 2), status, points, transport, polls))
+            if status in ("succeeded", "failed", "cancelled"):
+                break
+            time.sleep(0.05)
+        return seen
+
+    def _points(self, canvas: str = "speed-chart") -> int:
+        return int(self.driver.find_element(By.ID, canvas).get_attribute("data-points"))
+
+    def _wait_for_points(self, n: int) -> int:
+        # The final status can arrive a moment before the page has read the last page of samples.
+        WebDriverWait(self.driver, 10).until(lambda _: self._points() == n)
+        return self._points()
+
+    def test_it_draws_points_over_the_socket_while_the_run_is_in_progress(self) -> None:
+        try:
+            self._log_in()
+            run_id = self._start_run()
+            samples_path = reverse("runs:api-samples", args=[run_id])
+            seen = self._watch(samples_path)
+            total = REPS * len(SPEED_PROMPTS)
+            points = self._wait_for_points(total) if seen[-1][1] == "succeeded" else seen[-1][2]
+        finally:
+            self.driver.save_screenshot(str(SCREENSHOT))
+        changes = [s for i, s in enumerate(seen) if i == 0 or s[1:] != seen[i - 1][1:]]
+        print(f"\nrun {run_id}: (t, status, points, transport, polls) at each change:", *changes, sep="\n  ")
+
+        running = [s for s in seen if s[1] == "running"]
+        increases = sum(1 for a, b in itertools.pairwise(running) if b[2] > a[2])
+        assert increases >= 2, f"the chart did not grow while running: {changes}"
+        assert seen[-1][1] == "succeeded", changes
+        assert points == total
+        assert self._points("acceptance-chart") == total
+        # The socket, not polling, delivered the live updates.
+        assert {s[3] for s in running if s[2] > 0} == {"socket"}, changes
+        assert all(s[4] == 0 for s in running), f"polled {samples_path} while running: {changes}"
+        logs = self.driver.get_log("browser")
+        severe = [e for e in logs if e["level"] == "SEVERE"]
+        assert severe == []

@@ -1,0 +1,156 @@
+import threading
+import time
+
+import pytest
+
+from engines.simulator import SimProfile, serve_in_thread
+from runs.core.jobs.prompts import SPEED_PROMPTS
+from runs.models import Run, Sample
+from runs.worker import execution
+from tests.factories import EngineConfigFactory, RunFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def make_run(url, params=None, kind="llama-server"):
+    engine = {"engine__base_url": url, "engine__kind": kind, "engine__simulator": True}
+    config = EngineConfigFactory(max_tokens=8, **engine)
+    return RunFactory(config=config, params=params or {"reps": 1, "warmup": 0})
+
+
+def run_to_end(run):
+    assert execution.claim(run.pk) == execution.CLAIMED
+    execution.execute(run.pk)
+    run.refresh_from_db()
+    return run
+
+
+def test_it_stores_summary_samples_and_provenance():
+    with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5, lookahead=4)) as sim:
+        run = run_to_end(make_run(sim.url))
+    assert run.status == Run.Status.SUCCEEDED, run.error
+    assert run.summary["decode_tps_client"]["n"] == len(SPEED_PROMPTS)
+    assert 0 <= run.summary["acceptance_rate"]["median"] <= 1
+    assert run.provenance["engine_version"] == "sparkdash-simulator"
+    assert run.provenance["config"]["name"] == run.config.name
+    assert run.provenance["harness_commit"]
+    assert list(run.samples.values_list("seq", flat=True)) == list(range(len(SPEED_PROMPTS)))
+    assert run.progress_done == run.progress_total == len(SPEED_PROMPTS)
+
+
+def test_it_contacts_no_url_outside_the_engines_machine():
+    # Saved while the machine's host was 10.9.9.9; the host changed since: the worker re-checks.
+    run = make_run("http://10.9.9.9:8080")
+    run.machine.host = "spark-1.lan"
+    run.machine.save()
+    started = time.monotonic()
+    run = run_to_end(run)
+    assert time.monotonic() - started < 5  # refused before any connection attempt (10 s connect timeout)
+    assert run.status == Run.Status.FAILED
+    assert "engine URL http://10.9.9.9:8080 refused: the host must be the machine's" in run.error
+    assert "not 10.9.9.9" in run.error and run.finished is not None and not run.samples.exists()
+
+
+def test_it_claims_a_run_once():
+    run = make_run("http://127.0.0.1:9")
+    assert execution.claim(run.pk) == execution.CLAIMED
+    assert execution.claim(run.pk) == execution.GONE
+
+
+def test_it_refuses_a_second_run_on_a_busy_machine():
+    first = make_run("http://127.0.0.1:9")
+    second = RunFactory(config=first.config)
+    assert execution.claim(first.pk) == execution.CLAIMED
+    assert execution.claim(second.pk) == execution.BUSY
+    second.refresh_from_db()
+    assert second.status == Run.Status.QUEUED
+
+
+def test_it_reaps_a_run_whose_worker_stopped(settings):
+    settings.SPARKDASH_LOST_RUN_S = 0
+    first = make_run("http://127.0.0.1:9")
+    second = RunFactory(config=first.config)
+    assert execution.claim(first.pk) == execution.CLAIMED
+    time.sleep(0.01)
+    assert execution.claim(second.pk) == execution.CLAIMED
+    first.refresh_from_db()
+    assert first.status == Run.Status.FAILED
+    assert first.error.startswith("lost:")
+
+
+def test_it_fails_a_run_against_an_unreachable_engine_with_the_reason():
+    run = run_to_end(make_run("http://127.0.0.1:9"))
+    assert run.status == Run.Status.FAILED
+    assert "cannot reach http://127.0.0.1:9" in run.error
+    assert run.finished is not None
+
+
+@pytest.mark.parametrize(
+    ("fault", "reason"),
+    [("http-500", "HTTP 500"), ("malformed", "malformed"), ("cut", "stopped mid-answer")],
+)
+def test_it_fails_with_a_readable_reason_on_engine_faults(fault, reason):
+    with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5, fault=fault, fault_after=3)) as sim:
+        run = run_to_end(make_run(sim.url))
+    assert run.status == Run.Status.FAILED
+    assert reason in run.error
+    assert "request 1 of" in run.error
+
+
+def test_it_keeps_samples_received_before_the_engine_died():
+    sim = serve_in_thread(SimProfile(decode_tps=100, ttft_ms=5))
+    run = make_run(sim.url, {"reps": 3, "warmup": 0})
+    # Kill the engine once a few requests have been stored.
+    killer = threading.Thread(target=_stop_after_samples, args=(sim, run.pk, 3))
+    killer.start()
+    run = run_to_end(run)
+    killer.join()
+    assert run.status == Run.Status.FAILED
+    kept = run.samples.count()
+    assert 3 <= kept < 3 * len(SPEED_PROMPTS)
+    assert f"request {kept + 1} of {3 * len(SPEED_PROMPTS)}" in run.error
+
+
+def _stop_after_samples(sim, run_id, n):
+    deadline = time.monotonic() + 20
+    while Sample.objects.filter(run_id=run_id).count() < n and time.monotonic() < deadline:
+        time.sleep(0.01)
+    sim.stop()
+
+
+def test_it_stops_a_cancelled_run_at_the_next_flush():
+    with serve_in_thread(SimProfile(decode_tps=100, ttft_ms=5)) as sim:
+        run = make_run(sim.url, {"reps": 5, "warmup": 0})
+        canceller = threading.Thread(target=_cancel_after_samples, args=(run.pk, 2))
+        canceller.start()
+        run = run_to_end(run)
+        canceller.join()
+    assert run.status == Run.Status.CANCELLED
+    assert run.finished is not None
+    assert run.samples.count() < 5 * len(SPEED_PROMPTS)
+
+
+def _cancel_after_samples(run_id, n):
+    deadline = time.monotonic() + 20
+    while Sample.objects.filter(run_id=run_id).count() < n and time.monotonic() < deadline:
+        time.sleep(0.01)
+    Run.objects.filter(pk=run_id).update(status=Run.Status.CANCELLED)
+
+
+def test_it_reports_the_roofline_from_the_configs_override():
+    with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5)) as sim:
+        run = make_run(sim.url)
+        run.config.bytes_per_token_gb = 28.6
+        run.config.save()
+        run = run_to_end(run)
+    roof = run.summary["roofline"]
+    assert roof["bytes_source"] == "override"
+    assert roof["ceiling_tps"] == pytest.approx(273 / 28.6)
+    measured = run.summary["decode_tps_client"]["median"]
+    assert roof["efficiency"] == pytest.approx(measured / roof["ceiling_tps"])
+
+
+def test_it_has_no_roofline_without_a_model_file_or_override():
+    with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5)) as sim:
+        run = run_to_end(make_run(sim.url))
+    assert run.summary["roofline"] is None

@@ -1,0 +1,158 @@
+import os
+import signal
+import statistics
+import threading
+import time
+
+import pytest
+from asgiref.sync import async_to_sync
+
+from engines.lifecycle import port_is_free
+from engines.models import Engine, EngineSession
+from runs.models import Run
+from runs.worker import execution
+from runs.worker.engine_session import MachineBusy, RunEngine
+from tests.factories import EngineConfigFactory, MachineFactory, RunFactory
+from tests.real_engine import GEMMA_270M, LLAMA_SERVER, free_port, requires_engine
+
+pytestmark = [requires_engine, pytest.mark.django_db(transaction=True), pytest.mark.timeout(600)]
+
+FIGURES: dict[str, dict] = {}
+
+
+def managed_config(machine=None, **config):
+    engine = {
+        "engine__kind": Engine.Kind.LLAMA_SERVER,
+        "engine__launch": Engine.Launch.MANAGED,
+        "engine__binary": str(LLAMA_SERVER),
+        "engine__base_url": f"http://127.0.0.1:{free_port()}",
+    }
+    if machine is not None:
+        engine["engine__machine"] = machine
+    settings = {"model": str(GEMMA_270M), "threads": 2, "parallel": 1, "context_length": 4096}
+    settings["max_tokens"] = 64  # enough for tok/s within 3 % and acceptance; the suite has a time budget
+    return EngineConfigFactory(**engine, **(settings | config))
+
+
+def run_to_end(config, params=None):
+    run = RunFactory(config=config, params=params or {"reps": 1, "warmup": 1})
+    assert execution.claim(run.pk) == execution.CLAIMED
+    execution.execute(run.pk)
+    run.refresh_from_db()
+    return run
+
+
+def request_rows(run):
+    return [s.values for s in run.samples.filter(kind="request").order_by("seq")]
+
+
+def test_it_runs_a_speed_job_on_a_real_llama_server_and_stops_it():
+    run = run_to_end(managed_config())
+    assert run.status == Run.Status.SUCCEEDED, run.error
+    rows = request_rows(run)
+    client = statistics.median(r["decode_tps_client"] for r in rows)
+    engine = statistics.median(r["decode_tps_engine"] for r in rows)
+    FIGURES["plain"] = {"client": client, "engine": engine}
+    print(f"\nplain decoding: client {client:.2f} tok/s, engine {engine:.2f} tok/s")
+    assert client == pytest.approx(engine, rel=0.03)
+    assert run.summary["acceptance_rate"] is None
+    assert run.summary["cross_check"]["agree"]
+    assert "b11434" in run.provenance["engine_version"]
+    session = EngineSession.objects.get(run_id=run.pk)
+    assert session.startup_s > 0 and session.stopped is not None
+    port = int(run.config.engine.base_url.rsplit(":", 1)[1])
+    assert port_is_free("127.0.0.1", port)
+    assert "print_timing" in run.engine_log
+    roof = run.summary["roofline"]
+    assert (roof["bytes_per_token"], roof["bytes_source"]) == (246_587_904, "gguf")
+    assert roof["ceiling_tps"] == pytest.approx(273e9 / 246_587_904)
+    measured = run.summary["decode_tps_client"]["median"]
+    assert roof["efficiency"] == pytest.approx(measured / roof["ceiling_tps"])
+
+
+def test_it_reads_acceptance_from_timings_metrics_and_log_with_a_self_draft():
+    config = managed_config(speculative_method="draft-simple", draft_model=str(GEMMA_270M), lookahead=8)
+    run = run_to_end(config, {"reps": 1, "warmup": 0})
+    assert run.status == Run.Status.SUCCEEDED, run.error
+    rows = request_rows(run)
+    assert run.summary["acceptance_rate"]["median"] >= 0.95
+    spec = run.summary["spec_decode_metrics"]
+    assert spec["tokens_per_verification"] > 2
+    assert spec["draft_tokens"] == sum(r["draft_tokens"] for r in rows)
+    # The log's per-request "draft acceptance" lines say what the timings said, request by request.
+    from_log = [(e["accepted"], e["generated"]) for e in _log_events(run)]
+    from_timings = [(r["accepted_tokens"], r["draft_tokens"]) for r in rows]
+    assert from_log == from_timings
+    assert run.summary["log_acceptance"]["acceptance_rate"] == pytest.approx(
+        sum(a for a, _ in from_timings) / sum(g for _, g in from_timings)
+    )
+    assert "--spec-type draft-simple" in run.provenance["recipe"]
+    assert len(run.provenance["model_file"]["sha256"]) == 64
+    client = statistics.median(r["decode_tps_client"] for r in rows)
+    engine = statistics.median(r["decode_tps_engine"] for r in rows)
+    FIGURES["draft"] = {"client": client, "engine": engine, "tpv": spec["tokens_per_verification"]}
+    print(f"\nself-draft lookahead 8: client {client:.2f} tok/s, engine {engine:.2f} tok/s, "
+          f"acceptance {run.summary['acceptance_rate']['median']:.3f}, "
+          f"tokens/verification {spec['tokens_per_verification']:.2f}")
+    assert client == pytest.approx(engine, rel=0.03)
+
+
+def _log_events(run):
+    from engines.logparse import parse_line
+
+    events = [parse_line(line) for line in run.engine_log.splitlines()]
+    return [vars(e) for e in events if e is not None and e.kind == "acceptance"]
+
+
+def test_it_refuses_a_second_engine_on_a_machine_while_the_first_runs():
+    machine = MachineFactory()
+    first = RunFactory(config=managed_config(machine), status=Run.Status.RUNNING)
+    second = RunFactory(config=managed_config(machine))
+
+    async def both():
+        async with RunEngine(first) as running:
+            assert running.startup_s > 0
+            with pytest.raises(MachineBusy, match=f"machine {machine.name} already runs an engine"):
+                async with RunEngine(second):
+                    pass
+
+    async_to_sync(both)()
+    assert EngineSession.objects.filter(run_id=second.pk).count() == 0
+    assert EngineSession.objects.get(run_id=first.pk).stopped is not None
+
+
+def test_it_fails_the_run_within_five_seconds_when_the_engine_is_killed():
+    run = RunFactory(config=managed_config(), params={"reps": 3, "warmup": 0})
+    assert execution.claim(run.pk) == execution.CLAIMED
+    worker = threading.Thread(target=execution.execute, args=(run.pk,))
+    worker.start()
+    pid = _wait_for(lambda: EngineSession.objects.filter(run_id=run.pk, pid__isnull=False).first())
+    _wait_for(lambda: run.samples.filter(kind="request").exists())
+    os.kill(pid.pid, signal.SIGKILL)
+    killed_at = time.monotonic()
+    _wait_for(lambda: Run.objects.filter(pk=run.pk, status=Run.Status.FAILED).exists())
+    elapsed = time.monotonic() - killed_at
+    worker.join(30)
+    run.refresh_from_db()
+    print(f"\nkilled engine: run failed {elapsed:.2f} s after SIGKILL: {run.error}")
+    assert elapsed < 5
+    assert "SIGKILL" in run.error
+    assert run.samples.filter(kind="request").count() >= 1
+
+
+def _wait_for(probe, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if found := probe():
+            return found
+        time.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+def test_it_turns_a_missing_binary_into_a_readable_failure():
+    config = managed_config()
+    Engine.objects.filter(pk=config.engine_id).update(binary="/nonexistent/llama-server")
+    run = run_to_end(config)
+    assert run.status == Run.Status.FAILED
+    assert "/nonexistent/llama-server" in run.error
+    assert EngineSession.objects.get(run_id=run.pk).stopped is not None

@@ -1,0 +1,113 @@
+"""The recorder while its database is unreachable: samples kept, stored once it is back, no
+duplicates; the last flush waits for the database; retries give up after their limit.
+
+The outage is real, not mocked: the ORM's connection is closed and new ones go to a database
+that is not there (a missing SQLite folder, or a Postgres port nothing listens on).
+"""
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.db import OperationalError, connection
+
+from runs.models import Run, Sample
+from runs.worker.recorder import RunRecorder, retry_db
+from tests.factories import RunFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+VALUES = {"ttft_s": 0.2, "decode_tps_client": 40.0}
+
+
+@contextmanager
+def database_down() -> Iterator[None]:
+    """Until the block ends, every new connection fails as it would to a stopped database."""
+    saved = dict(connection.settings_dict)
+    if connection.vendor == "sqlite":
+        connection.settings_dict["NAME"] = "/nonexistent-sparkdash-dir/db.sqlite3"
+    else:
+        with socket.socket() as sock:  # a port that was free a moment ago: connections are refused
+            sock.bind(("127.0.0.1", 0))
+            connection.settings_dict.update(HOST="127.0.0.1", PORT=str(sock.getsockname()[1]))
+    try:
+        yield
+    finally:
+        connection.settings_dict.update(saved)
+
+
+def _close_connection() -> None:
+    connection.close()
+
+
+async def drop_orm_connection() -> None:
+    # The async ORM's connection lives on asgiref's sync thread: close it there.
+    await sync_to_async(_close_connection)()
+
+
+async def stored_seqs(run_id: int) -> list[int]:
+    seqs = Sample.objects.filter(run_id=run_id).order_by("seq").values_list("seq", flat=True)
+    return [s async for s in seqs]
+
+
+@pytest.fixture
+def run() -> Run:
+    return RunFactory(status=Run.Status.RUNNING)
+
+
+@pytest.fixture(autouse=True)
+async def _orm_connection_closed_after() -> AsyncIterator[None]:
+    # Else the test database cannot be dropped at the end (Postgres: "being accessed by other users").
+    yield
+    await drop_orm_connection()
+
+
+async def test_it_keeps_samples_while_the_database_is_down_and_stores_them_once_back(run: Run) -> None:
+    recorder = RunRecorder(run.pk, flush_interval_s=0)
+    await recorder.on_sample("request", VALUES)
+    with database_down():
+        await drop_orm_connection()
+        await recorder.on_sample("request", VALUES)
+        await recorder.on_sample("request", VALUES)
+        assert [s.seq for s in recorder.pending] == [1, 2]
+    await recorder.on_sample("request", VALUES)
+    assert recorder.pending == []
+    assert await stored_seqs(run.pk) == [0, 1, 2, 3]
+    assert (await Run.objects.aget(pk=run.pk)).progress_done == 4
+
+
+async def test_it_stores_a_batch_again_without_duplicates(run: Run) -> None:
+    recorder = RunRecorder(run.pk, flush_interval_s=60)
+    for _ in range(3):
+        await recorder.on_sample("request", VALUES)
+    # The batch got stored, but the answer was lost with the connection: the flush writes it again.
+    copies = [Sample(run_id=run.pk, seq=s.seq, t=s.t, kind=s.kind) for s in recorder.pending]
+    await Sample.objects.abulk_create(copies)
+    await recorder.flush()
+    assert await stored_seqs(run.pk) == [0, 1, 2]
+
+
+async def test_it_waits_for_the_database_before_the_last_flush_gives_up(run: Run) -> None:
+    recorder = RunRecorder(run.pk, flush_interval_s=60)
+    await recorder.on_sample("request", VALUES)
+    with database_down():
+        await drop_orm_connection()
+        closing = asyncio.ensure_future(recorder.close())
+        await asyncio.sleep(0.5)
+        assert not closing.done()
+    await asyncio.wait_for(closing, 10)
+    assert await stored_seqs(run.pk) == [0]
+
+
+async def test_it_gives_up_retrying_after_the_limit(run: Run) -> None:
+    with database_down():
+        await drop_orm_connection()
+        with pytest.raises(OperationalError):
+            update = Run.objects.filter(pk=run.pk)
+            await retry_db(lambda: update.aupdate(progress_done=1), "test", limit_s=0.3)
+    await drop_orm_connection()
+    assert (await Run.objects.aget(pk=run.pk)).progress_done == 0
