@@ -60,7 +60,7 @@ class RunQuerySet(models.QuerySet["Run"]):
         states = only or (Run.Status.QUEUED, Run.Status.RUNNING)
         fields.setdefault("finished", timezone.now())
         updated = self.filter(pk=run_id, status__in=states).update(status=status, **fields) == 1
-        if not updated and status != Run.Status.CANCELLED:
+        if not updated:
             self.filter(pk=run_id, finished__isnull=True).update(finished=fields["finished"])
         SweepExecution.finish_if_done(run_id)
         return updated

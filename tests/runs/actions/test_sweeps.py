@@ -213,7 +213,9 @@ def test_it_finishes_a_sweep_run_on_the_in_process_worker(sim_config, inprocess,
                                                                             "max_tokens": 4}}])
     started = start_sweep(sweep)
     deadline = timezone.now() + timedelta(seconds=60)
-    while timezone.now() < deadline and not SweepExecution.objects.get(pk=started.pk).finished:
+    # The signal goes out just after the sweep run is marked finished, from the worker's thread.
+    while timezone.now() < deadline and not (SweepExecution.objects.get(pk=started.pk).finished
+                                             and finished_signals):
         time.sleep(0.1)
 
     runs = list(started.runs.order_by("repetition"))
