@@ -50,7 +50,7 @@ class RunEngine:
         self.engine = run.config.engine
         self.kind = kinds.get(self.engine.kind)
         # The simulator writes llama-server's log lines whatever kind it stands in for.
-        self.parse_line = parse_line if self.engine.simulator else self.kind.log_parser
+        self.log_parser = parse_line if self.engine.simulator else self.kind.log_parser
         self.lines: deque[str] = deque(maxlen=LOG_TAIL_LINES)
         self.acceptance: list[dict[str, Any]] = []
         self.warnings: list[dict[str, Any]] = []
@@ -102,7 +102,7 @@ class RunEngine:
     def on_line(self, line: str) -> None:
         """Keep a log line and turn the known ones into acceptance figures and warnings."""
         self.lines.append(line)
-        event = self.parse_line(line) if self.parse_line else None
+        event = self.log_parser(line) if self.log_parser else None
         if event is None:
             return
         if event.kind == "acceptance":

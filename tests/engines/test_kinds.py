@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from engines import kinds
+from engines import kinds, metrics_text
 from engines.clients import Chunk, EngineClient, EngineFigures, GenerationRequest, client_for
 from engines.clients.base import now
 from engines.clients.openai import OpenAIClient
@@ -114,6 +114,16 @@ async def test_it_makes_an_openai_compatible_kind_a_flavour_by_its_entry(monkeyp
 def test_it_refuses_a_non_openai_kind_as_a_flavour(toy):
     with pytest.raises(ValueError, match="unknown OpenAI-compatible engine"):
         OpenAIClient(URL, flavour="toy")
+
+
+def test_it_reads_spec_counters_under_each_kinds_own_prefix():
+    assert kinds.get("llama-server").metrics_prefix == metrics_text.LLAMACPP
+    assert kinds.get("vllm").metrics_prefix == metrics_text.VLLM
+    text = "vllm:spec_decode_num_drafts_total 4\nvllm:spec_decode_num_draft_tokens_total 12\n"
+    text += "vllm:spec_decode_num_accepted_tokens_total 9\n"
+    delta = metrics_text.spec_decode_delta({}, text, kinds.get("vllm").metrics_prefix)
+    assert (delta.drafts, delta.draft_tokens, delta.accepted) == (4, 12, 9)
+    assert metrics_text.spec_decode_delta({}, text, kinds.get("llama-server").metrics_prefix) is None
 
 
 def test_it_rejects_an_unknown_kind():
