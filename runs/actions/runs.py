@@ -6,6 +6,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from engines import kinds
 from engines.models import EngineConfig
 from runs.jobs import validate_params
 from runs.models import Run, SweepExecution
@@ -29,7 +30,7 @@ def start_run(
     """
     clean = validate_params(job, params or {})
     engine = config.engine
-    if job == Run.Job.LOOKAHEAD and not engine.managed and engine.kind != engine.Kind.OLLAMA:
+    if job == Run.Job.LOOKAHEAD and not engine.managed and kinds.get(engine.kind).lookahead_by != "alias":
         raise ValueError(LOOKAHEAD_NEEDS_RELAUNCH)
     with transaction.atomic():
         run = Run.objects.create(

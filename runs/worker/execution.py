@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.utils import timezone
 
+from engines import kinds
 from engines.clients import EngineClient, EngineError, client_for
 from engines.metrics_text import SpecDelta, spec_decode_delta
 from engines.models import Machine
@@ -159,7 +160,8 @@ async def _measure(
         await record_provenance(client, run)
         before = await client.metrics_text()
     summary = await engine_side.run(run_job(client, run, recorder, engine_side))
-    spec = spec_decode_delta(before, await _settled_metrics(client)) if before else None
+    prefix = kinds.get(client.engine_kind).metrics_prefix  # None: the engine exports no such counters
+    spec = spec_decode_delta(before, await _settled_metrics(client), prefix) if before and prefix else None
     summary["spec_decode_metrics"] = _spec_summary(spec)
     summary["log_acceptance"] = _log_acceptance(engine_side.acceptance)
     summary["engine_startup_s"] = engine_side.startup_s

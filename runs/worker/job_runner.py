@@ -6,6 +6,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+from engines import kinds
 from engines.clients import EngineClient
 from runs.core.jobs.agent_table import AgentTableJob, load_fixture, run_agent_table
 from runs.core.jobs.concurrency import ConcurrencyJob, run_concurrency
@@ -54,12 +55,13 @@ async def run_job(
 
 
 async def _run_needle(client: EngineClient, run: Run, recorder: RunRecorder) -> dict[str, Any]:
-    """Haystacks sized by the engine's own tokenizer (/tokenize; Ollama: calibrated)."""
+    """Haystacks sized by the engine's own tokenizer (/tokenize, or calibrated where it has none)."""
     params, config = run.params, run.config
+    kind = kinds.get(config.engine.kind)
     extra: dict[str, Any] = {}
-    if config.engine.kind == "ollama":
-        # Ollama would cut a long prompt to its default context without an explicit num_ctx.
+    if kind.needs_num_ctx:
         extra = {"options": {"num_ctx": max(params["lengths"]) + params["answer_tokens"] + 512}}
+    if kind.tokenizer == "calibrated":
         tokenizer = ollama_calibrator(client, config.model, extra)
     else:
         tokenizer = openai_tokenizer(client, config.model)
@@ -91,17 +93,10 @@ def _dataset(value: str | None, benchmark: str) -> str | None:
     return sample_path(benchmark) if value == SAMPLE_DATASET else value
 
 
-CACHE_FIX = {
-    "llama-server": "a larger --cache-ram N (MiB; -1 = no limit), or LLAMA_ARG_CACHE_RAM",
-    "ollama": "set LLAMA_ARG_CACHE_RAM (MiB) in the ollama serve environment and restart it",
-    "vllm": "more KV-cache room (--gpu-memory-utilization, --max-model-len), prefix caching on",
-    "sglang": "give the radix cache more room (--mem-fraction-static) or check --disable-radix-cache is off",
-}
-
-
 def _with_cache_fix(summary: dict[str, Any], run: Run) -> dict[str, Any]:
     """A detected discard comes with the fix for this engine kind."""
-    summary["fix"] = CACHE_FIX.get(run.config.engine.kind) if summary.get("cache_discard_detected") else None
+    detected = summary.get("cache_discard_detected")
+    summary["fix"] = kinds.get(run.config.engine.kind).cache_fix if detected else None
     return summary
 
 
