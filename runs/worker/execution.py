@@ -19,6 +19,7 @@ from engines import kinds
 from engines.clients import EngineClient, EngineError, client_for
 from engines.metrics_text import SpecDelta, spec_decode_delta
 from engines.models import Machine
+from runs.core import registry
 from runs.core.jobs.quality_data import DatasetError
 from runs.live.broadcast import broadcast
 from runs.models import Run
@@ -125,13 +126,13 @@ async def _execute(run: Run) -> None:
 def request_timeout_s(run: Run) -> float:
     """The per-request read timeout: how long an engine may send nothing before the request fails."""
     # Agent steps are not streamed: one read has to cover a whole long answer on a slow box.
-    if run.job == Run.Job.AGENT_TABLE:
+    if registry.get(run.job).long_requests:
         return settings.SPARKDASH_AGENT_REQUEST_TIMEOUT_S
     return settings.SPARKDASH_REQUEST_TIMEOUT_S
 
 
 async def _engine_and_job(client: EngineClient, run: Run, recorder: RunRecorder) -> dict[str, Any]:
-    async with RunEngine(run, start=run.job != Run.Job.LOOKAHEAD) as engine_side:
+    async with RunEngine(run, start=registry.get(run.job).starts_engine) as engine_side:
         return await _within_job_limit(_measure(client, run, recorder, engine_side))
 
 
