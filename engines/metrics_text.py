@@ -75,7 +75,8 @@ def spec_decode_delta(
     :param before: the `/metrics` snapshot taken before the run, as text or `parse_metrics` output.
     :param after: the snapshot taken after it (llama.cpp flushes counters when the slot resets,
         so poll until they settle).
-    :param prefix: `LLAMACPP` ("llamacpp:") or `VLLM` ("vllm:"); samples are summed over label sets.
+    :param prefix: the engine kind's `metrics_prefix` (engines.kinds): `LLAMACPP` ("llamacpp:") or
+        `VLLM` ("vllm:"); samples are summed over label sets.
     :return: None when `after` has no speculative counters (llama.cpp before b10282, or no draft
         configured in vLLM).
     """

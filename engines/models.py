@@ -12,6 +12,8 @@ from django.db import models
 from django.urls import reverse
 from django.utils.text import slugify
 
+from engines import kinds
+
 DEFAULT_TEAM = "default"
 # Where an engine on the worker's own box listens; always allowed as an engine's host.
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -67,11 +69,10 @@ class Machine(models.Model):
 class Engine(models.Model):
     """An inference engine's HTTP endpoint on a machine."""
 
-    class Kind(models.TextChoices):
-        OLLAMA = "ollama", "Ollama"
-        LLAMA_SERVER = "llama-server", "llama-server"
-        SGLANG = "sglang", "SGLang"
-        VLLM = "vllm", "vLLM"
+    # From the registry: Kind.LLAMA_SERVER == "llama-server", labelled as engines.kinds says.
+    Kind = models.TextChoices(
+        "Kind", [(name.upper().replace("-", "_"), (name, label)) for name, label in kinds.choices()]
+    )
 
     machine = models.ForeignKey(Machine, models.PROTECT, related_name="engines")
     name = models.CharField(max_length=100, unique=True)

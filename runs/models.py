@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from engines.access import foreign_configs
 from engines.models import EngineConfig, Machine
+from runs.core.registry import job_choices
 from runs.signals import execution_finished
 
 log = logging.getLogger(__name__)
@@ -88,17 +89,6 @@ class RunQuerySet(models.QuerySet["Run"]):
 class Run(models.Model):
     """One job run against one config, with its summary and provenance."""
 
-    class Job(models.TextChoices):
-        SPEED = "speed", "Speed"
-        LOOKAHEAD = "lookahead", "Lookahead sweep"
-        REPLAY = "replay", "Replay"
-        CONCURRENCY = "concurrency", "Concurrency sweep"
-        PREFIX_CACHE = "prefix-cache", "Prefix-cache probe"
-        AGENT_TABLE = "agent-table", "Agent API-table task"
-        NEEDLE = "needle", "Needle in a haystack"
-        MMLU_PRO = "mmlu-pro", "MMLU-Pro (lm-evaluation-harness)"
-        EVALPLUS = "evalplus", "HumanEval+ / MBPP+ (EvalPlus)"
-
     class Status(models.TextChoices):
         QUEUED = "queued"
         RUNNING = "running"
@@ -111,7 +101,7 @@ class Run(models.Model):
     config = models.ForeignKey(EngineConfig, models.PROTECT, related_name="runs")
     # Copied from the config at creation: which box's queue the run waits in.
     machine = models.ForeignKey(Machine, models.PROTECT, related_name="runs")
-    job = models.CharField(max_length=30, choices=Job.choices)
+    job = models.CharField(max_length=30, choices=job_choices)  # the job registry's kinds
     params = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     created = models.DateTimeField(default=timezone.now)
@@ -187,10 +177,6 @@ class Run(models.Model):
             "started": self.started.isoformat() if self.started else None,
             "finished": self.finished.isoformat() if self.finished else None,
         }
-
-
-# Sweep columns and queue order follow the jobs' order in Run.Job.
-JOB_ORDER = {job: i for i, job in enumerate(Run.Job.values)}
 
 
 class Sample(models.Model):

@@ -96,7 +96,7 @@ class RunFactory(factory.django.DjangoModelFactory):
 
     config = factory.SubFactory(EngineConfigFactory)
     machine = factory.LazyAttribute(lambda run: run.config.engine.machine)
-    job = Run.Job.SPEED
+    job = "speed"
     params = factory.LazyFunction(lambda: {"reps": 3, "max_tokens": 256})
     status = Run.Status.QUEUED
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import httpx
 
+from engines import kinds
 from engines.clients.base import (
     Chunk,
     EngineClient,
@@ -32,15 +33,12 @@ def client_for(
     timeout: float = 300.0,
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> EngineClient:
-    """The client for an engine kind: Ollama's native API, or the OpenAI-compatible one.
+    """The client for an engine kind, as its registry entry makes it (engines.kinds).
 
     :param transport: an httpx transport to use instead of the network (tests pass a MockTransport).
+    :raises ValueError: "unknown engine kind ..." for a kind the registry lacks.
     """
-    from engines.clients.ollama import OllamaClient
-    from engines.clients.openai import OpenAIClient
-
-    if kind == "ollama":
-        return OllamaClient(base_url, api_key, timeout, transport)
-    if kind in OpenAIClient.flavours:
-        return OpenAIClient(base_url, api_key, timeout, transport, flavour=kind)
-    raise ValueError(f"unknown engine kind {kind!r}")
+    spec = kinds.get(kind)
+    client = spec.client(spec, base_url, api_key, timeout, transport)
+    client.engine_kind = spec.name  # what the measurement core asks the registry about
+    return client

@@ -107,7 +107,9 @@ class Generation:
 class EngineClient(ABC):
     """An engine's HTTP API. Subclasses parse one wire format; all share httpx and errors."""
 
-    kind: ClassVar[str]
+    kind: ClassVar[str]  # the wire API it speaks
+    # The engines.kinds name of the engine behind it; "" for a client made outside the registry.
+    engine_kind: str = ""
 
     def __init__(
         self,

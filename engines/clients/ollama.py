@@ -32,6 +32,7 @@ class OllamaClient(EngineClient):
     """Talks to `ollama serve` through its native API."""
 
     kind: ClassVar[str] = "ollama"
+    engine_kind = "ollama"
 
     async def stream(self, request: GenerationRequest) -> AsyncIterator[Chunk | EngineFigures]:
         n_chunks = 0

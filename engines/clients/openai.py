@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 import httpx
 
+from engines import kinds
 from engines.clients import base
 from engines.clients.base import (
     Chunk,
@@ -29,20 +30,13 @@ from engines.clients.base import (
 
 __all__ = ["OpenAIClient"]
 
-# Where each engine tells its version: (path, key), tried in order; SGLang renamed its endpoint.
-_VERSION_SOURCES: dict[str, tuple[tuple[str, str], ...]] = {
-    "llama-server": (("/props", "build_info"),),
-    "vllm": (("/version", "version"),),
-    "sglang": (("/server_info", "version"), ("/get_server_info", "version")),
-}
 _IGNORED_SSE_FIELDS = ("event", "id", "retry")
 
 
 class OpenAIClient(EngineClient):
-    """Talks to an engine's OpenAI-compatible API; `flavour` says which engine is behind it."""
+    """Talks to an engine's OpenAI-compatible API; `flavour` says which engine kind is behind it."""
 
     kind: ClassVar[str] = "openai"
-    flavours: ClassVar[tuple[str, ...]] = tuple(_VERSION_SOURCES)
 
     def __init__(
         self,
@@ -53,11 +47,15 @@ class OpenAIClient(EngineClient):
         *,
         flavour: str,
     ) -> None:
-        """:param flavour: "llama-server", "sglang" or "vllm"; other arguments as EngineClient."""
-        if flavour not in self.flavours:
+        """:param flavour: an engine kind whose client is `kinds.openai_compatible`; other arguments
+        as EngineClient.
+        """
+        spec = kinds.find(flavour)
+        if spec is None or spec.client is not kinds.openai_compatible:
             raise ValueError(f"unknown OpenAI-compatible engine {flavour!r}")
         super().__init__(base_url, api_key, timeout, transport)
-        self.flavour = flavour
+        self.flavour = self.engine_kind = flavour
+        self.spec = spec
 
     async def stream(self, request: GenerationRequest) -> AsyncIterator[Chunk | EngineFigures]:
         answer = _Answer()
@@ -93,12 +91,11 @@ class OpenAIClient(EngineClient):
         }
         optional = {"seed": request.seed, "top_p": request.top_p, "top_k": request.top_k}
         body.update({key: value for key, value in optional.items() if value is not None})
-        if self.flavour == "llama-server":
-            body["cache_prompt"] = True
+        body.update(self.spec.chat_fields)
         return merge_extra(body, request.extra)
 
     async def version(self) -> str | None:
-        for path, key in _VERSION_SOURCES[self.flavour]:
+        for path, key in self.spec.version_paths:
             try:
                 data = await self._get_object(path)
             except EngineHTTPError:

@@ -8,22 +8,10 @@ the engine cannot run.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from engines.recipes.base import LaunchSettings, Recipe
 
-from engines.recipes.base import KINDS, LaunchSettings, Recipe
-from engines.recipes.llama_server import render_llama_server
-from engines.recipes.ollama import render_ollama
-from engines.recipes.sglang import render_sglang
-from engines.recipes.vllm import render_vllm
+__all__ = ["LaunchSettings", "Recipe", "render", "render_config", "settings_from_config"]
 
-__all__ = ["KINDS", "LaunchSettings", "Recipe", "render", "render_config", "settings_from_config"]
-
-RENDERERS: dict[str, Callable[[LaunchSettings], Recipe]] = {
-    "llama-server": render_llama_server,
-    "vllm": render_vllm,
-    "sglang": render_sglang,
-    "ollama": render_ollama,
-}
 OPTIONAL = (
     "quantization", "speculative_method", "draft_model", "draft_n_min", "draft_p_min",
     "context_length", "parallel", "threads", "cache_ram_mib", "kv_cache_dtype", "prefix_caching",
@@ -51,11 +39,13 @@ def settings_from_config(config) -> LaunchSettings:
 
 
 def render(settings: LaunchSettings) -> Recipe:
-    """The recipe that starts ``settings.kind`` with these settings.
+    """The recipe that starts ``settings.kind`` with these settings (its renderer in engines.kinds).
 
     :raises ValueError: for settings the engine cannot run; the message starts with the field.
     """
-    return RENDERERS[settings.kind](settings)
+    from engines import kinds  # engines.kinds imports the renderers, which import this package
+
+    return kinds.get(settings.kind).render(settings)
 
 
 def render_config(config) -> tuple[Recipe | None, str]:

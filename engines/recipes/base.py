@@ -12,18 +12,12 @@ from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
 __all__ = [
-    "DEFAULT_BINARY",
-    "DEFAULT_PORT",
-    "KINDS",
     "Builder",
     "LaunchSettings",
     "Recipe",
     "split_extra_flags",
 ]
 
-KINDS = ("llama-server", "vllm", "sglang", "ollama")
-DEFAULT_BINARY = {"llama-server": "llama-server", "vllm": "vllm", "sglang": "python3", "ollama": "ollama"}
-DEFAULT_PORT = {"llama-server": 8080, "vllm": 8000, "sglang": 30000, "ollama": 11434}
 HEREDOC_END = "SPARKDASH_EOF"
 
 
@@ -31,7 +25,7 @@ HEREDOC_END = "SPARKDASH_EOF"
 class Recipe:
     """What starts one engine with one config's settings.
 
-    :param kind: the engine kind (``llama-server``, ``vllm``, ``sglang`` or ``ollama``).
+    :param kind: the engine kind (a name in ``engines.kinds``).
     :param argv: the command; ``argv[0]`` is the program.
     :param env: environment variables to set before running it.
     :param files: file name -> content, written before the command runs (e.g. a Modelfile).
@@ -78,12 +72,12 @@ def _curl(base_url: str, call: dict) -> str:
 class LaunchSettings:
     """Everything a recipe is rendered from; an empty string or None means "engine default".
 
-    :param kind: the engine kind, one of :data:`KINDS`.
+    :param kind: the engine kind, a name in ``engines.kinds``.
     :param model: model path or name (a GGUF path for llama-server, a tag for Ollama, a HF id or
         folder for vLLM and SGLang).
-    :param binary: the program; empty means the kind's default (see :data:`DEFAULT_BINARY`).
+    :param binary: the program; empty means the kind's ``default_binary``.
     :param host: the address to listen on.
-    :param port: the port to listen on; None means the kind's default port.
+    :param port: the port to listen on; None means the kind's ``default_port``.
     :param lookahead: draft tokens per verification; 0 leaves the engine's default.
     :param extra_flags: typed as on a command line; split with ``shlex`` and appended verbatim.
     :param metrics: turn on the Prometheus endpoint where the engine needs a flag for it.
@@ -113,14 +107,17 @@ class LaunchSettings:
     metrics: bool = True
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"kind: {self.kind!r} is not one of {', '.join(KINDS)}")
+        from engines import kinds  # engines.kinds imports the renderers, which import this module
+
+        spec = kinds.find(self.kind)
+        if spec is None:
+            raise ValueError(f"kind: {self.kind!r} is not one of {', '.join(kinds.names())}")
         if not self.model:
             raise ValueError("model: empty")
         if not self.binary:
-            object.__setattr__(self, "binary", DEFAULT_BINARY[self.kind])
+            object.__setattr__(self, "binary", spec.default_binary)
         if self.port is None:
-            object.__setattr__(self, "port", DEFAULT_PORT[self.kind])
+            object.__setattr__(self, "port", spec.default_port)
 
     @classmethod
     def from_base_url(cls, kind: str, base_url: str, **values) -> LaunchSettings:

@@ -1,7 +1,7 @@
 """Regression alerts: a scheduled sweep run worse than the sweep's recent scheduled runs.
 
 When a scheduled sweep run (SweepExecution, trigger "schedule") has finished, every
-config x job cell of it is checked, metric by metric (runs.core.scoring.figures.METRICS):
+config x job cell of it is checked, metric by metric (each job kind's metrics in runs.core.registry):
 
 - baseline: the cell's values in the previous BASELINE_EXECUTIONS finished scheduled runs of the
   same sweep (succeeded runs only; a run's value is e.g. its median decode tok/s). Values of a
@@ -32,7 +32,9 @@ import httpx
 from django.dispatch import receiver
 from django.utils import timezone
 
-from runs.core.scoring.figures import METRICS, Metric, benchmark_of, compare
+from runs.core.metric import Metric
+from runs.core.registry import METRICS
+from runs.core.scoring.figures import benchmark_of, compare
 from runs.core.stats import Spread, summarize
 from runs.models import Alert, Run, SweepExecution
 from runs.signals import execution_finished

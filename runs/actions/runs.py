@@ -6,7 +6,9 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from engines import kinds
 from engines.models import EngineConfig
+from runs.core import registry
 from runs.jobs import validate_params
 from runs.models import Run, SweepExecution
 from runs.worker import dispatch
@@ -29,7 +31,8 @@ def start_run(
     """
     clean = validate_params(job, params or {})
     engine = config.engine
-    if job == Run.Job.LOOKAHEAD and not engine.managed and engine.kind != engine.Kind.OLLAMA:
+    relaunches = registry.get(job).relaunches_engine
+    if relaunches and not engine.managed and kinds.get(engine.kind).lookahead_by != "alias":
         raise ValueError(LOOKAHEAD_NEEDS_RELAUNCH)
     with transaction.atomic():
         run = Run.objects.create(

@@ -18,8 +18,9 @@ from django.db import transaction
 
 from engines.models import EngineConfig
 from runs.actions.runs import start_run
+from runs.core.registry import JOB_ORDER
 from runs.jobs import validate_params
-from runs.models import JOB_ORDER, Schedule, Sweep, SweepExecution
+from runs.models import Schedule, Sweep, SweepExecution
 
 __all__ = ["clean_jobs", "start_sweep"]
 
@@ -28,7 +29,7 @@ log = logging.getLogger(__name__)
 
 
 def clean_jobs(jobs: Any) -> list[dict[str, Any]]:
-    """The sweep's jobs with their parameters validated and defaults filled in, in Run.Job order.
+    """The sweep's jobs with their parameters validated and defaults filled in, in the job registry's order.
 
     Raises ValueError naming the job and the field, e.g. "speed: reps must be between 1 and 50".
     """

@@ -15,11 +15,10 @@ from typing import Any
 from django.db import connection
 from django.db.models.fields.json import KeyTextTransform
 
+from runs.core import registry
 from runs.core.downsample import keep
 from runs.models import Run, Sample
 
-# Per job: the fields its run page charts one point per "request" sample of.
-CHARTED = {Run.Job.SPEED: ("decode_tps_client", "decode_tps_engine", "ttft_s", "acceptance_rate")}
 CHART_KIND = "request"
 MIN_POINTS, MAX_POINTS = 100, 5000
 
@@ -28,8 +27,8 @@ def chart_samples(run: Run, after: int, max_points: int) -> list[dict[str, Any]]
     """The samples after `after`, at most ~max_points; None when there is nothing to thin (page
     as usual). A thinned "request" sample holds only the charted fields in its values, and "n":
     its number among the run's requests."""
-    fields = CHARTED.get(run.job)
-    if fields is None:
+    fields = registry.get(run.job).charted
+    if not fields:
         return None
     max_points = min(max(max_points, MIN_POINTS), MAX_POINTS)
     series = _series(run, after, fields)

@@ -21,7 +21,7 @@ from django.db.models import QuerySet
 
 from engines.access import User, visible
 from engines.models import EngineConfig
-from runs.core.scoring.figures import SCORED_JOBS
+from runs.core.registry import JOBS, SCORED_JOBS
 from runs.core.scoring.parity import Mismatch
 from runs.core.scoring.table import EXPORT_COLUMNS, Group, TableRow, chart_data, compare_groups, export_rows
 from runs.models import Run, SweepExecution
@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 PARAMS = ("runs", "configs", "sweep_runs")
-COMPARED_JOBS = (*SCORED_JOBS, Run.Job.CONCURRENCY)
+COMPARED_JOBS = (*SCORED_JOBS, *(name for name, spec in JOBS.items() if spec.compared))
 RUN_FIELDS = ("pk", "config_id", "job", "status", "params", "summary", "provenance", "created")
 # Longer ids can't be row ids (and would overflow the database's integer).
 ID = re.compile(r"[0-9]{1,18}")

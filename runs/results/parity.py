@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from engines.models import EngineConfig
+from runs.core import registry
 from runs.core.scoring.parity import NOT_RECORDED, Mismatch, check_parity
 from runs.models import Run
 
@@ -30,8 +31,8 @@ def run_settings(run: Run, config: EngineConfig) -> dict[str, Any]:
     override = params.get("max_tokens", params.get("answer_tokens"))
     if override is not None:
         settings["max_tokens"] = override
-    # Only speed runs send the prompt set; they record its digest in their summary.
-    if run.job == Run.Job.SPEED:
+    # Only jobs that send the speed prompt set record its digest in their summary.
+    if registry.get(run.job).sends_prompt_set:
         settings["prompt_set"] = (run.summary or {}).get("prompt_set", NOT_RECORDED)
     return settings
 

@@ -22,7 +22,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from runs.core.scoring.figures import field_of, median_of, share_of
+from runs.core.metric import field_of, median_of, share_of
 from runs.models import Run
 from runs.results.scorecard import latest_succeeded
 

@@ -12,7 +12,8 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import RowNumber
 
 from engines.models import EngineConfig
-from runs.core.scoring.figures import SCORED_JOBS, CompareRow, ScoreRow, compare_rows, score_rows
+from runs.core.registry import SCORED_JOBS
+from runs.core.scoring.figures import CompareRow, ScoreRow, compare_rows, score_rows
 from runs.models import Run
 
 __all__ = [

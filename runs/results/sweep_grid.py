@@ -5,8 +5,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from engines.models import EngineConfig
+from runs.core import registry
 from runs.core.scoring.grid import Grid, GridRun, build_grid
-from runs.models import JOB_ORDER, Run, SweepExecution
+from runs.models import Run, SweepExecution
 
 
 def _config_row(config: EngineConfig) -> dict[str, Any]:
@@ -28,9 +29,9 @@ def execution_grid(execution: SweepExecution, runs: Iterable[Run] | None = None)
     """Rows = the configs the sweep run queued (in queue order), columns = its jobs."""
     runs = execution_runs(execution) if runs is None else list(runs)
     configs = sorted({run.config_id: run.config for run in runs}.values(), key=EngineConfig.queue_key)
-    jobs = sorted({run.job for run in runs}, key=JOB_ORDER.__getitem__)
+    jobs = sorted({run.job for run in runs}, key=registry.JOB_ORDER.__getitem__)
     return build_grid(
-        [_config_row(c) for c in configs], [(job, Run.Job(job).label) for job in jobs],
+        [_config_row(c) for c in configs], [(job, registry.get(job).label) for job in jobs],
         (GridRun(r.pk, r.config_id, r.job, r.status, r.summary) for r in runs),
         execution.sweep.baseline_id,
     )

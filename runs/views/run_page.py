@@ -11,7 +11,8 @@ from django.views.decorators.http import require_POST
 from engines.access import get_visible_or_404, visible
 from engines.models import EngineConfig, Machine
 from runs.actions.runs import cancel_run
-from runs.core.scoring.figures import median_of
+from runs.core import registry
+from runs.core.metric import median_of
 from runs.models import Run
 from runs.results.export import table_response, wants_export
 from runs.templatetags.run_format import SUMMARY_METRICS
@@ -65,7 +66,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
         "chosen": chosen,
         "configs": visible(request.user, EngineConfig.objects.only("pk", "name")),
         "machines": visible(request.user, Machine.objects.only("pk", "name")),
-        "jobs": Run.Job.choices,
+        "jobs": registry.job_choices(),
         "statuses": Run.Status.choices,
     }
     return render(request, "runs/list.html", ctx)
@@ -76,17 +77,13 @@ def _get_run(request: HttpRequest, pk: int) -> Run:
     return get_visible_or_404(request.user, runs, pk=pk)
 
 
-PROGRESS_UNITS = {
-    "agent-table": "steps", "prefix-cache": "steps", "mmlu-pro": "questions", "evalplus": "problems",
-}
-
-
 @login_required
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The live page: run_detail.js takes over from the embedded run."""
     run = _get_run(request, pk)
-    unit = PROGRESS_UNITS.get(run.job, "requests")
-    ctx = {"run": run, "run_data": run.to_dict(), "metrics": SUMMARY_METRICS, "progress_unit": unit}
+    job = registry.get(run.job)
+    ctx = {"run": run, "run_data": run.to_dict(), "metrics": SUMMARY_METRICS, "job": job,
+           "progress_unit": job.progress_unit}
     return render(request, "runs/detail.html", ctx)
 
 

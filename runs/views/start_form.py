@@ -1,4 +1,4 @@
-"""The form that starts a run of a config: which job, and its parameters."""
+"""The form that starts a run of a config: which job, and its parameters (from the job registry)."""
 from __future__ import annotations
 
 import json
@@ -7,97 +7,68 @@ from typing import Any
 
 from django import forms
 
-from runs.jobs import (
-    JOB_PARAMS,
+from runs.core import registry
+from runs.core.registry.params import (
     ChoiceParam,
-    DatasetParam,
-    FixtureParam,
     FractionListParam,
     IntListParam,
     IntParam,
+    Param,
+    RequestsParam,
 )
-from runs.models import Run
 
 __all__ = ["REPLAY_MAX_BYTES", "StartJobForm"]
 
 # The replay file's limit, as runs.core.jobs.replay.parse_jsonl applies it to the text.
 REPLAY_MAX_BYTES = 5_000_000
-EN_DASH = "\u2013"
+DEFAULT_JOB = "speed"
 
 
-def _help(spec: Any) -> str:
-    """One parameter's range and default, as runs.jobs defines them."""
-    if isinstance(spec, IntParam):
-        default = "the config's" if spec.default is None else spec.default
-        return f"{spec.low}{EN_DASH}{spec.high}, default {default}"
-    if isinstance(spec, IntListParam):
-        default = ",".join(str(v) for v in spec.default)
-        return f"comma-separated, each {spec.low}{EN_DASH}{spec.high}, default {default}"
-    if isinstance(spec, FractionListParam):
-        return f"comma-separated fractions 0{EN_DASH}1, default {','.join(str(v) for v in spec.default)}"
-    if isinstance(spec, ChoiceParam):
-        return f"{' or '.join(spec.choices)}, default {spec.choices[0]}"
-    if isinstance(spec, DatasetParam):
-        return ("a file or folder on the worker in the dataset's own format, sample (a few shipped "
-                "questions), or blank to download it")
-    if isinstance(spec, FixtureParam):
-        shipped = "a shipped fixture (routes_47, routes_12)"
-        return f"{shipped} or a folder with one source file and truth.csv; default {spec.default}"
-    return "a JSON Lines file of recorded chat request bodies, one a line, up to 5 MB"
+def _field(param: Param) -> forms.Field:
+    """The form field of one parameter; ranges are checked by start_run, which names the field."""
+    if isinstance(param, IntParam):
+        return forms.IntegerField(label=param.label, required=False)
+    if isinstance(param, ChoiceParam):
+        return forms.ChoiceField(label=param.label, choices=list(param.choices), required=False)
+    if isinstance(param, RequestsParam):
+        accept = forms.ClearableFileInput(attrs={"accept": ".jsonl,.ndjson,.json,.txt"})
+        return forms.FileField(label=param.label, required=False, widget=accept)
+    if isinstance(param, IntListParam | FractionListParam):
+        field = forms.CharField(label=param.label, required=False, max_length=200)
+        if isinstance(param, IntListParam):
+            field.widget.attrs["placeholder"] = ",".join(str(v) for v in param.default)
+        return field
+    return forms.CharField(label=param.label, required=False, max_length=500)
 
 
 class StartJobForm(forms.Form):
     """A run of any job: which job, and its parameters (blank: the job's default).
 
-    Field names are runs.jobs.JOB_PARAMS' names: the chosen job's fields go to start_run as
-    they are, the others are ignored. Ranges are left to start_run, whose ValueError names the
-    field (add_start_error puts it there).
+    One field per parameter name of any job kind (the first job that declares a name gives its
+    field): the chosen job's fields go to start_run as they are, the others are ignored.
     """
-
-    job = forms.ChoiceField(choices=Run.Job.choices, required=False)
-    reps = forms.IntegerField(label="repetitions", required=False)
-    warmup = forms.IntegerField(label="warm-up requests", required=False)
-    max_tokens = forms.IntegerField(label="max tokens per answer", required=False)
-    lengths = forms.CharField(label="lookahead lengths", required=False, max_length=200)
-    levels = forms.CharField(label="concurrency levels", required=False, max_length=200)
-    answer_tokens = forms.IntegerField(label="answer tokens", required=False)
-    steps = forms.IntegerField(label="conversation steps", required=False)
-    bytes_per_step = forms.IntegerField(label="source bytes per step", required=False)
-    depths = forms.CharField(label="needle depths", required=False, max_length=200)
-    fixture = forms.CharField(label="agent fixture", required=False, max_length=500)
-    max_steps = forms.IntegerField(label="step limit", required=False)
-    suite = forms.ChoiceField(
-        label="suite", choices=[("humaneval", "HumanEval+"), ("mbpp", "MBPP+")], required=False
-    )
-    dataset = forms.CharField(label="dataset", required=False, max_length=500)
-    limit = forms.IntegerField(label="question limit", required=False)
-    num_fewshot = forms.IntegerField(label="few-shot examples", required=False)
-    requests = forms.FileField(
-        label="recorded requests (.jsonl)",
-        required=False,
-        widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.ndjson,.json,.txt"}),
-    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        for name in ("lengths", "levels"):
-            default = JOB_PARAMS["lookahead" if name == "lengths" else "concurrency"][name].default
-            self.fields[name].widget.attrs["placeholder"] = ",".join(str(v) for v in default)
+        self.fields["job"] = forms.ChoiceField(choices=registry.job_choices(), required=False)
+        for spec in registry.JOBS.values():
+            for name, param in spec.params.items():
+                self.fields.setdefault(name, _field(param))
 
     @property
     def chosen_job(self) -> str:
         """The job the form shows fields for: the posted one, else the initial one, else speed."""
         job = self.data.get("job") if self.is_bound else self.initial.get("job")
-        return job if job in JOB_PARAMS else Run.Job.SPEED
+        return job if job in registry.JOBS else DEFAULT_JOB
 
     def parameter_rows(self) -> list[dict[str, Any]]:
         """Each parameter field with the jobs that take it and its help per job."""
         rows = []
         for name in self.fields:
-            jobs = [job for job, schema in JOB_PARAMS.items() if name in schema]
+            jobs = [job for job, spec in registry.JOBS.items() if name in spec.params]
             if not jobs:
                 continue
-            helps = {job: _help(JOB_PARAMS[job][name]) for job in jobs}
+            helps = {job: registry.JOBS[job].params[name].help() for job in jobs}
             rows.append({
                 "field": self[name],
                 "jobs": " ".join(jobs),
@@ -109,7 +80,7 @@ class StartJobForm(forms.Form):
 
     def clean_job(self) -> str:
         # A form posted without a job (the speed form before this one) starts a speed run.
-        return self.cleaned_data.get("job") or Run.Job.SPEED
+        return self.cleaned_data.get("job") or DEFAULT_JOB
 
     def clean_requests(self) -> str | None:
         upload = self.cleaned_data.get("requests")
@@ -125,7 +96,7 @@ class StartJobForm(forms.Form):
     def params(self) -> dict[str, Any]:
         """The chosen job's parameters that were filled in, for start_run."""
         job = self.cleaned_data["job"]
-        values = {name: self.cleaned_data.get(name) for name in JOB_PARAMS[job]}
+        values = {name: self.cleaned_data.get(name) for name in registry.get(job).params}
         return {name: value for name, value in values.items() if value not in (None, "")}
 
     def add_start_error(self, exc: ValueError) -> None:

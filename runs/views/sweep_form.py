@@ -14,8 +14,8 @@ from django.forms import BoundField
 from engines.access import visible
 from engines.models import EngineConfig
 from runs.actions.sweeps import clean_jobs
-from runs.jobs import JOB_PARAMS
-from runs.models import Run, Sweep
+from runs.core import registry
+from runs.models import Sweep
 
 __all__ = ["SweepForm"]
 
@@ -27,7 +27,7 @@ def _slug(job: str) -> str:
 def _defaults(job: str) -> str:
     """The job's defaults as JSON (the params box's placeholder): what a blank box means."""
     defaults = {}
-    for name, spec in JOB_PARAMS[job].items():
+    for name, spec in registry.get(job).params.items():
         default = getattr(spec, "default", None)
         if default not in (None, ""):
             defaults[name] = list(default) if isinstance(default, tuple) else default
@@ -63,17 +63,17 @@ class SweepForm(forms.ModelForm):
             self.fields[name].label_from_instance = lambda c: f"{c.name} ({c.engine.name})"
         self.initial["webhook_url"] = ""  # never sent back to the browser
         chosen = {entry["job"]: entry.get("params") or {} for entry in self.instance.jobs or []}
-        for job, label in Run.Job.choices:
+        for job, label in registry.job_choices():
             self._add_job_fields(job, label, chosen)
 
     def _add_job_fields(self, job: str, label: str, chosen: dict[str, dict[str, Any]]) -> None:
-        slug = _slug(job)
+        slug, names = _slug(job), ", ".join(registry.get(job).params)
         self.fields[f"job_{slug}"] = forms.BooleanField(label=label, required=False, initial=job in chosen)
         self.fields[f"params_{slug}"] = forms.CharField(
             label=f"{job} parameters (JSON)", required=False,
             widget=forms.Textarea(attrs={"rows": 2, "placeholder": _defaults(job)}),
             initial=json.dumps(chosen[job]) if chosen.get(job) else "",
-            help_text=f"a JSON object with any of: {', '.join(JOB_PARAMS[job])}; blank: the defaults shown",
+            help_text=f"a JSON object with any of: {names}; blank: the defaults shown",
         )
 
     @property
@@ -85,12 +85,12 @@ class SweepForm(forms.ModelForm):
         return [self[name] for name in self.Meta.fields]
 
     def job_fields(self) -> list[tuple[BoundField, BoundField]]:
-        """(checkbox, params box) of each job, in Run.Job order, for the template."""
-        return [(self[f"job_{_slug(job)}"], self[f"params_{_slug(job)}"]) for job in Run.Job.values]
+        """(checkbox, params box) of each job, in the registry's order, for the template."""
+        return [(self[f"job_{_slug(job)}"], self[f"params_{_slug(job)}"]) for job in registry.JOBS]
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
-        jobs = [entry for job in Run.Job.values if (entry := self._clean_job(job, cleaned))]
+        jobs = [entry for job in registry.JOBS if (entry := self._clean_job(job, cleaned))]
         if not jobs and not any(name.startswith("params_") for name in self.errors):
             self.add_error(None, "jobs: choose at least one job")
         self.instance.jobs = jobs

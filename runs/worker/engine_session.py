@@ -24,6 +24,7 @@ from django.conf import settings
 from django.db import IntegrityError
 from django.utils import timezone
 
+from engines import kinds
 from engines.clients import EngineClient, EngineError, client_for
 from engines.lifecycle import ManagedEngine, kill_orphan, port_is_free, run_while_alive, wait_port_free
 from engines.logparse import parse_line
@@ -47,6 +48,9 @@ class RunEngine:
         self.start = start  # False: the job launches the engine itself (see at_lookahead)
         self.run_obj = run
         self.engine = run.config.engine
+        self.kind = kinds.get(self.engine.kind)
+        # The simulator writes llama-server's log lines whatever kind it stands in for.
+        self.log_parser = parse_line if self.engine.simulator else self.kind.log_parser
         self.lines: deque[str] = deque(maxlen=LOG_TAIL_LINES)
         self.acceptance: list[dict[str, Any]] = []
         self.warnings: list[dict[str, Any]] = []
@@ -98,7 +102,7 @@ class RunEngine:
     def on_line(self, line: str) -> None:
         """Keep a log line and turn the known ones into acceptance figures and warnings."""
         self.lines.append(line)
-        event = parse_line(line)
+        event = self.log_parser(line) if self.log_parser else None
         if event is None:
             return
         if event.kind == "acceptance":
@@ -111,7 +115,7 @@ class RunEngine:
 
     @contextlib.asynccontextmanager
     async def at_lookahead(self, length: int) -> AsyncIterator[tuple[EngineClient, str]]:
-        """The engine set to `length` draft tokens: relaunched (managed) or an Ollama alias."""
+        """The engine set to `length` draft tokens: relaunched (managed) or a model alias."""
         config = self.run_obj.config
         client = client_for(self.engine.kind, self.engine.base_url, self.engine.api_key)
         try:
@@ -123,7 +127,7 @@ class RunEngine:
                 yield client, config.model
                 await self._stop_managed()
                 self.process = None
-            elif self.engine.kind == "ollama":
+            elif self.kind.lookahead_by == "alias":
                 yield client, await ollama_alias(client, config, length)
             else:
                 raise EngineError(LOOKAHEAD_NEEDS_RELAUNCH)

@@ -15,9 +15,11 @@ from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.utils import timezone
 
+from engines import kinds
 from engines.clients import EngineClient, EngineError, client_for
 from engines.metrics_text import SpecDelta, spec_decode_delta
 from engines.models import Machine
+from runs.core import registry
 from runs.core.jobs.quality_data import DatasetError
 from runs.live.broadcast import broadcast
 from runs.models import Run
@@ -124,13 +126,13 @@ async def _execute(run: Run) -> None:
 def request_timeout_s(run: Run) -> float:
     """The per-request read timeout: how long an engine may send nothing before the request fails."""
     # Agent steps are not streamed: one read has to cover a whole long answer on a slow box.
-    if run.job == Run.Job.AGENT_TABLE:
+    if registry.get(run.job).long_requests:
         return settings.SPARKDASH_AGENT_REQUEST_TIMEOUT_S
     return settings.SPARKDASH_REQUEST_TIMEOUT_S
 
 
 async def _engine_and_job(client: EngineClient, run: Run, recorder: RunRecorder) -> dict[str, Any]:
-    async with RunEngine(run, start=run.job != Run.Job.LOOKAHEAD) as engine_side:
+    async with RunEngine(run, start=registry.get(run.job).starts_engine) as engine_side:
         return await _within_job_limit(_measure(client, run, recorder, engine_side))
 
 
@@ -159,7 +161,8 @@ async def _measure(
         await record_provenance(client, run)
         before = await client.metrics_text()
     summary = await engine_side.run(run_job(client, run, recorder, engine_side))
-    spec = spec_decode_delta(before, await _settled_metrics(client)) if before else None
+    prefix = kinds.get(client.engine_kind).metrics_prefix  # None: the engine exports no such counters
+    spec = spec_decode_delta(before, await _settled_metrics(client), prefix) if before and prefix else None
     summary["spec_decode_metrics"] = _spec_summary(spec)
     summary["log_acceptance"] = _log_acceptance(engine_side.acceptance)
     summary["engine_startup_s"] = engine_side.startup_s

@@ -119,7 +119,7 @@ def measure(
     from tests.bench.proc_cpu import cores_used, cpu_seconds
 
     params = {"reps": 10_000, "warmup": 0, "max_tokens": MAX_TOKENS}  # stopped by cancel, not by reps
-    run = Run.objects.create(config=config, machine=config.engine.machine, job=Run.Job.SPEED, params=params)
+    run = Run.objects.create(config=config, machine=config.engine.machine, job="speed", params=params)
     with open_pages(site, user, f"/runs/{run.pk}/?latency", pages, SOCKET_WAIT_S) as drivers:
         _say(f"live: {pages} pages and {sockets} socket clients watching run {run.pk}")
         before, cpu, started = main_thread_times(drivers), cpu_seconds(), time.monotonic()

@@ -12,7 +12,8 @@ from types import SimpleNamespace
 import pytest
 from django.urls import reverse
 
-from engines.recipes import KINDS, LaunchSettings, Recipe, render, render_config, settings_from_config
+from engines import kinds
+from engines.recipes import LaunchSettings, Recipe, render, render_config, settings_from_config
 from tests.factories import EngineConfigFactory, EngineFactory
 
 DATA = Path(__file__).parent / "data"
@@ -277,7 +278,7 @@ def test_it_rejects_unknown_kinds_and_empty_models():
         LaunchSettings(kind="vllm", model="")
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", kinds.names())
 def test_it_round_trips_the_command_line_through_shlex(kind):
     for settings in _matrix(kind):
         recipe = render(settings)

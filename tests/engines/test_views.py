@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from engines.models import Engine, EngineConfig
+from runs.core import registry
 from runs.models import Alert, Run, Sweep, SweepExecution
 from runs.views.start_form import REPLAY_MAX_BYTES
 from tests.factories import EngineConfigFactory, EngineFactory, RunFactory, SweepFactory, UserFactory
@@ -245,7 +246,7 @@ RECORDED = {"messages": [{"role": "user", "content": "Read routes.py lines 1-40.
 def test_it_offers_every_job_on_the_config_page(alice_client, config):
     html = alice_client.get(config.get_absolute_url()).content.decode()
     assert 'enctype="multipart/form-data"' in html
-    for job in Run.Job.values:
+    for job in registry.JOBS:
         assert f'<option value="{job}"' in html
     # The speed job's fields show; the others wait for their job to be chosen.
     assert 'data-jobs="speed lookahead replay concurrency" data-help=' in html

@@ -44,7 +44,7 @@ def speed_runs(
     config: EngineConfig, *tps: float, acceptance: float | None = None, **fields: Any
 ) -> list[Run]:
     return [
-        succeeded(config, Run.Job.SPEED, speed_summary(v, acceptance=acceptance), minute=i, **fields)
+        succeeded(config, "speed", speed_summary(v, acceptance=acceptance), minute=i, **fields)
         for i, v in enumerate(tps)
     ]
 
@@ -69,8 +69,8 @@ def full_comparison() -> tuple[EngineConfig, EngineConfig, EngineConfig]:
     for config, scale, accuracy in ((base, 1.0, 0.46), (near, 1.05, 0.42), (fast, 1.5, 0.44)):
         for minute in range(2):
             totals = {c: scale * (40.0 * c ** 0.6 + minute) for c in (1, 2, 4, 8)}
-            succeeded(config, Run.Job.CONCURRENCY, concurrency_summary(totals), minute=10 + minute,
+            succeeded(config, "concurrency", concurrency_summary(totals), minute=10 + minute,
                       params={"levels": [1, 2, 4, 8], "answer_tokens": 256, "reps": 1})
-            succeeded(config, Run.Job.MMLU_PRO, {"accuracy": accuracy + 0.01 * minute, "total": 100},
+            succeeded(config, "mmlu-pro", {"accuracy": accuracy + 0.01 * minute, "total": 100},
                       minute=20 + minute, params={"num_fewshot": 5, "max_tokens": 2048})
     return base, near, fast

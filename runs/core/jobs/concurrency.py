@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engines import kinds
 from engines.clients.base import EngineClient, Generation, GenerationRequest
 from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt
 from runs.core.jobs.speed import RunProgress
@@ -67,7 +68,7 @@ async def run_concurrency(client: EngineClient, job: ConcurrencyJob, progress: R
     Raises EngineError naming the level and request that failed; the rest of its burst is cancelled.
     """
     await progress.on_start(job.reps * sum(job.levels))
-    request = job.request(ignore_eos=client.kind != "ollama")
+    request = job.request(ignore_eos=kinds.get(client.engine_kind).honours_ignore_eos)
     for _ in range(job.warmup):
         await send(client, request, "warm-up request")
     levels: dict[str, Any] = {}

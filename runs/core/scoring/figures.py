@@ -2,13 +2,13 @@
 
 A scorecard row is one metric of one benchmark (speed, agent table, needle, MMLU-Pro,
 HumanEval+, MBPP+): each run gives one value, read from its summary, and the row holds the
-Spread of those values over the runs (docs/PRODUCT.md: a median, shown with min, max and n).
+Spread of those values over the runs (docs/metrics.md: a median, shown with min, max and n).
 
 Comparing two rows gives the difference of the medians and a verdict:
 
 - "n/a": a side has no figure;
 - "no spread": a side has fewer than 2 values, so noise can't be judged (the delta is shown);
-- "noise": the two [min, max] ranges overlap, touching included (PRODUCT.md: differences
+- "noise": the two [min, max] ranges overlap, touching included (docs/metrics.md: differences
   within the spread are labelled noise, not wins);
 - "better" / "worse": the ranges are apart, judged by the metric's direction.
 
@@ -17,20 +17,16 @@ same rule applied to each run's 0/1 outcome: only a unanimous difference is not 
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal, TypedDict
+from collections.abc import Iterable
+from typing import Literal, TypedDict
 
+from runs.core.metric import Metric, Summary
+from runs.core.registry import BENCHMARKS, JOB_OF_BENCHMARK, METRICS
 from runs.core.stats import Spread, summarize
 
 __all__ = [
-    "BENCHMARKS",
-    "METRICS",
-    "SCORED_JOBS",
-    "Benchmark",
     "CompareRow",
     "Comparison",
-    "Metric",
     "ScoreRow",
     "Tally",
     "benchmark_of",
@@ -38,15 +34,11 @@ __all__ = [
     "compare_counts",
     "compare_rows",
     "delta_text",
-    "field_of",
     "figure_text",
-    "median_of",
     "score_rows",
-    "share_of",
 ]
 
 Verdict = Literal["better", "worse", "noise", "no spread", "n/a"]
-Summary = Mapping[str, Any]
 EN_DASH = "\u2013"
 
 
@@ -106,119 +98,6 @@ def _pct(delta: float, base: float) -> float | None:
 
 
 # --- What each benchmark reads from a run's summary -------------------------------------------
-
-
-@dataclass(frozen=True)
-class Benchmark:
-    """A benchmark: the runs of one job (and, for EvalPlus, one dataset of it)."""
-
-    name: str
-    job: str
-    dataset: str | None = None
-
-    def holds(self, job: str, summary: Summary) -> bool:
-        return job == self.job and (self.dataset is None or summary.get("dataset") == self.dataset)
-
-
-@dataclass(frozen=True)
-class Metric:
-    """One scorecard row: how to read one value per run, and how to show it.
-
-    `count` metrics read True/False per run and are shown as "k of n runs".
-    `out_of` reads the denominator a score is out of (table rows, questions), shown by the label.
-    """
-
-    benchmark: str
-    key: str
-    label: str
-    unit: str
-    higher_is_better: bool
-    value: Callable[[Summary], float | bool | None]
-    count: bool = False
-    scale: float = 1.0
-    digits: int = 1
-    out_of: Callable[[Summary], Any] | None = None
-    out_of_unit: str = ""
-
-
-def median_of(key: str) -> Callable[[Summary], float | None]:
-    """A reader of the median of a Spread in a run summary (None when absent)."""
-    def read(summary: Summary) -> float | None:
-        spread = summary.get(key)
-        return spread.get("median") if isinstance(spread, Mapping) else None
-
-    return read
-
-
-def field_of(key: str) -> Callable[[Summary], Any]:
-    """A reader of one plain field of a run summary."""
-    return lambda summary: summary.get(key)
-
-
-def share_of(part: str, whole: str) -> Callable[[Summary], float | None]:
-    """A reader of part / whole from a run summary (None without a whole)."""
-    def read(summary: Summary) -> float | None:
-        total = summary.get(whole)
-        return summary[part] / total if total and summary.get(part) is not None else None
-
-    return read
-
-
-def _outcome_is(outcome: str) -> Callable[[Summary], bool | None]:
-    return lambda summary: summary.get("outcome") == outcome if summary.get("outcome") else None
-
-
-def _correct(summary: Summary) -> bool | None:
-    if summary.get("score") is None or not summary.get("rows"):
-        return None
-    return summary["score"] == summary["rows"]
-
-
-def _completed_task_s(summary: Summary) -> float | None:
-    # PRODUCT.md: task time is the wall time of a whole task, so loops and errors don't count.
-    return summary.get("task_s") if summary.get("outcome") == "completed" else None
-
-
-BENCHMARKS: list[Benchmark] = [
-    Benchmark("Speed", "speed"),
-    Benchmark("Agent table", "agent-table"),
-    Benchmark("Needle", "needle"),
-    Benchmark("MMLU-Pro", "mmlu-pro"),
-    Benchmark("HumanEval+", "evalplus", "humaneval"),
-    Benchmark("MBPP+", "evalplus", "mbpp"),
-]
-SCORED_JOBS = sorted({b.job for b in BENCHMARKS})
-_JOBS = {b.name: b.job for b in BENCHMARKS}
-
-
-def _pass_at_1(benchmark: str) -> list[Metric]:
-    """EvalPlus's two scores: pass@1 on the plus (extended) tests and on the base tests."""
-    return [
-        Metric(benchmark, f"pass_at_1_{tests}", f"pass@1 ({tests} tests)", "%", True,
-               field_of(f"pass_at_1_{tests}"), scale=100, out_of=field_of("total"), out_of_unit="tasks")
-        for tests in ("plus", "base")
-    ]
-
-
-METRICS: list[Metric] = [
-    Metric("Speed", "decode_tps_client", "decode (client)", "tok/s", True, median_of("decode_tps_client")),
-    Metric("Speed", "decode_tps_engine", "decode (engine)", "tok/s", True, median_of("decode_tps_engine")),
-    Metric("Speed", "ttft_s", "TTFT", "s", False, median_of("ttft_s"), digits=3),
-    Metric("Speed", "acceptance_rate", "acceptance rate", "%", True, median_of("acceptance_rate"), scale=100),
-    Metric("Agent table", "score", "table score", "rows", True, field_of("score"), digits=0,
-           out_of=field_of("rows"), out_of_unit="rows"),
-    Metric("Agent table", "task_s", "task time (completed runs)", "s", False, _completed_task_s),
-    Metric("Agent table", "correct", "correct (full score)", "runs", True, _correct, count=True),
-    Metric("Agent table", "completed", "completed", "runs", True, _outcome_is("completed"), count=True),
-    Metric("Agent table", "loop", "loop", "runs", False, _outcome_is("loop"), count=True),
-    Metric("Agent table", "error", "error", "runs", False, _outcome_is("error"), count=True),
-    Metric("Needle", "found", "needles found", "%", True, share_of("score", "total"), scale=100,
-           out_of=field_of("total"), out_of_unit="needles"),
-    Metric("MMLU-Pro", "accuracy", "accuracy", "%", True, field_of("accuracy"), scale=100,
-           out_of=field_of("total"), out_of_unit="questions"),
-    *_pass_at_1("HumanEval+"),
-    *_pass_at_1("MBPP+"),
-]
 
 
 def benchmark_of(job: str, summary: Summary) -> str | None:
@@ -282,7 +161,7 @@ def _score_row(metric: Metric, runs: list[tuple[int, Summary]]) -> ScoreRow:
     else:
         spread = summarize(values)
     return {
-        "benchmark": metric.benchmark, "job": _JOBS[metric.benchmark], "key": metric.key,
+        "benchmark": metric.benchmark, "job": JOB_OF_BENCHMARK[metric.benchmark], "key": metric.key,
         "label": metric.label, "unit": metric.unit, "higher_is_better": metric.higher_is_better,
         "count": metric.count,
         "spread": spread, "tally": tally, "runs": len(runs), "run_ids": [run_id for run_id, _ in runs],

@@ -2,7 +2,7 @@
 
 Each job has one headline metric, read as one value per run from its summary; a cell holds the
 Spread of those values over the cell's succeeded repetitions (median [min-max] (n), as
-docs/PRODUCT.md asks), its progress (runs done, running, failed) and its delta against the
+docs/metrics.md defines), its progress (runs done, running, failed) and its delta against the
 baseline config's cell in the same column, labelled by runs.core.scoring.figures.compare (noise when
 the two [min, max] ranges overlap).
 """
@@ -11,16 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, TypedDict
 
-from runs.core.scoring.figures import (
-    METRICS,
-    Metric,
-    Summary,
-    compare,
-    delta_text,
-    field_of,
-    figure_text,
-    median_of,
-)
+from runs.core.metric import Metric, Summary
+from runs.core.registry import JOBS
+from runs.core.scoring.figures import compare, delta_text, figure_text
 from runs.core.stats import Spread, summarize
 
 __all__ = ["HEADLINES", "Cell", "Grid", "GridRun", "build_grid", "delta_text", "figure_text"]
@@ -29,39 +22,8 @@ TERMINAL = ("succeeded", "failed", "cancelled")
 FAILED = ("failed", "cancelled")
 
 
-def _scored(benchmark: str, key: str) -> Metric:
-    return next(m for m in METRICS if (m.benchmark, m.key) == (benchmark, key))
-
-
-def _best_lookahead_tps(summary: Summary) -> float | None:
-    speeds = [
-        figures["all"]["decode_tps_client"]["median"]
-        for figures in (summary.get("lengths") or {}).values()
-        if (figures.get("all") or {}).get("decode_tps_client")
-    ]
-    return max(speeds) if speeds else None
-
-
-def _top_level_total_tps(summary: Summary) -> float | None:
-    level = (summary.get("levels") or {}).get(str(summary.get("max_concurrency")))
-    return median_of("total_tps")(level) if level else None
-
-
 # One headline metric per job: the figure a sweep grid shows in the job's column.
-HEADLINES: dict[str, Metric] = {
-    "speed": _scored("Speed", "decode_tps_client"),
-    "lookahead": Metric("Lookahead sweep", "best_decode_tps", "decode at the best length", "tok/s",
-                        True, _best_lookahead_tps),
-    "replay": Metric("Replay", "wall_s", "wall time per pass", "s", False, median_of("wall_s")),
-    "concurrency": Metric("Concurrency sweep", "top_total_tps", "total at the highest level", "tok/s",
-                          True, _top_level_total_tps),
-    "prefix-cache": Metric("Prefix-cache probe", "ttft_ratio", "continuation TTFT ratio", "x", False,
-                           field_of("ttft_ratio"), digits=2),
-    "agent-table": _scored("Agent table", "score"),
-    "needle": _scored("Needle", "found"),
-    "mmlu-pro": _scored("MMLU-Pro", "accuracy"),
-    "evalplus": _scored("HumanEval+", "pass_at_1_plus"),  # reads pass_at_1_plus of either suite
-}
+HEADLINES: dict[str, Metric] = {name: spec.headline for name, spec in JOBS.items()}
 
 
 class GridRun(NamedTuple):

@@ -11,17 +11,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from runs.core.scoring.figures import (
-    EN_DASH,
-    METRICS,
-    ScoreRow,
-    Summary,
-    Tally,
-    compare,
-    compare_rows,
-    median_of,
-    score_rows,
-)
+from runs.core.metric import Summary, median_of
+from runs.core.registry import METRICS
+from runs.core.scoring.figures import EN_DASH, ScoreRow, Tally, compare, compare_rows, score_rows
 from runs.core.stats import Spread, summarize
 
 __all__ = [

@@ -11,6 +11,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from engines.models import EngineConfig
 from runs.actions.runs import start_run
+from runs.core import registry
+from runs.core.registry.params import IntParam, Param, RequestsParam
 from runs.models import Run
 
 
@@ -19,25 +21,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("config", help="config name")
-        parser.add_argument("--job", default="speed")
-        parser.add_argument("--reps", type=int)
-        parser.add_argument("--warmup", type=int)
-        parser.add_argument("--max-tokens", type=int)
-        parser.add_argument("--lengths", help="lookahead: 0,2,4,8,12; needle: prompt tokens, 32768,65536")
-        parser.add_argument("--depths", help="needle: where the needle sits, e.g. 0.1,0.5,0.9")
-        parser.add_argument("--levels", help="concurrency: requests at once, e.g. 1,2,4,8,16")
-        parser.add_argument(
-            "--answer-tokens", type=int, help="concurrency, prefix-cache, agent-table, needle: answer length"
-        )
-        parser.add_argument("--steps", type=int, help="prefix-cache: conversation steps")
-        parser.add_argument("--bytes-per-step", type=int, help="prefix-cache: source bytes per step")
-        parser.add_argument("--fixture", help="agent-table: a fixture folder (source file + truth.csv)")
-        parser.add_argument("--max-steps", type=int, help="agent-table: step limit")
-        parser.add_argument("--dataset", help="mmlu-pro, evalplus: a dataset file or folder, or sample")
-        parser.add_argument("--limit", type=int, help="mmlu-pro, evalplus: ask at most this many questions")
-        parser.add_argument("--num-fewshot", type=int, help="mmlu-pro: chain-of-thought examples per prompt")
-        parser.add_argument("--suite", help="evalplus: humaneval or mbpp")
-        parser.add_argument("--requests", type=Path, help="replay: a JSONL file of recorded request bodies")
+        parser.add_argument("--job", default="speed", choices=list(registry.JOBS))
+        for name, (param, jobs) in _params().items():
+            kind = Path if isinstance(param, RequestsParam) else int if isinstance(param, IntParam) else str
+            help_text = f"{', '.join(jobs)}: {param.label} ({param.help()})"
+            parser.add_argument(f"--{name.replace('_', '-')}", type=kind, help=help_text.replace("%", "%%"))
         parser.add_argument("--wait", action="store_true", help="wait for the run to finish")
         parser.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait at most")
 
@@ -45,12 +33,10 @@ class Command(BaseCommand):
         config = EngineConfig.objects.filter(name=options["config"]).first()
         if config is None:
             raise CommandError(f"no config named {options['config']!r}")
-        names = ("reps", "warmup", "max_tokens", "lengths", "levels", "answer_tokens", "steps")
-        names += ("bytes_per_step", "fixture", "max_steps", "depths")
-        names += ("dataset", "limit", "num_fewshot", "suite")
-        params = {k: options[k] for k in names if options[k] is not None}
-        if options["requests"]:
-            params["requests"] = _read_text(options["requests"])
+        params = {k: options[k] for k in _params() if options[k] is not None}
+        for name in params:
+            if isinstance(params[name], Path):
+                params[name] = _read_text(params[name])
         try:
             run = start_run(config, options["job"], params)
         except ValueError as exc:
@@ -78,3 +64,12 @@ def _read_text(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CommandError(f"cannot read {path}: {exc}") from None
+
+
+def _params() -> dict[str, tuple[Param, list[str]]]:
+    """Every parameter name of the job kinds: its first declaration, and the jobs that take it."""
+    found: dict[str, tuple[Param, list[str]]] = {}
+    for job, spec in registry.JOBS.items():
+        for name, param in spec.params.items():
+            found.setdefault(name, (param, []))[1].append(job)
+    return found

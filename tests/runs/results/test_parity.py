@@ -4,7 +4,6 @@ import pytest
 from django.urls import reverse
 
 from runs.core.jobs.prompts import SPEED_PROMPTS, prompt_set_id
-from runs.models import Run
 from runs.results.parity import run_settings
 from tests.factories import EngineConfigFactory
 from tests.runs.compare_helpers import PROMPT_SET, speed_runs, speed_summary, succeeded
@@ -48,7 +47,7 @@ def test_it_warns_of_each_mismatch_naming_the_field(alice_client, field, label, 
     a = EngineConfigFactory(name="a", context_length=32768, parallel=4)
     b = EngineConfigFactory(name="b", **({"context_length": 32768, "parallel": 4} | b_config))
     speed_runs(a, 40.0, 41.0)
-    succeeded(b, Run.Job.SPEED, b_run.pop("summary", speed_summary(50.0)), **b_run)
+    succeeded(b, "speed", b_run.pop("summary", speed_summary(50.0)), **b_run)
     response = page(alice_client, a, b)
     assert [m["field"] for m in response.context["comparison"].mismatches] == [field]
     warning = alert(response)
@@ -61,13 +60,13 @@ def test_it_reads_the_settings_a_run_recorded_in_its_provenance():
     snapshot = {"temperature": 0.5, "top_p": 0.9, "top_k": 40, "seed": 3, "max_tokens": 300,
                 "context_length": 8192, "parallel": 8}
     summary = {"prompt_set": PROMPT_SET}
-    run = succeeded(config, Run.Job.SPEED, summary, provenance={"config": snapshot}, params={})
+    run = succeeded(config, "speed", summary, provenance={"config": snapshot}, params={})
     assert run_settings(run, config) == snapshot | {"prompt_set": PROMPT_SET}
 
 
 def test_it_takes_a_jobs_fixed_answer_length_as_its_max_tokens():
     config = EngineConfigFactory(max_tokens=256)
-    run = succeeded(config, Run.Job.CONCURRENCY, {}, params={"answer_tokens": 128, "levels": [1, 2]})
+    run = succeeded(config, "concurrency", {}, params={"answer_tokens": 128, "levels": [1, 2]})
     settings = run_settings(run, config)
     assert settings["max_tokens"] == 128
     assert "prompt_set" not in settings

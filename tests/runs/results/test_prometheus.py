@@ -39,14 +39,14 @@ def config():
     config = EngineConfigFactory(name="qwen3-mtp", engine__api_key=API_KEY,
                                  engine__base_url="http://spark-1.lan:8123")
     speed_runs(config, 40.0, 44.0, acceptance=0.7)  # the latest: 44 tok/s
-    succeeded(config, Run.Job.CONCURRENCY, concurrency_summary({1: 40.0, 4: 120.0}), minute=5)
-    succeeded(config, Run.Job.MMLU_PRO, {"accuracy": 0.41, "total": 100}, minute=6)
+    succeeded(config, "concurrency", concurrency_summary({1: 40.0, 4: 120.0}), minute=5)
+    succeeded(config, "mmlu-pro", {"accuracy": 0.41, "total": 100}, minute=6)
     for suite, plus in (("humaneval", 0.8), ("mbpp", 0.6)):
         summary = {"dataset": suite, "pass_at_1_plus": plus, "pass_at_1_base": plus + 0.05, "total": 164}
-        succeeded(config, Run.Job.EVALPLUS, summary, minute=7)
+        succeeded(config, "evalplus", summary, minute=7)
     agent = {"score": 45, "rows": 47, "outcome": "completed", "task_s": 60.2}
-    succeeded(config, Run.Job.AGENT_TABLE, agent, minute=8)
-    succeeded(config, Run.Job.SPEED, {"decode_tps_client": {"median": 999.0}}, minute=9,
+    succeeded(config, "agent-table", agent, minute=8)
+    succeeded(config, "speed", {"decode_tps_client": {"median": 999.0}}, minute=9,
               status=Run.Status.FAILED)
     RunFactory(config=config, status=Run.Status.RUNNING)
     SweepFactory(webhook_url=WEBHOOK, configs=[config])

@@ -38,7 +38,7 @@ def succeeded(config, job, summary, minute=0, status=Run.Status.SUCCEEDED):
 
 
 def speed_runs(config, *tps):
-    return [succeeded(config, Run.Job.SPEED, speed_summary(v), minute=i) for i, v in enumerate(tps)]
+    return [succeeded(config, "speed", speed_summary(v), minute=i) for i, v in enumerate(tps)]
 
 
 def by_key(rows, benchmark):
@@ -49,9 +49,9 @@ def by_key(rows, benchmark):
 def config():
     config = EngineConfigFactory(name="qwen3-mtp")
     for minute, (tps, ttft) in enumerate([(40.0, 0.20), (41.0, 0.25), (42.0, 0.22)]):
-        succeeded(config, Run.Job.SPEED, speed_summary(tps, ttft), minute=minute)
-    succeeded(config, Run.Job.SPEED, speed_summary(99.0), minute=10, status=Run.Status.FAILED)
-    succeeded(config, Run.Job.SPEED, {}, minute=11, status=Run.Status.RUNNING)
+        succeeded(config, "speed", speed_summary(tps, ttft), minute=minute)
+    succeeded(config, "speed", speed_summary(99.0), minute=10, status=Run.Status.FAILED)
+    succeeded(config, "speed", {}, minute=11, status=Run.Status.RUNNING)
     return config
 
 
@@ -73,9 +73,9 @@ def test_it_ignores_runs_that_did_not_succeed(config):
 
 def test_it_scores_agent_table_runs():
     config = EngineConfigFactory()
-    succeeded(config, Run.Job.AGENT_TABLE, agent_summary(47, "completed", 60.2), minute=0)
-    succeeded(config, Run.Job.AGENT_TABLE, agent_summary(47, "completed", 62.5), minute=1)
-    succeeded(config, Run.Job.AGENT_TABLE, agent_summary(30, "loop", 109.6), minute=2)
+    succeeded(config, "agent-table", agent_summary(47, "completed", 60.2), minute=0)
+    succeeded(config, "agent-table", agent_summary(47, "completed", 62.5), minute=1)
+    succeeded(config, "agent-table", agent_summary(30, "loop", 109.6), minute=2)
     rows = by_key(scorecard(config), "Agent table")
     assert rows["score"]["spread"] == {"median": 47.0, "min": 30.0, "max": 47.0, "n": 3}
     assert rows["score"]["out_of"] == "47 rows"
@@ -87,11 +87,11 @@ def test_it_scores_agent_table_runs():
 
 
 def test_it_scores_quality_benchmarks_side_by_side_with_speed(config):
-    succeeded(config, Run.Job.MMLU_PRO, {"accuracy": 0.40, "correct": 40, "total": 100})
-    succeeded(config, Run.Job.MMLU_PRO, {"accuracy": 0.42, "correct": 42, "total": 100}, minute=1)
-    succeeded(config, Run.Job.EVALPLUS, evalplus_summary("humaneval", 0.80, 0.85, 164))
-    succeeded(config, Run.Job.EVALPLUS, evalplus_summary("mbpp", 0.60, 0.70, 378))
-    succeeded(config, Run.Job.NEEDLE, {"score": 7, "total": 8})
+    succeeded(config, "mmlu-pro", {"accuracy": 0.40, "correct": 40, "total": 100})
+    succeeded(config, "mmlu-pro", {"accuracy": 0.42, "correct": 42, "total": 100}, minute=1)
+    succeeded(config, "evalplus", evalplus_summary("humaneval", 0.80, 0.85, 164))
+    succeeded(config, "evalplus", evalplus_summary("mbpp", 0.60, 0.70, 378))
+    succeeded(config, "needle", {"score": 7, "total": 8})
     rows = scorecard(config)
     assert list(dict.fromkeys(r["benchmark"] for r in rows)) == [
         "Speed", "Needle", "MMLU-Pro", "HumanEval+", "MBPP+"]
@@ -106,9 +106,9 @@ def test_it_scores_quality_benchmarks_side_by_side_with_speed(config):
 def test_it_uses_the_latest_20_runs_per_benchmark():
     config = EngineConfigFactory()
     speed_runs(config, *[float(tps) for tps in range(1, 26)])
-    succeeded(config, Run.Job.EVALPLUS, evalplus_summary("mbpp", 0.6, 0.7, 378), minute=-1)
+    succeeded(config, "evalplus", evalplus_summary("mbpp", 0.6, 0.7, 378), minute=-1)
     for minute in range(25):
-        succeeded(config, Run.Job.EVALPLUS, evalplus_summary("humaneval", 0.8, 0.85, 164), minute=minute)
+        succeeded(config, "evalplus", evalplus_summary("humaneval", 0.8, 0.85, 164), minute=minute)
     rows = scorecard(config)
     assert by_key(rows, "Speed")["decode_tps_client"]["spread"] == {
         "median": 15.5, "min": 6.0, "max": 25.0, "n": 20}
@@ -122,7 +122,7 @@ def test_it_reads_a_scorecard_and_a_comparison_in_one_query(django_assert_num_qu
     for config in (a, b):
         speed_runs(config, *[40.0 + i for i in range(25)])
         for minute in range(10):
-            succeeded(config, Run.Job.AGENT_TABLE, agent_summary(47, "completed", 60.0), minute=minute)
+            succeeded(config, "agent-table", agent_summary(47, "completed", 60.0), minute=minute)
     with django_assert_num_queries(1):
         scorecard(a)
     with django_assert_num_queries(1):
@@ -165,9 +165,9 @@ def test_it_labels_a_clear_gain_better(alice_client):
 def test_it_compares_agent_outcomes_and_missing_benchmarks(alice_client):
     a, b = EngineConfigFactory(), EngineConfigFactory()
     for minute in range(3):
-        succeeded(a, Run.Job.AGENT_TABLE, agent_summary(47, "completed", 60.0 + minute), minute=minute)
-        succeeded(b, Run.Job.AGENT_TABLE, agent_summary(30, "loop", 120.0), minute=minute)
-    succeeded(b, Run.Job.MMLU_PRO, {"accuracy": 0.4, "correct": 40, "total": 100})
+        succeeded(a, "agent-table", agent_summary(47, "completed", 60.0 + minute), minute=minute)
+        succeeded(b, "agent-table", agent_summary(30, "loop", 120.0), minute=minute)
+    succeeded(b, "mmlu-pro", {"accuracy": 0.4, "correct": 40, "total": 100})
     rows = compare_page(alice_client, a, b).context["rows"]
     agent = by_key(rows, "Agent table")
     assert agent["completed"]["verdict"] == "worse"

@@ -95,7 +95,7 @@ def test_it_groups_all_runs_of_a_sweep_run_and_lists_the_left_out(alice_client):
     execution = SweepExecutionFactory()
     speed_runs(base, 40.0, 41.0, execution=execution)
     speed_runs(near, 50.0, 51.0, execution=execution)
-    failed = succeeded(near, Run.Job.SPEED, {}, minute=5, execution=execution, status=Run.Status.FAILED)
+    failed = succeeded(near, "speed", {}, minute=5, execution=execution, status=Run.Status.FAILED)
     speed_runs(other, 99.0)
     response = compare(alice_client, sweep_runs=execution.pk)
     comparison = response.context["comparison"]
@@ -108,7 +108,7 @@ def test_it_groups_all_runs_of_a_sweep_run_and_lists_the_left_out(alice_client):
 def test_it_takes_the_latest_succeeded_runs_of_picked_configs(alice_client):
     config = EngineConfigFactory(name="base")
     speed_runs(config, *[float(v) for v in range(1, 26)])
-    succeeded(config, Run.Job.SPEED, {"decode_tps_client": {"median": 999.0}}, minute=60,
+    succeeded(config, "speed", {"decode_tps_client": {"median": 999.0}}, minute=60,
               status=Run.Status.FAILED)
     decode = cells(compare(alice_client, configs=config.pk))
     assert decode["base"]["text"] == fig("15.5", "6.0", "25.0", 20)
@@ -125,7 +125,7 @@ def test_it_shows_the_form_alone_without_a_selection(alice_client):
 def test_it_leaves_out_runs_of_jobs_it_does_not_compare(alice_client):
     config = EngineConfigFactory(name="base")
     (speed,) = speed_runs(config, 40.0)
-    lookahead = succeeded(config, Run.Job.LOOKAHEAD, {"lengths": {}}, minute=3)
+    lookahead = succeeded(config, "lookahead", {"lengths": {}}, minute=3)
     comparison = compare(alice_client, runs=ids(speed, lookahead)).context["comparison"]
     assert [run.pk for run in comparison.runs] == [speed.pk]
     left_out = [(run.pk, why) for run, why in comparison.left_out]

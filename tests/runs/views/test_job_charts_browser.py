@@ -136,7 +136,7 @@ def test_it_draws_no_ceiling_without_bytes_per_token(inprocess, sim, browser):
 
 
 def test_it_drops_the_point_markers_of_a_long_speed_run(browser):
-    run = RunFactory(job=Run.Job.SPEED, status=Run.Status.SUCCEEDED)
+    run = RunFactory(job="speed", status=Run.Status.SUCCEEDED)
     SampleFactory.create_batch(400, run=run)
     drawn = _open(browser, run, "speed-chart", 400, shot="speed-long")
     assert _series(drawn)["decode (client), tok/s"] == 400

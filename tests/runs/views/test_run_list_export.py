@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 def runs():
     fast, other = EngineConfigFactory(name="fast"), EngineConfigFactory(name="other")
     speed_runs(fast, 40.0, 41.0)
-    succeeded(other, Run.Job.MMLU_PRO, {"accuracy": 0.4}, minute=3, status=Run.Status.FAILED)
+    succeeded(other, "mmlu-pro", {"accuracy": 0.4}, minute=3, status=Run.Status.FAILED)
     return fast, other
 
 

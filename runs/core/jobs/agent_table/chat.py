@@ -19,7 +19,7 @@ from engines.clients.openai import OpenAIClient, add_timings, raise_reported_err
 
 __all__ = ["ChatReply", "ToolCall", "assistant_message", "chat", "merge_system", "tool_message"]
 
-PATHS = {"openai": "/v1/chat/completions", "ollama": "/api/chat"}
+PATHS = {OpenAIClient.kind: "/v1/chat/completions", ollama.OllamaClient.kind: "/api/chat"}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,169 @@
+"""The engine kinds SparkDash measures: one `EngineKind` spec per kind, the one place a kind is named.
+
+Adding an engine kind ("tgi", say):
+
+1. Its client: a flavour of the OpenAI-compatible client (``client=openai_compatible``) when it
+   speaks /v1/chat/completions, else a new ``EngineClient`` subclass in ``engines/clients/`` and a
+   factory for it here, shaped like :func:`ollama_native`.
+2. Its launch recipe: ``engines/recipes/tgi.py`` with ``render_tgi(settings) -> Recipe``, built with
+   ``engines.recipes.base.Builder``.
+3. Its entry in :data:`REGISTRY` below: label, client, renderer, default binary and port, log
+   parser, Prometheus prefix, capabilities, cache-fix text, version probe paths.
+4. A migration: ``Engine.kind``'s choices come from here (``makemigrations`` writes it).
+5. Its tests (client wire format, recipe); nothing in runs/ names a kind, it reads the spec.
+
+Django-free (the models import this module, not the other way round), so ``runs.core`` may use it.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from engines.logparse import LogEvent, parse_line
+from engines.recipes.llama_server import render_llama_server
+from engines.recipes.ollama import render_ollama
+from engines.recipes.sglang import render_sglang
+from engines.recipes.vllm import render_vllm
+
+if TYPE_CHECKING:
+    import httpx
+
+    from engines.clients.base import EngineClient
+    from engines.recipes.base import LaunchSettings, Recipe
+
+__all__ = ["REGISTRY", "EngineKind", "choices", "find", "get", "names", "ollama_native", "openai_compatible"]
+
+ClientFactory = Callable[["EngineKind", str, str, float, "httpx.AsyncBaseTransport | None"], "EngineClient"]
+
+
+@dataclass(frozen=True)
+class EngineKind:
+    """What SparkDash knows about one kind of engine.
+
+    :param name: the stored value of ``Engine.kind`` (``"llama-server"``).
+    :param label: how pages name it.
+    :param client: ``client(kind, base_url, api_key, timeout, transport)`` makes its API client.
+    :param render: ``render(settings)`` makes its launch recipe (``ValueError`` names a bad field).
+    :param default_binary: the program a recipe runs when the engine names none.
+    :param default_port: the port a recipe listens on when the base URL names none.
+    :param log_parser: turns one log line into a ``LogEvent`` (or None); None: its log is only kept.
+    :param metrics_prefix: the prefix of its speculative-decoding counters in /metrics
+        (``metrics_text`` names the rest); None: it exports none.
+    :param lookahead_by: how an external engine's draft length changes for a lookahead sweep:
+        ``"relaunch"`` (only by restarting it, so it must be managed) or ``"alias"`` (a model alias
+        per length, created through its API).
+    :param honours_ignore_eos: whether ``ignore_eos`` in a request makes it answer the full length.
+    :param tokenizer: how the needle job sizes prompts: ``"tokenize"`` (its /tokenize endpoint) or
+        ``"calibrated"`` (tokens per character measured from its prompt counts).
+    :param needs_num_ctx: whether a long prompt needs an explicit ``num_ctx`` option, without which
+        it is cut to the engine's default context.
+    :param cache_fix: what to change when it silently drops prompts from its prefix cache.
+    :param version_paths: where an OpenAI-compatible engine tells its version: ``(path, key)``
+        pairs tried in order.
+    :param chat_fields: fields added to every OpenAI-compatible chat body.
+    """
+
+    name: str
+    label: str
+    client: ClientFactory
+    render: Callable[[LaunchSettings], Recipe]
+    default_binary: str
+    default_port: int
+    log_parser: Callable[[str], LogEvent | None] | None
+    metrics_prefix: str | None
+    lookahead_by: Literal["relaunch", "alias"]
+    honours_ignore_eos: bool
+    tokenizer: Literal["tokenize", "calibrated"]
+    needs_num_ctx: bool
+    cache_fix: str
+    version_paths: tuple[tuple[str, str], ...] = ()
+    chat_fields: Mapping[str, Any] = field(default_factory=dict)
+
+
+def openai_compatible(
+    kind: EngineKind, base_url: str, api_key: str, timeout: float, transport: httpx.AsyncBaseTransport | None
+) -> EngineClient:
+    """The OpenAI-compatible client, as `kind`'s flavour."""
+    from engines.clients.openai import OpenAIClient
+
+    return OpenAIClient(base_url, api_key, timeout, transport, flavour=kind.name)
+
+
+def ollama_native(
+    kind: EngineKind, base_url: str, api_key: str, timeout: float, transport: httpx.AsyncBaseTransport | None
+) -> EngineClient:
+    """The client for Ollama's native API."""
+    from engines.clients.ollama import OllamaClient
+
+    return OllamaClient(base_url, api_key, timeout, transport)
+
+
+# The order is that of Engine.kind's choices in the migrations.
+REGISTRY: dict[str, EngineKind] = {
+    spec.name: spec
+    for spec in (
+        EngineKind(
+            name="ollama", label="Ollama", client=ollama_native, render=render_ollama,
+            default_binary="ollama", default_port=11434,
+            log_parser=parse_line,  # its runner is llama.cpp's server, whose lines it passes on
+            metrics_prefix=None, lookahead_by="alias", honours_ignore_eos=False,
+            tokenizer="calibrated", needs_num_ctx=True,
+            cache_fix="set LLAMA_ARG_CACHE_RAM (MiB) in the ollama serve environment and restart it",
+        ),
+        EngineKind(
+            name="llama-server", label="llama-server", client=openai_compatible, render=render_llama_server,
+            default_binary="llama-server", default_port=8080, log_parser=parse_line,
+            metrics_prefix="llamacpp:", lookahead_by="relaunch", honours_ignore_eos=True,
+            tokenizer="tokenize", needs_num_ctx=False,
+            cache_fix="a larger --cache-ram N (MiB; -1 = no limit), or LLAMA_ARG_CACHE_RAM",
+            version_paths=(("/props", "build_info"),),
+            chat_fields={"cache_prompt": True},
+        ),
+        EngineKind(
+            name="sglang", label="SGLang", client=openai_compatible, render=render_sglang,
+            default_binary="python3", default_port=30000, log_parser=None,
+            metrics_prefix=None, lookahead_by="relaunch", honours_ignore_eos=True,
+            tokenizer="tokenize", needs_num_ctx=False,
+            cache_fix=(
+                "give the radix cache more room (--mem-fraction-static) or check --disable-radix-cache is off"
+            ),
+            # SGLang renamed its endpoint.
+            version_paths=(("/server_info", "version"), ("/get_server_info", "version")),
+        ),
+        EngineKind(
+            name="vllm", label="vLLM", client=openai_compatible, render=render_vllm,
+            default_binary="vllm", default_port=8000, log_parser=None,
+            metrics_prefix="vllm:", lookahead_by="relaunch", honours_ignore_eos=True,
+            tokenizer="tokenize", needs_num_ctx=False,
+            cache_fix="more KV-cache room (--gpu-memory-utilization, --max-model-len), prefix caching on",
+            version_paths=(("/version", "version"),),
+        ),
+    )
+}  # fmt: skip
+
+
+def find(name: str) -> EngineKind | None:
+    """The spec of the kind called `name`, or None when no kind is."""
+    return REGISTRY.get(name)
+
+
+def get(name: str) -> EngineKind:
+    """The spec of the kind called `name`.
+
+    :raises ValueError: "unknown engine kind ..." when no kind is called that.
+    """
+    spec = REGISTRY.get(name)
+    if spec is None:
+        raise ValueError(f"unknown engine kind {name!r}")
+    return spec
+
+
+def names() -> tuple[str, ...]:
+    """Every kind's name, in registry order."""
+    return tuple(REGISTRY)
+
+
+def choices() -> list[tuple[str, str]]:
+    """``(name, label)`` for every kind: the choices of ``Engine.kind``."""
+    return [(spec.name, spec.label) for spec in REGISTRY.values()]

@@ -1,0 +1,70 @@
+"""A figure read from a run's summary, and the benchmark it belongs to: the scorecard's vocabulary.
+
+Each job kind's registry entry (runs.core.registry) declares its metrics with these; the scoring
+(runs.core.scoring) and the pages read them from there. Plain Python, no Django.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Benchmark", "Metric", "Summary", "field_of", "median_of", "share_of"]
+
+Summary = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A benchmark: the runs of one job (and, for EvalPlus, one dataset of it)."""
+
+    name: str
+    job: str
+    dataset: str | None = None
+
+    def holds(self, job: str, summary: Summary) -> bool:
+        return job == self.job and (self.dataset is None or summary.get("dataset") == self.dataset)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One scorecard row: how to read one value per run, and how to show it.
+
+    `count` metrics read True/False per run and are shown as "k of n runs".
+    `out_of` reads the denominator a score is out of (table rows, questions), shown by the label.
+    """
+
+    benchmark: str
+    key: str
+    label: str
+    unit: str
+    higher_is_better: bool
+    value: Callable[[Summary], float | bool | None]
+    count: bool = False
+    scale: float = 1.0
+    digits: int = 1
+    out_of: Callable[[Summary], Any] | None = None
+    out_of_unit: str = ""
+
+
+def median_of(key: str) -> Callable[[Summary], float | None]:
+    """A reader of the median of a Spread in a run summary (None when absent)."""
+    def read(summary: Summary) -> float | None:
+        spread = summary.get(key)
+        return spread.get("median") if isinstance(spread, Mapping) else None
+
+    return read
+
+
+def field_of(key: str) -> Callable[[Summary], Any]:
+    """A reader of one plain field of a run summary."""
+    return lambda summary: summary.get(key)
+
+
+def share_of(part: str, whole: str) -> Callable[[Summary], float | None]:
+    """A reader of part / whole from a run summary (None without a whole)."""
+    def read(summary: Summary) -> float | None:
+        total = summary.get(whole)
+        return summary[part] / total if total and summary.get(part) is not None else None
+
+    return read

@@ -1,0 +1,53 @@
+"""The job registry: one JobSpec per job kind, each in its own module here, found by name.
+
+Everything that names a job kind reads it from here: the run and sweep forms, the bench command,
+the worker, the run page's chart script and template part, the sweep grid's headline figures,
+the scorecard, compare and alerts. Adding a job kind is: its core module (runs/core/jobs/),
+its entry here (a module with a JOB), its chart view (static/js/jobs/<name>.js) and its run page
+part (templates/runs/_job_<name>.html), and their tests; docs/architecture.md walks through it.
+Plain Python, no Django.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from runs.core.metric import Benchmark, Metric
+from runs.core.registry.spec import JobConfig, JobContext, JobSpec
+
+__all__ = [
+    "BENCHMARKS", "JOBS", "JOB_OF_BENCHMARK", "JOB_ORDER", "METRICS", "SCORED_JOBS", "JobConfig",
+    "JobContext", "JobSpec", "get", "job_choices",
+]
+
+# Modules here that hold no job kind.
+_NOT_JOBS = {"params", "spec"}
+
+
+def _discover() -> dict[str, JobSpec]:
+    specs = []
+    for module in pkgutil.iter_modules(__path__):
+        if module.name not in _NOT_JOBS:
+            specs.append(importlib.import_module(f"{__name__}.{module.name}").JOB)
+    return {spec.name: spec for spec in sorted(specs, key=lambda s: (s.order, s.name))}
+
+
+JOBS: dict[str, JobSpec] = _discover()
+JOB_ORDER: dict[str, int] = {name: i for i, name in enumerate(JOBS)}
+BENCHMARKS: list[Benchmark] = [b for spec in JOBS.values() for b in spec.benchmarks]
+METRICS: list[Metric] = [m for spec in JOBS.values() for m in spec.metrics]
+JOB_OF_BENCHMARK: dict[str, str] = {b.name: b.job for b in BENCHMARKS}
+SCORED_JOBS: list[str] = sorted({b.job for b in BENCHMARKS})
+
+
+def get(name: str) -> JobSpec:
+    """The job kind called `name`; ValueError naming the known ones otherwise."""
+    spec = JOBS.get(name)
+    if spec is None:
+        raise ValueError(f"job must be one of {', '.join(sorted(JOBS))}, not {name!r}")
+    return spec
+
+
+def job_choices() -> list[tuple[str, str]]:
+    """(name, label) of every job kind, in order: Run.job's choices."""
+    return [(spec.name, spec.label) for spec in JOBS.values()]

@@ -1,0 +1,37 @@
+"""The concurrency sweep: c identical requests at once per level; the box's total throughput."""
+from __future__ import annotations
+
+from typing import Any
+
+from runs.core.jobs.concurrency import ConcurrencyJob, run_concurrency
+from runs.core.metric import Metric, Summary, median_of
+from runs.core.registry.params import IntListParam, IntParam
+from runs.core.registry.spec import JobContext, JobSpec
+
+PARAMS = {
+    "levels": IntListParam("concurrency levels", 1, 100, (1, 2, 4, 8, 16)),
+    "answer_tokens": IntParam("answer tokens", 1, 32_768, 256),
+    "reps": IntParam("repetitions", 1, 20, 1),
+    "warmup": IntParam("warm-up requests", 0, 5, 1),
+}
+
+
+def _top_level_total_tps(summary: Summary) -> float | None:
+    level = (summary.get("levels") or {}).get(str(summary.get("max_concurrency")))
+    return median_of("total_tps")(level) if level else None
+
+
+async def run(ctx: JobContext) -> dict[str, Any]:
+    params = ctx.params
+    levels = tuple(params.get("levels", (1, 2, 4, 8, 16)))
+    job = ConcurrencyJob(ctx.config.model, levels, params["answer_tokens"], params["reps"],
+                         dict(ctx.config.sampling))
+    return await run_concurrency(ctx.client, job, ctx.progress)
+
+
+JOB = JobSpec(
+    name="concurrency", label="Concurrency sweep", order=40, params=PARAMS, run=run,
+    headline=Metric("Concurrency sweep", "top_total_tps", "total at the highest level", "tok/s", True,
+                    _top_level_total_tps),
+    compared=True,
+)

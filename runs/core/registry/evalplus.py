@@ -1,0 +1,51 @@
+"""HumanEval+ / MBPP+ pass@1 through EvalPlus, greedy, against the engine's OpenAI-compatible API."""
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from runs.core.jobs.quality_data import evalplus_download
+from runs.core.metric import Benchmark, Metric, field_of
+from runs.core.registry.mmlu_pro import dataset_of
+from runs.core.registry.params import ChoiceParam, DatasetParam, IntParam
+from runs.core.registry.spec import JobContext, JobSpec
+
+PARAMS = {
+    "suite": ChoiceParam("suite", (("humaneval", "HumanEval+"), ("mbpp", "MBPP+"))),
+    "dataset": DatasetParam("dataset"),
+    "limit": IntParam("question limit", 1, 2_000, None),
+    "max_tokens": IntParam("max tokens per answer", 16, 32_768, 768),
+}
+
+
+def _pass_at_1(benchmark: str) -> tuple[Metric, ...]:
+    """EvalPlus's two scores: pass@1 on the plus (extended) tests and on the base tests."""
+    return tuple(
+        Metric(benchmark, f"pass_at_1_{tests}", f"pass@1 ({tests} tests)", "%", True,
+               field_of(f"pass_at_1_{tests}"), scale=100, out_of=field_of("total"), out_of_unit="tasks")
+        for tests in ("plus", "base")
+    )
+
+
+METRICS = (*_pass_at_1("HumanEval+"), *_pass_at_1("MBPP+"))
+
+
+async def run(ctx: JobContext) -> dict[str, Any]:
+    # EvalPlus (and the openai SDK) take seconds to import: only a worker that runs the job pays.
+    from runs.core.jobs.evalplus import EvalPlusJob, run_evalplus
+
+    params = ctx.params
+    suite = params["suite"]
+    dataset = dataset_of(params.get("dataset"), f"{suite}_plus")
+    dataset = dataset or await asyncio.to_thread(evalplus_download, suite)
+    job = EvalPlusJob(ctx.config.model, suite, dataset, params.get("limit"), params["max_tokens"])
+    return await run_evalplus(ctx.client.base_url, ctx.config.api_key, job, ctx.progress)
+
+
+JOB = JobSpec(
+    name="evalplus", label="HumanEval+ / MBPP+ (EvalPlus)", order=90, params=PARAMS, run=run,
+    progress_unit="problems",
+    headline=METRICS[0],  # reads pass_at_1_plus of either suite
+    benchmarks=(Benchmark("HumanEval+", "evalplus", "humaneval"), Benchmark("MBPP+", "evalplus", "mbpp")),
+    metrics=METRICS,
+)

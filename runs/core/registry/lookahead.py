@@ -1,0 +1,41 @@
+"""The lookahead sweep: the speed job's requests at several lookahead (draft) lengths."""
+from __future__ import annotations
+
+from typing import Any
+
+from runs.core.jobs.lookahead import LookaheadJob, run_lookahead
+from runs.core.metric import Metric, Summary
+from runs.core.registry import speed
+from runs.core.registry.params import IntListParam, IntParam
+from runs.core.registry.spec import JobContext, JobSpec
+
+PARAMS = {
+    "lengths": IntListParam("lookahead lengths", 0, 64, (0, 2, 4, 8, 12)),
+    "reps": IntParam("repetitions", 1, 50, 1),
+    "warmup": IntParam("warm-up requests", 0, 5, 1),
+    "max_tokens": IntParam("max tokens per answer", 1, 131_072, None),
+}
+
+
+def _best_lookahead_tps(summary: Summary) -> float | None:
+    speeds = [
+        figures["all"]["decode_tps_client"]["median"]
+        for figures in (summary.get("lengths") or {}).values()
+        if (figures.get("all") or {}).get("decode_tps_client")
+    ]
+    return max(speeds) if speeds else None
+
+
+async def run(ctx: JobContext) -> dict[str, Any]:
+    if ctx.at_lookahead is None:
+        raise ValueError("a lookahead sweep needs an engine it can relaunch per length")
+    job = LookaheadJob(speed.speed_job(ctx), tuple(ctx.params.get("lengths", (0, 2, 4, 8, 12))))
+    return await run_lookahead(ctx.at_lookahead, job, ctx.progress)
+
+
+JOB = JobSpec(
+    name="lookahead", label="Lookahead sweep", order=20, params=PARAMS, run=run,
+    headline=Metric("Lookahead sweep", "best_decode_tps", "decode at the best length", "tok/s", True,
+                    _best_lookahead_tps),
+    starts_engine=False, relaunches_engine=True,
+)

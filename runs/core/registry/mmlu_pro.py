@@ -1,0 +1,41 @@
+"""MMLU-Pro through lm-evaluation-harness's own tasks, against the engine's OpenAI-compatible API."""
+from __future__ import annotations
+
+from typing import Any
+
+from runs.core.jobs.mmlu_pro import MmluProJob, run_mmlu_pro
+from runs.core.jobs.quality_data import SAMPLE_DATASET, sample_path
+from runs.core.metric import Benchmark, Metric, field_of
+from runs.core.registry.params import DatasetParam, IntParam
+from runs.core.registry.spec import JobContext, JobSpec
+
+PARAMS = {
+    "dataset": DatasetParam("dataset"),
+    "limit": IntParam("question limit", 1, 20_000, None),
+    "num_fewshot": IntParam("few-shot examples", 0, 5, 5),
+    "max_tokens": IntParam("max tokens per answer", 16, 32_768, 2048),
+}
+METRICS = (
+    Metric("MMLU-Pro", "accuracy", "accuracy", "%", True, field_of("accuracy"), scale=100,
+           out_of=field_of("total"), out_of_unit="questions"),
+)
+
+
+def dataset_of(value: str | None, benchmark: str) -> str | None:
+    """A dataset parameter as a path: "sample" is the shipped subset of `benchmark`."""
+    return sample_path(benchmark) if value == SAMPLE_DATASET else value
+
+
+async def run(ctx: JobContext) -> dict[str, Any]:
+    params = ctx.params
+    dataset = dataset_of(params.get("dataset"), "mmlu_pro")
+    limit, fewshot = params.get("limit"), params["num_fewshot"]
+    job = MmluProJob(ctx.config.model, dataset, limit, fewshot, params["max_tokens"])
+    return await run_mmlu_pro(ctx.client.base_url, ctx.config.api_key, job, ctx.progress)
+
+
+JOB = JobSpec(
+    name="mmlu-pro", label="MMLU-Pro (lm-evaluation-harness)", order=80, params=PARAMS, run=run,
+    progress_unit="questions", headline=METRICS[0], benchmarks=(Benchmark("MMLU-Pro", "mmlu-pro"),),
+    metrics=METRICS,
+)

@@ -1,0 +1,42 @@
+"""The needle job: one fact hidden in a long text, sized by the engine's own tokenizer."""
+from __future__ import annotations
+
+from typing import Any
+
+from engines import kinds
+from runs.core.jobs.needle import NeedleJob, ollama_calibrator, openai_tokenizer, run_needle
+from runs.core.metric import Benchmark, Metric, field_of, share_of
+from runs.core.registry.params import FractionListParam, IntListParam, IntParam
+from runs.core.registry.spec import JobContext, JobSpec
+
+PARAMS = {
+    "lengths": IntListParam("prompt lengths (tokens)", 256, 1_048_576, (32_768, 65_536), most=8),
+    "depths": FractionListParam("needle depths", (0.1, 0.5, 0.9)),
+    "answer_tokens": IntParam("answer tokens", 1, 1024, 32),
+}
+METRICS = (
+    Metric("Needle", "found", "needles found", "%", True, share_of("score", "total"), scale=100,
+           out_of=field_of("total"), out_of_unit="needles"),
+)
+
+
+async def run(ctx: JobContext) -> dict[str, Any]:
+    """Haystacks sized by the engine's own tokenizer (/tokenize, or calibrated where it has none)."""
+    params, config = ctx.params, ctx.config
+    kind = kinds.get(config.engine_kind)
+    extra: dict[str, Any] = {}
+    if kind.needs_num_ctx:
+        extra = {"options": {"num_ctx": max(params["lengths"]) + params["answer_tokens"] + 512}}
+    if kind.tokenizer == "calibrated":
+        tokenizer = ollama_calibrator(ctx.client, config.model, extra)
+    else:
+        tokenizer = openai_tokenizer(ctx.client, config.model)
+    job = NeedleJob(config.model, tuple(params["lengths"]), tuple(params["depths"]), config.seed,
+                    params["answer_tokens"], extra=extra)
+    return await run_needle(ctx.client, job, ctx.progress, tokenizer)
+
+
+JOB = JobSpec(
+    name="needle", label="Needle in a haystack", order=70, params=PARAMS, run=run, headline=METRICS[0],
+    benchmarks=(Benchmark("Needle", "needle"),), metrics=METRICS,
+)

@@ -1,0 +1,33 @@
+"""The prefix-cache probe: grow one conversation, insert an unrelated request, continue it."""
+from __future__ import annotations
+
+from typing import Any
+
+from engines import kinds
+from runs.core.jobs.prefix_cache import PrefixCacheJob, run_prefix_cache
+from runs.core.metric import Metric, field_of
+from runs.core.registry.params import IntParam
+from runs.core.registry.spec import JobContext, JobSpec
+
+PARAMS = {
+    "steps": IntParam("conversation steps", 1, 200, 30),
+    "bytes_per_step": IntParam("source bytes per step", 100, 1_000_000, 6000),
+    "answer_tokens": IntParam("answer tokens", 1, 1024, 16),
+}
+
+
+async def run(ctx: JobContext) -> dict[str, Any]:
+    params = ctx.params
+    job = PrefixCacheJob(ctx.config.model, params["steps"], params["bytes_per_step"], params["answer_tokens"])
+    summary = await run_prefix_cache(ctx.client, job, ctx.progress)
+    # A detected discard comes with the fix for this engine kind.
+    detected = summary.get("cache_discard_detected")
+    summary["fix"] = kinds.get(ctx.config.engine_kind).cache_fix if detected else None
+    return summary
+
+
+JOB = JobSpec(
+    name="prefix-cache", label="Prefix-cache probe", order=50, params=PARAMS, run=run, progress_unit="steps",
+    headline=Metric("Prefix-cache probe", "ttft_ratio", "continuation TTFT ratio", "x", False,
+                    field_of("ttft_ratio"), digits=2),
+)

@@ -1,0 +1,27 @@
+"""The replay job: chat requests recorded from a real agent session, sent again in order."""
+from __future__ import annotations
+
+from typing import Any
+
+from runs.core.jobs.replay import ReplayJob, run_replay
+from runs.core.metric import Metric, median_of
+from runs.core.registry.params import IntParam, RequestsParam
+from runs.core.registry.spec import JobContext, JobSpec
+
+PARAMS = {
+    "requests": RequestsParam("recorded requests (.jsonl)"),
+    "reps": IntParam("repetitions", 1, 50, 3),
+    "warmup": IntParam("warm-up requests", 0, 5, 1),
+}
+
+
+async def run(ctx: JobContext) -> dict[str, Any]:
+    params = ctx.params
+    job = ReplayJob(params["requests"], params["reps"], ctx.config.model, params.get("warmup", 1))
+    return await run_replay(ctx.client, job, ctx.progress)
+
+
+JOB = JobSpec(
+    name="replay", label="Replay", order=30, params=PARAMS, run=run,
+    headline=Metric("Replay", "wall_s", "wall time per pass", "s", False, median_of("wall_s")),
+)

@@ -1,0 +1,83 @@
+"""What a job kind is (JobSpec) and what its run gets to work with (JobContext). Plain Python."""
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from engines.clients import EngineClient
+from runs.core.jobs.lookahead import AtLookahead
+from runs.core.jobs.speed import RunProgress
+from runs.core.metric import Benchmark, Metric
+from runs.core.registry.params import Param
+
+__all__ = ["JobConfig", "JobContext", "JobSpec"]
+
+
+@dataclass(frozen=True)
+class JobConfig:
+    """What a job reads of the config it measures (the worker copies it from the EngineConfig)."""
+
+    model: str
+    sampling: Mapping[str, Any]  # temperature, top_p, top_k, seed, max_tokens: the config's fixed sampling
+    seed: int
+    engine_kind: str
+    api_key: str | None
+
+
+@dataclass
+class JobContext:
+    """One run's job: the engine client, the checked parameters, the config, where to report.
+
+    `at_lookahead` is set for a job that relaunches (or re-aliases) the engine per lookahead length.
+    """
+
+    client: EngineClient
+    params: dict[str, Any]
+    config: JobConfig
+    progress: RunProgress
+    at_lookahead: AtLookahead | None = None
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A job kind, in one place: everything the forms, worker, pages, grid and scorecard read of it.
+
+    :param order: where it sits in lists, sweep columns and queue order (lower first)
+    :param run: the core function: checked parameters in, the run's summary out
+    :param charted: the "request" sample fields the run page charts one point each of (thinned
+        for long runs); empty: the page is sent every sample
+    :param benchmarks, metrics: the scorecard rows its runs give (compare, alerts, scorecard)
+    :param headline: the one figure a sweep grid shows in its column
+    :param starts_engine: False when the job starts the engine itself (per lookahead length)
+    :param long_requests: answers that are not streamed, so one read waits for a whole answer
+    :param sends_prompt_set: its runs record the speed prompt set's digest (parity compares it)
+    :param compared: shown in compare tables even without scorecard rows (its own rows)
+    The run page loads static/js/jobs/<name>.js and templates/runs/_job_<name>.html.
+    """
+
+    name: str
+    label: str
+    order: int
+    params: Mapping[str, Param]
+    run: Callable[[JobContext], Awaitable[dict[str, Any]]]
+    headline: Metric
+    progress_unit: str = "requests"
+    charted: tuple[str, ...] = ()
+    benchmarks: tuple[Benchmark, ...] = ()
+    metrics: tuple[Metric, ...] = field(default=())
+    starts_engine: bool = True
+    relaunches_engine: bool = False
+    long_requests: bool = False
+    sends_prompt_set: bool = False
+    compared: bool = False
+
+    @property
+    def script(self) -> str:
+        """The run page's view of this job, under static/."""
+        return f"js/jobs/{self.name}.js"
+
+    @property
+    def partial(self) -> str:
+        """The run page's template part of this job."""
+        return f"runs/_job_{self.name}.html"

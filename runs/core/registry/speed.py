@@ -1,0 +1,39 @@
+"""The speed job: the prompt set, N repetitions, the config's fixed sampling."""
+from __future__ import annotations
+
+from typing import Any
+
+from runs.core.jobs.speed import SpeedJob, run_speed
+from runs.core.metric import Benchmark, Metric, median_of
+from runs.core.registry.params import IntParam
+from runs.core.registry.spec import JobContext, JobSpec
+
+PARAMS = {
+    "reps": IntParam("repetitions", 1, 50, 3),
+    "warmup": IntParam("warm-up requests", 0, 5, 1),
+    "max_tokens": IntParam("max tokens per answer", 1, 131_072, None),
+}
+METRICS = (
+    Metric("Speed", "decode_tps_client", "decode (client)", "tok/s", True, median_of("decode_tps_client")),
+    Metric("Speed", "decode_tps_engine", "decode (engine)", "tok/s", True, median_of("decode_tps_engine")),
+    Metric("Speed", "ttft_s", "TTFT", "s", False, median_of("ttft_s"), digits=3),
+    Metric("Speed", "acceptance_rate", "acceptance rate", "%", True, median_of("acceptance_rate"), scale=100),
+)
+
+
+def speed_job(ctx: JobContext) -> SpeedJob:
+    """The speed job's requests: the config's fixed sampling, the run's max_tokens over it."""
+    params = ctx.params
+    sampling = dict(ctx.config.sampling) | {k: v for k, v in params.items() if k == "max_tokens"}
+    return SpeedJob(ctx.config.model, params.get("reps", 3), params.get("warmup", 1), sampling)
+
+
+async def run(ctx: JobContext) -> dict[str, Any]:
+    return await run_speed(ctx.client, speed_job(ctx), ctx.progress)
+
+
+JOB = JobSpec(
+    name="speed", label="Speed", order=10, params=PARAMS, run=run, headline=METRICS[0],
+    charted=("decode_tps_client", "decode_tps_engine", "ttft_s", "acceptance_rate"),
+    benchmarks=(Benchmark("Speed", "speed"),), metrics=METRICS, sends_prompt_set=True,
+)
