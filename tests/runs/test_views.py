@@ -69,6 +69,18 @@ def test_it_embeds_the_run_for_the_live_page(alice_client, run):
     assert "/static/vendor/chart.umd.min.js" in html
 
 
+@pytest.mark.parametrize("job", [Run.Job.SPEED, Run.Job.NEEDLE, Run.Job.MMLU_PRO])
+def test_it_loads_only_the_view_script_of_the_runs_job(alice_client, job):
+    html = alice_client.get(RunFactory(job=job).get_absolute_url()).content.decode()
+    views = [j for j in Run.Job.values if f"/static/js/jobs/{j}.js" in html]
+    assert views == [job]
+    # The shared scripts, then the job's view (it registers with run_charts.js), then the page's loop.
+    order = ["vendor/chart.umd.min.js", "js/format.js", "js/run_charts.js", f"js/jobs/{job}.js",
+             "js/run_detail.js"]
+    at = [html.index(f'<script src="/static/{path}"') for path in order]
+    assert at == sorted(at)
+
+
 def test_it_shows_medians_with_their_spread(alice_client, run):
     html = alice_client.get(run.get_absolute_url()).content.decode()
     assert "41.2 [39.8\u201343.0] tok/s (n=9)" in html
