@@ -1,7 +1,9 @@
 """The self-contained HTML report of a comparison: one file that opens offline.
 
-Chart.js, static/js/compare.js and static/css/compare.css are inlined, the data is embedded as
-JSON, and nothing links outside the file (the config names are plain text, not links).
+Chart.js, static/js/format.js, static/js/compare.js, static/css/report.css and
+static/css/compare.css are inlined (the template holds no hand-written script or style), the
+data is embedded as JSON, and nothing links outside the file (the config names are plain text,
+not links).
 """
 from __future__ import annotations
 
@@ -31,13 +33,19 @@ def _script(path: str) -> str:
     return _static_text(path).replace("</script", "<\\/script")
 
 
+def _style(*paths: str) -> str:
+    # Inside <style>, only "</style" would end the element early.
+    return "\n".join(_static_text(p) for p in paths).replace("</style", "<\\/style")
+
+
 def render_report(comparison: Comparison) -> str:
     """The report as one HTML document."""
     ctx = {
         "comparison": comparison,
         "generated": timezone.now(),
-        "css": _static_text("css/compare.css").replace("</style", "<\\/style"),
+        "css": _style("css/report.css", "css/compare.css"),
         "chart_js": _script("vendor/chart.umd.min.js"),
+        "format_js": _script("js/format.js"),
         "compare_js": _script("js/compare.js"),
     }
     return render_to_string("runs/report.html", ctx)

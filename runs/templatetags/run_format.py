@@ -1,8 +1,8 @@
 """Template helpers that show run figures the one way PRODUCT.md defines them.
 
 A summary figure is a median with its spread, "median [min-max] unit (n=N)" (an en dash
-in the page). The same table of metrics is handed to run_detail.js as JSON, so live
-updates format figures identically.
+in the page). The same table of metrics is handed to the run page's scripts as JSON
+(static/js/jobs/speed.js, through static/js/format.js), so live updates format figures identically.
 """
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def summary_figure(summary: dict[str, Any] | None, key: str) -> str:
 
 @register.simple_tag
 def summary_metrics() -> list[Metric]:
-    """The metrics a summary table shows, in order (also serialised for run_detail.js)."""
+    """The metrics a summary table shows, in order (also serialised for static/js/jobs/speed.js)."""
     return SUMMARY_METRICS
 
 

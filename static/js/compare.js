@@ -2,6 +2,7 @@
  * config as median bars with a min–max bar over each, the concurrency curves of every config on
  * one plot, and decode tok/s against a quality metric with the Pareto front marked.
  *
+ * Figures are format.js's (SparkFormat), loaded before this file here and in the report.
  * Reads the JSON of #compare-data (runs.core.comparison.chart_data); each canvas it draws gets
  * data-points = the number of points drawn, so tests and people can tell an empty chart.
  */
@@ -29,6 +30,9 @@
 
   function mark(canvas, points) { canvas.dataset.points = String(points); }
 
+  /** A bar's figure over its runs, as format.js writes every spread: "median [min–max] (n=N)". */
+  function spreadOver(bar) { return "over runs: " + SparkFormat.spread(bar, "", 1); }
+
   /** Median bars, one per config (the baseline's darker), each with its min–max range over it. */
   function bars(id, items, unit, data) {
     var canvas = document.getElementById(id);
@@ -50,7 +54,7 @@
       options: options("config", unit, {
         plugins: {
           legend: { labels: { usePointStyle: true, boxHeight: 7 } },
-          tooltip: { callbacks: { footer: function (ctx) { return "n = " + items[ctx[0].dataIndex].n + " runs"; } } }
+          tooltip: { callbacks: { footer: function (ctx) { return spreadOver(items[ctx[0].dataIndex]); } } }
         }
       })
     });
@@ -114,7 +118,7 @@
         plugins: {
           legend: { labels: { usePointStyle: true, boxHeight: 7 } },
           tooltip: { callbacks: { label: function (ctx) {
-            return ctx.raw.config + ": " + ctx.raw.x.toFixed(1) + " tok/s, " + ctx.raw.y.toFixed(1);
+            return ctx.raw.config + ": " + SparkFormat.value(ctx.raw.x, "tok/s", 1) + ", " + SparkFormat.number(ctx.raw.y, 1);
           } } }
         }
       }),

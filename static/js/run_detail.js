@@ -2,10 +2,12 @@
  *
  * Protocol: ws(s)://host/ws/runs/<id>/?after=<last seq> sends {"type": "run", "run": {...}} and
  * {"type": "samples", "samples": [...]}; GET /api/runs/<id>/samples?after=<seq> answers
- * {"run": {...}, "samples": [...]}. The charts and tables of the run's job are run_charts.js's.
+ * {"run": {...}, "samples": [...]}. The charts and tables of the run's job are its view's
+ * (static/js/jobs/<job>.js, through run_charts.js).
  * Test hooks: data-job on #run; data-points on each job's main chart canvas (x points drawn);
  * data-status and data-transport ("socket" or "polling": what delivered the latest update) on
- * the status badge (#run-status).
+ * the status badge (#run-status); a "sparkdash:drawn" event on document after each batch of
+ * new samples is drawn, its detail the samples (the live-latency benchmark times it).
  */
 (function () {
   "use strict";
@@ -20,7 +22,7 @@
   var root = document.getElementById("run");
   if (!root) return;
   var initial = JSON.parse(document.getElementById("run-data").textContent);
-  // The job's charts and tables (run_charts.js): fed every new sample, and every run update.
+  // The job's charts and tables (its view in static/js/jobs/): fed every new sample, and every run update.
   var view = RunCharts.create(root.getAttribute("data-job"), initial);
 
   var lastSeq = -1;
@@ -30,11 +32,6 @@
   var pollTimer = null;
   var pollInFlight = false;
   var finished = false;
-  // Benchmark hook (tests/bench/live_latency.py), only with ?latency in the page's URL: for each
-  // sample carrying the worker's clock (values.bench_sent_ms), [seq, sent, received, drawn] in
-  // epoch ms (received: when its message reached the page's script).
-  var latency = /[?&]latency(&|=|$)/.test(location.search) ? (window.__sparkdashLive = []) : null;
-  var receivedAt = 0;
 
   function isTerminal(run) { return TERMINAL.indexOf(run.status) !== -1; }
 
@@ -47,14 +44,7 @@
       if (view.add(sample)) changed = true;
     });
     if (changed) view.draw();
-    if (latency) noteDrawn(fresh);
-  }
-
-  function noteDrawn(samples) {
-    var drawn = performance.timeOrigin + performance.now();
-    samples.forEach(function (s) {
-      if (s.values && s.values.bench_sent_ms) latency.push([s.seq, s.values.bench_sent_ms, receivedAt, drawn]);
-    });
+    if (fresh.length) document.dispatchEvent(new CustomEvent("sparkdash:drawn", { detail: fresh }));
   }
 
   function lookup(obj, path) {
@@ -127,7 +117,6 @@
         return response.json();
       })
       .then(function (data) {
-        if (latency) receivedAt = performance.timeOrigin + performance.now();
         pollInFlight = false;
         markTransport("polling");
         applySamples(data.samples);
@@ -173,7 +162,6 @@
       setLiveState("live");
     };
     ws.onmessage = function (event) {
-      if (latency) receivedAt = performance.timeOrigin + performance.now();
       markTransport("socket");
       handle(JSON.parse(event.data));
     };

@@ -1,6 +1,7 @@
 /* Live sweep grid: polls GET /api/sweep-runs/<id> about once a second and fills in each cell
  * (figure, delta with its verdict, progress) until the sweep run is finished.
- * The figures and deltas arrive as text (runs.core.sweep_grid formats them); this only places them.
+ * The figures and deltas arrive as text (runs.core.sweep_grid formats them); this only places them
+ * (the verdict's class is format.js's slugify, as the template's `verdict|slugify`).
  * Test hooks: data-finished on #sweep-run; data-cell="<config id>-<job>" on each cell.
  */
 (function () {
@@ -24,9 +25,7 @@
     span.hidden = row.baseline || !hasBaseline;
     span.textContent = "\u0394 " + cell.delta_text + " (" + cell.delta_pct_text + ") ";
     var badge = document.createElement("span");
-    // Django's slugify: "no spread" -> "no-spread", "n/a" -> "na".
-    var slug = cell.verdict.replace(/[^a-z0-9\s-]/g, "").trim().replace(/[\s-]+/g, "-");
-    badge.className = "verdict verdict-" + slug;
+    badge.className = "verdict verdict-" + SparkFormat.slugify(cell.verdict);
     badge.textContent = cell.verdict;
     span.appendChild(badge);
   }

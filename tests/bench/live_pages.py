@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from tests.chromium import logged_in_chromium
@@ -12,6 +13,13 @@ WINDOW_HEIGHT = 900
 PAGES_PER_BROWSER = 5
 LIVE_JS = 'return document.getElementById("live-state").textContent === "live";'
 READ_JS = "return window.__sparkdashLive || null;"
+# Sets up window.__sparkdashLive in each page, before the page's own scripts run.
+HOOK_JS = (Path(__file__).parent / "live_hook.js").read_text(encoding="utf-8")
+
+
+def install_hook(driver: Any) -> None:
+    """Inject live_hook.js into every document the driver's current window loads from now on."""
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": HOOK_JS})
 
 
 @contextlib.contextmanager
@@ -26,6 +34,7 @@ def open_pages(site: str, user: Any, path: str, pages: int, wait_s: float) -> It
             for i in range(min(PAGES_PER_BROWSER, pages - first)):
                 if i:
                     driver.switch_to.new_window("window")
+                install_hook(driver)
                 driver.get(site + path)
             drivers.append(driver)
         for driver in drivers:
@@ -66,6 +75,6 @@ def read_pages(drivers: list[Any]) -> list[list[list[float]]]:
         driver.switch_to.window(handle)
         rows = driver.execute_script(READ_JS)
         if rows is None:
-            raise RuntimeError("a run page has no window.__sparkdashLive (is ?latency in its URL?)")
+            raise RuntimeError("a run page has no window.__sparkdashLive (was live_hook.js injected?)")
         drawn.append(rows)
     return drawn

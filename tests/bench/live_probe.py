@@ -5,9 +5,9 @@ dashboard with daphne (`manage.py serve`), and for each (pages, seconds) of the 
 that many run pages in headless Chromium (five windows per browser), runs a speed job against
 the simulator in this process (the worker: runs.worker.execution with its real recorder, Postgres and
 channels-redis), stamping each sample with the worker's wall clock as the job hands it over,
-and reads from every page when its chart drew each point (window.__sparkdashLive,
-run_detail.js). Prints one JSON object: per plan entry, each page's (seq, sent, received,
-drawn) rows.
+and reads from every page when its chart drew each point (window.__sparkdashLive, set up by
+tests/bench/live_hook.js, which live_pages.py injects). Prints one JSON object: per plan entry,
+each page's (seq, sent, received, drawn) rows.
 """
 from __future__ import annotations
 
@@ -120,7 +120,7 @@ def measure(
 
     params = {"reps": 10_000, "warmup": 0, "max_tokens": MAX_TOKENS}  # stopped by cancel, not by reps
     run = Run.objects.create(config=config, machine=config.engine.machine, job="speed", params=params)
-    with open_pages(site, user, f"/runs/{run.pk}/?latency", pages, SOCKET_WAIT_S) as drivers:
+    with open_pages(site, user, f"/runs/{run.pk}/", pages, SOCKET_WAIT_S) as drivers:
         _say(f"live: {pages} pages and {sockets} socket clients watching run {run.pk}")
         before, cpu, started = main_thread_times(drivers), cpu_seconds(), time.monotonic()
         with listening(site, user, run.pk, sockets) as socket_rows:

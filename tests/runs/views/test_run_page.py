@@ -7,6 +7,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from runs.core import registry
 from runs.models import Run
 from tests.factories import EngineConfigFactory, EngineFactory, RunFactory, SampleFactory
 
@@ -67,6 +68,18 @@ def test_it_embeds_the_run_for_the_live_page(alice_client, run):
     assert 'data-status="succeeded" id="run-status"' in html
     assert 'data-points="0"' in html
     assert "/static/vendor/chart.umd.min.js" in html
+
+
+@pytest.mark.parametrize("job", ["speed", "needle", "mmlu-pro"])
+def test_it_loads_only_the_view_script_of_the_runs_job(alice_client, job):
+    html = alice_client.get(RunFactory(job=job).get_absolute_url()).content.decode()
+    views = [j for j in registry.JOBS if f"/static/js/jobs/{j}.js" in html]
+    assert views == [job]
+    # The shared scripts, then the job's view (it registers with run_charts.js), then the page's loop.
+    order = ["vendor/chart.umd.min.js", "js/format.js", "js/run_charts.js", f"js/jobs/{job}.js",
+             "js/run_detail.js"]
+    at = [html.index(f'<script src="/static/{path}"') for path in order]
+    assert at == sorted(at)
 
 
 def test_it_shows_medians_with_their_spread(alice_client, run):

@@ -1,0 +1,76 @@
+/* The concurrency sweep: the box's total tok/s and each answer's time to finish per level, a
+ * summary row per level and the scaling line. Registers itself as the "concurrency" view of RunCharts.
+ */
+(function () {
+  "use strict";
+  var h = window.RunCharts.helpers;
+
+  function take(s, level) {
+    h.addSorted(s.levels, level.concurrency);
+    s.byLevel[level.concurrency] = level;
+  }
+
+  function med(s, n, key) { return s.byLevel[n] && s.byLevel[n][key] ? s.byLevel[n][key].median : null; }
+
+  function scalingLine(summary) {
+    return summary.baseline + " \u2192 " + summary.max_concurrency + " requests at once: " +
+      summary.scaling.toFixed(2) + "\u00d7 the total tok/s, each answer takes " +
+      summary.finish_s_ratio.toFixed(2) + "\u00d7 as long (" + summary.answer_tokens + "-token answers).";
+  }
+
+  function renderTable(s, summary) {
+    var done = s.levels.filter(function (n) { return s.byLevel[n]; });
+    h.fillRows(h.tbodyOf("job-summary"), done.map(function (n) {
+      var l = s.byLevel[n];
+      return [String(n), h.spread(l.total_tps, "tok/s", 1), h.spread(l.finish_s, "s", 2),
+        h.spread(l.ttft_s, "s", 3), h.spread(l.decode_tps_client, "tok/s", 1),
+        l.short_answers + " of " + l.requests];
+    }), true);
+    var line = document.getElementById("scaling");
+    if (summary && summary.scaling && line) line.textContent = scalingLine(summary);
+  }
+
+  function draw(s) {
+    s.chart.data.labels = s.levels.map(String);
+    s.chart.data.datasets = [
+      h.dataset("total of the box, tok/s", "#1e88e5", "y", {
+        data: s.levels.map(function (n) { return med(s, n, "total_tps"); }), pointRadius: 4
+      }),
+      h.dataset("time to finish per answer (median), s", "#e53935", "finish", {
+        data: s.levels.map(function (n) { return med(s, n, "finish_s"); }), borderDash: [5, 3],
+        pointStyle: "rect", pointRadius: 4
+      })
+    ];
+    s.chart.update("none");
+    h.markPoints(s.canvas, s.levels.filter(function (n) { return s.byLevel[n]; }).length);
+    renderTable(s, null);
+  }
+
+  function concurrencyView(run) {
+    var canvas = document.getElementById("concurrency-chart");
+    var s = {
+      canvas: canvas, byLevel: {},  // concurrency -> summarize_level(...) of that level
+      levels: ((run.params && run.params.levels) || []).slice(),
+      chart: h.chart(canvas, "requests at once", [], {
+        y: h.axis("total (tok/s)"), finish: h.rightAxis("time to finish (s)")
+      })
+    };
+    return {
+      add: function (sample) {
+        if (sample.kind !== "level" || !sample.values) return false;
+        take(s, sample.values);
+        return true;
+      },
+      draw: function () { draw(s); },
+      applyRun: function (run) {
+        var summary = run.summary || {};
+        if (!summary.levels) return;
+        Object.keys(summary.levels).forEach(function (k) { take(s, summary.levels[k]); });
+        draw(s);
+        renderTable(s, summary);
+      }
+    };
+  }
+
+  window.RunCharts.register("concurrency", concurrencyView);
+})();

@@ -1,0 +1,15 @@
+/* The HumanEval+ / MBPP+ run: pass@1 on the plus and the base tests per problem graded, and a row each.
+ * Registers itself as the "evalplus" view of RunCharts (the chart is RunCharts' scoreView).
+ */
+(function () {
+  "use strict";
+
+  window.RunCharts.register("evalplus", window.RunCharts.helpers.scoreView({
+    lines: [["pass@1 plus so far", "pass_at_1_plus_so_far", "#43a047"],
+            ["pass@1 base so far", "pass_at_1_base_so_far", "#9e9e9e"]],
+    row: function (q) {
+      return [q.task_id, "pass", "base: " + q.base_status + ", plus: " + q.plus_status,
+              q.passed_plus ? "pass" : (q.passed_base ? "base only" : "fail")];
+    }
+  }));
+})();

@@ -1,0 +1,87 @@
+/* The lookahead sweep: decode speed and acceptance per output type at each lookahead length,
+ * with the roofline ceiling, and a summary row per (length, output type).
+ * Registers itself as the "lookahead" view of RunCharts.
+ */
+(function () {
+  "use strict";
+  var h = window.RunCharts.helpers;
+  var NOT_EXPOSED = window.RunCharts.NOT_EXPOSED;
+
+  function lengthRows(summary, k) {
+    var at = summary.lengths[k];
+    var name = k + (String(summary.best_lookahead) === k ? " (fastest)" : "");
+    var types = ["all"].concat(Object.keys(at).filter(function (t) { return t !== "all"; }).sort());
+    return types.map(function (t, i) {
+      var f = at[t];
+      return [i === 0 ? name : "", t, h.spread(f.decode_tps_client, "tok/s", 1),
+        h.spread(f.decode_tps_engine, "tok/s", 1, 1, NOT_EXPOSED),
+        h.spread(f.acceptance_rate, "%", 1, 100, "no drafting at this length, or " + NOT_EXPOSED),
+        h.spread(f.tokens_per_verification, "tokens", 2, 1, NOT_EXPOSED)];
+    });
+  }
+
+  function summaryRows(summary) {
+    var lengths = Object.keys(summary.lengths).sort(function (a, b) { return a - b; });
+    return [].concat.apply([], lengths.map(function (k) { return lengthRows(summary, k); }));
+  }
+
+  /** Per length: the median of `key` ("tps" or "acc") of one output type, null where not measured. */
+  function seriesOf(s, outputType, key) {
+    return s.lengths.map(function (k) {
+      var at = s.byLength[k] && s.byLength[k][outputType];
+      return at ? h.median(at[key]) : null;
+    });
+  }
+
+  function add(s, sample) {
+    var v = sample.values || {};
+    if (sample.kind !== "request" || v.lookahead === undefined) return false;
+    var k = v.lookahead, t = v.output_type || "all";
+    h.addSorted(s.lengths, k);
+    if (s.types.indexOf(t) === -1) { s.types.push(t); s.types.sort(); }
+    s.byLength[k] = s.byLength[k] || {};
+    var at = s.byLength[k][t] = s.byLength[k][t] || { tps: [], acc: [] };
+    at.tps.push(h.orNull(v.decode_tps_client));
+    at.acc.push(h.percent(v.acceptance_rate));
+    return true;
+  }
+
+  function draw(s, ceiling) {
+    s.chart.data.labels = s.lengths.map(String);
+    var sets = [];
+    s.types.forEach(function (t, i) {
+      var color = h.typeColor(t, i);
+      sets.push(h.dataset(t + " decode, tok/s", color, "y", { data: seriesOf(s, t, "tps") }));
+      sets.push(h.dataset(t + " acceptance, %", color, "acc", {
+        data: seriesOf(s, t, "acc"), borderDash: [5, 3], pointStyle: "triangle", pointRadius: 4
+      }));
+    });
+    s.chart.data.datasets = sets;
+    h.setCeiling(s.chart, ceiling, "y");
+    s.chart.update("none");
+    h.markPoints(s.canvas, s.lengths.filter(function (k) { return s.byLength[k]; }).length);
+  }
+
+  function lookaheadView(run) {
+    var canvas = document.getElementById("lookahead-chart");
+    var s = {
+      canvas: canvas, byLength: {}, types: [],  // byLength: length -> output type -> {tps: [], acc: []}
+      lengths: ((run.params && run.params.lengths) || []).slice(),
+      chart: h.chart(canvas, "lookahead (draft tokens per verification)", [], {
+        y: h.axis("decode (tok/s)"), acc: h.rightAxis("acceptance (%)", { min: 0, max: 100, beginAtZero: true })
+      })
+    };
+    var ceiling = null;
+    return {
+      add: function (sample) { return add(s, sample); },
+      draw: function () { draw(s, ceiling); },
+      applyRun: function (run) {
+        if (run.summary && run.summary.lengths) h.fillRows(h.tbodyOf("job-summary"), summaryRows(run.summary));
+        var next = h.ceilingOf(run);
+        if (next !== ceiling) { ceiling = next; draw(s, ceiling); }
+      }
+    };
+  }
+
+  window.RunCharts.register("lookahead", lookaheadView);
+})();
