@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 
-.PHONY: run test faults audit lint install browser engine clean bench
+.PHONY: run test faults audit aarch64-check lint install browser engine clean bench
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ engine:
 # Known vulnerabilities in the installed dependencies (pip-audit); CI runs it.
 audit: install
 	BIN=$(BIN) bin/audit
+
+# Every pinned requirement resolves for a DGX Spark (linux-aarch64, CPython 3.12) as wheels or
+# pure-Python sdists (uv, from PyPI; nothing installed); CI runs it.
+aarch64-check: install
+	BIN=$(BIN) bin/check-aarch64
 
 lint: install
 	$(BIN)/ruff check .
