@@ -42,8 +42,19 @@ audit: install
 aarch64-check: install
 	BIN=$(BIN) bin/check-aarch64
 
-lint: install
+# jscpd (pinned in package-lock.json) for the repeated-code check of static/ and templates/.
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# Repeated code: 8 or more lines alike in Python (pylint's duplicate-code) or in JS, CSS and
+# templates (jscpd) fail the lint; vendored Chart.js/Pico and runs/fixtures are left out.
+lint: install node_modules/.installed
 	$(BIN)/ruff check .
+	$(BIN)/pylint --disable=all --enable=duplicate-code --min-similarity-lines=8 \
+	  --ignore=fixtures,migrations --score=n engines runs
+	node_modules/.bin/jscpd --min-lines 8 --min-tokens 50 --format javascript,css,markup \
+	  --ignore "static/vendor/**" --exit-code 1 --reporters console static templates
 
 test: install engine browser lint
 	$(BIN)/python manage.py makemigrations --check --dry-run -v 0

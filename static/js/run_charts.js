@@ -145,6 +145,16 @@ window.RunCharts = (function () {
 
   function markPoints(canvas, n) { canvas.setAttribute("data-points", String(n)); }
 
+  // A view's `add` for jobs that sample per step: keeps the steps in step order, whatever the arrival order.
+  function stepAdder(steps) {
+    return function (sample) {
+      if (sample.kind !== "step" || !sample.values) return false;
+      steps.push(sample.values);
+      steps.sort(function (a, b) { return a.step - b.step; });
+      return true;
+    };
+  }
+
   function typeColor(outputType, index) {
     return TYPE_COLORS[outputType] || SPARE_COLORS[index % SPARE_COLORS.length];
   }
@@ -498,12 +508,7 @@ window.RunCharts = (function () {
     }
 
     return {
-      add: function (sample) {
-        if (sample.kind !== "step" || !sample.values) return false;
-        steps.push(sample.values);
-        steps.sort(function (a, b) { return a.step - b.step; });
-        return true;
-      },
+      add: stepAdder(steps),
       draw: function () {
         c.data.labels = steps.map(function (r) { return r.label === "grow" ? String(r.step) : [String(r.step), r.label]; });
         var colors = steps.map(function (r) { return styleOf(r).color; });
@@ -544,7 +549,7 @@ window.RunCharts = (function () {
     register: function (job, view) { VIEWS[job] = view; },
     helpers: {
       chart: chart, axis: axis, rightAxis: rightAxis, dataset: dataset, markPoints: markPoints,
-      fillRows: fillRows, tbodyOf: tbodyOf, value: value, orNull: orNull
+      fillRows: fillRows, tbodyOf: tbodyOf, value: value, orNull: orNull, stepAdder: stepAdder
     }
   };
 })();
