@@ -209,7 +209,7 @@ def _add_drafts(figures: EngineFigures, timings: dict[str, Any], predicted_n: in
     if predicted_n is not None and accepted is not None:
         # An estimate: llama-server does not report its verification steps. Each step emits its
         # accepted drafts plus one token, and the first token comes from prefill; exact only when
-        # every step had a non-empty draft (ENGINES.md section 6).
+        # every step had a non-empty draft (docs/metrics.md, "Engine counters").
         figures.verifications = max(predicted_n - 1 - accepted, 0)
 
 

@@ -2,13 +2,13 @@
 
 A scorecard row is one metric of one benchmark (speed, agent table, needle, MMLU-Pro,
 HumanEval+, MBPP+): each run gives one value, read from its summary, and the row holds the
-Spread of those values over the runs (docs/PRODUCT.md: a median, shown with min, max and n).
+Spread of those values over the runs (docs/metrics.md: a median, shown with min, max and n).
 
 Comparing two rows gives the difference of the medians and a verdict:
 
 - "n/a": a side has no figure;
 - "no spread": a side has fewer than 2 values, so noise can't be judged (the delta is shown);
-- "noise": the two [min, max] ranges overlap, touching included (PRODUCT.md: differences
+- "noise": the two [min, max] ranges overlap, touching included (docs/metrics.md: differences
   within the spread are labelled noise, not wins);
 - "better" / "worse": the ranges are apart, judged by the metric's direction.
 
@@ -175,7 +175,7 @@ def _correct(summary: Summary) -> bool | None:
 
 
 def _completed_task_s(summary: Summary) -> float | None:
-    # PRODUCT.md: task time is the wall time of a whole task, so loops and errors don't count.
+    # docs/metrics.md: task time is the wall time of a whole task, so loops and errors don't count.
     return summary.get("task_s") if summary.get("outcome") == "completed" else None
 
 

@@ -2,7 +2,7 @@
 
 Each job has one headline metric, read as one value per run from its summary; a cell holds the
 Spread of those values over the cell's succeeded repetitions (median [min-max] (n), as
-docs/PRODUCT.md asks), its progress (runs done, running, failed) and its delta against the
+docs/metrics.md asks), its progress (runs done, running, failed) and its delta against the
 baseline config's cell in the same column, labelled by runs.core.compare.compare (noise when
 the two [min, max] ranges overlap).
 """
