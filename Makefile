@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 
-.PHONY: run test faults audit lint install browser engine clean bench
+.PHONY: run test faults audit aarch64-check lint install browser engine clean bench
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -37,10 +37,26 @@ engine:
 audit: install
 	BIN=$(BIN) bin/audit
 
-# Style, and the layout's rules (import-linter contracts in pyproject.toml).
-lint: install
+# Every pinned requirement resolves for a DGX Spark (linux-aarch64, CPython 3.12) as wheels or
+# pure-Python sdists (uv, from PyPI; nothing installed); CI runs it.
+aarch64-check: install
+	BIN=$(BIN) bin/check-aarch64
+
+# jscpd (pinned in package-lock.json) for the repeated-code check of static/ and templates/.
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# Repeated code: 8 or more lines alike in Python (pylint's duplicate-code) or in JS, CSS and
+# templates (jscpd) fail the lint; vendored Chart.js/Pico and runs/fixtures are left out. Also
+# the layout's rules: import-linter's contracts in pyproject.toml.
+lint: install node_modules/.installed
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/pylint --disable=all --enable=duplicate-code --min-similarity-lines=8 \
+	  --ignore=fixtures,migrations --score=n engines runs
+	node_modules/.bin/jscpd --min-lines 8 --min-tokens 50 --format javascript,css,markup \
+	  --ignore "static/vendor/**" --exit-code 1 --reporters console static templates
 
 test: install engine browser lint
 	$(BIN)/python manage.py makemigrations --check --dry-run -v 0

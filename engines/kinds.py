@@ -2,29 +2,28 @@
 
 Adding an engine kind ("tgi", say):
 
-1. Its client: a flavour of the OpenAI-compatible client (``client=openai_compatible``) when it
+1. Its client: a flavour of the OpenAI-compatible client (``client=OPENAI_COMPATIBLE``) when it
    speaks /v1/chat/completions, else a new ``EngineClient`` subclass in ``engines/clients/`` and a
-   factory for it here, shaped like :func:`ollama_native`.
+   factory for it there, shaped like ``engines.clients.ollama_native``, named by "module:name".
 2. Its launch recipe: ``engines/recipes/tgi.py`` with ``render_tgi(settings) -> Recipe``, built with
    ``engines.recipes.base.Builder``.
-3. Its entry in :data:`REGISTRY` below: label, client, renderer, default binary and port, log
+3. Its entry in :data:`REGISTRY` below: label, client, renderer ("module:name"), default binary and port, log
    parser, Prometheus prefix, capabilities, cache-fix text, version probe paths.
 4. A migration: ``Engine.kind``'s choices come from here (``makemigrations`` writes it).
 5. Its tests (client wire format, recipe); nothing in runs/ names a kind, it reads the spec.
 
 Django-free (the models import this module, not the other way round), so ``runs.core`` may use it.
+Clients and recipes read this registry; it names their factories by "module:name" and imports them
+when first used, so no import runs the other way.
 """
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from engines.logparse import LogEvent, parse_line
-from engines.recipes.llama_server import render_llama_server
-from engines.recipes.ollama import render_ollama
-from engines.recipes.sglang import render_sglang
-from engines.recipes.vllm import render_vllm
 
 if TYPE_CHECKING:
     import httpx
@@ -32,8 +31,10 @@ if TYPE_CHECKING:
     from engines.clients.base import EngineClient
     from engines.recipes.base import LaunchSettings, Recipe
 
-__all__ = ["REGISTRY", "EngineKind", "choices", "find", "get", "names", "ollama_native", "openai_compatible"]
+__all__ = ["OLLAMA_NATIVE", "OPENAI_COMPATIBLE", "REGISTRY", "EngineKind", "choices", "find", "get", "names"]
 
+OPENAI_COMPATIBLE = "engines.clients:openai_compatible"
+OLLAMA_NATIVE = "engines.clients:ollama_native"
 ClientFactory = Callable[["EngineKind", str, str, float, "httpx.AsyncBaseTransport | None"], "EngineClient"]
 
 
@@ -43,8 +44,10 @@ class EngineKind:
 
     :param name: the stored value of ``Engine.kind`` (``"llama-server"``).
     :param label: how pages name it.
-    :param client: ``client(kind, base_url, api_key, timeout, transport)`` makes its API client.
-    :param render: ``render(settings)`` makes its launch recipe (``ValueError`` names a bad field).
+    :param client: ``"module:factory"`` of its API client: ``factory(kind, base_url, api_key,
+        timeout, transport)`` (``OPENAI_COMPATIBLE`` for a flavour of the OpenAI-compatible one).
+    :param render_with: ``"module:function"`` of its launch recipe: ``function(settings)``
+        (``ValueError`` names a bad field).
     :param default_binary: the program a recipe runs when the engine names none.
     :param default_port: the port a recipe listens on when the base URL names none.
     :param log_parser: turns one log line into a ``LogEvent`` (or None); None: its log is only kept.
@@ -66,8 +69,8 @@ class EngineKind:
 
     name: str
     label: str
-    client: ClientFactory
-    render: Callable[[LaunchSettings], Recipe]
+    client: str
+    render_with: str
     default_binary: str
     default_port: int
     log_parser: Callable[[str], LogEvent | None] | None
@@ -80,23 +83,23 @@ class EngineKind:
     version_paths: tuple[tuple[str, str], ...] = ()
     chat_fields: Mapping[str, Any] = field(default_factory=dict)
 
+    def make_client(
+        self, base_url: str, api_key: str, timeout: float, transport: httpx.AsyncBaseTransport | None
+    ) -> EngineClient:
+        """Its API client (see engines.clients.client_for)."""
+        factory: ClientFactory = _resolve(self.client)
+        return factory(self, base_url, api_key, timeout, transport)
 
-def openai_compatible(
-    kind: EngineKind, base_url: str, api_key: str, timeout: float, transport: httpx.AsyncBaseTransport | None
-) -> EngineClient:
-    """The OpenAI-compatible client, as `kind`'s flavour."""
-    from engines.clients.openai import OpenAIClient
-
-    return OpenAIClient(base_url, api_key, timeout, transport, flavour=kind.name)
+    def render(self, settings: LaunchSettings) -> Recipe:
+        """Its launch recipe for these settings; ValueError names a field it cannot run."""
+        return _resolve(self.render_with)(settings)
 
 
-def ollama_native(
-    kind: EngineKind, base_url: str, api_key: str, timeout: float, transport: httpx.AsyncBaseTransport | None
-) -> EngineClient:
-    """The client for Ollama's native API."""
-    from engines.clients.ollama import OllamaClient
-
-    return OllamaClient(base_url, api_key, timeout, transport)
+def _resolve(path: str) -> Any:
+    # "module:name": the kind's client factory and renderer live in engines.clients and
+    # engines.recipes, which read this registry; named here, imported when first used.
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 # The order is that of Engine.kind's choices in the migrations.
@@ -104,7 +107,8 @@ REGISTRY: dict[str, EngineKind] = {
     spec.name: spec
     for spec in (
         EngineKind(
-            name="ollama", label="Ollama", client=ollama_native, render=render_ollama,
+            name="ollama", label="Ollama", client=OLLAMA_NATIVE,
+            render_with="engines.recipes.ollama:render_ollama",
             default_binary="ollama", default_port=11434,
             log_parser=parse_line,  # its runner is llama.cpp's server, whose lines it passes on
             metrics_prefix=None, lookahead_by="alias", honours_ignore_eos=False,
@@ -112,7 +116,8 @@ REGISTRY: dict[str, EngineKind] = {
             cache_fix="set LLAMA_ARG_CACHE_RAM (MiB) in the ollama serve environment and restart it",
         ),
         EngineKind(
-            name="llama-server", label="llama-server", client=openai_compatible, render=render_llama_server,
+            name="llama-server", label="llama-server", client=OPENAI_COMPATIBLE,
+            render_with="engines.recipes.llama_server:render_llama_server",
             default_binary="llama-server", default_port=8080, log_parser=parse_line,
             metrics_prefix="llamacpp:", lookahead_by="relaunch", honours_ignore_eos=True,
             tokenizer="tokenize", needs_num_ctx=False,
@@ -121,7 +126,8 @@ REGISTRY: dict[str, EngineKind] = {
             chat_fields={"cache_prompt": True},
         ),
         EngineKind(
-            name="sglang", label="SGLang", client=openai_compatible, render=render_sglang,
+            name="sglang", label="SGLang", client=OPENAI_COMPATIBLE,
+            render_with="engines.recipes.sglang:render_sglang",
             default_binary="python3", default_port=30000, log_parser=None,
             metrics_prefix=None, lookahead_by="relaunch", honours_ignore_eos=True,
             tokenizer="tokenize", needs_num_ctx=False,
@@ -132,7 +138,8 @@ REGISTRY: dict[str, EngineKind] = {
             version_paths=(("/server_info", "version"), ("/get_server_info", "version")),
         ),
         EngineKind(
-            name="vllm", label="vLLM", client=openai_compatible, render=render_vllm,
+            name="vllm", label="vLLM", client=OPENAI_COMPATIBLE,
+            render_with="engines.recipes.vllm:render_vllm",
             default_binary="vllm", default_port=8000, log_parser=None,
             metrics_prefix="vllm:", lookahead_by="relaunch", honours_ignore_eos=True,
             tokenizer="tokenize", needs_num_ctx=False,

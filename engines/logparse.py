@@ -2,7 +2,7 @@
 
 One line in, at most one LogEvent out; no Django import, no I/O. The formats are llama.cpp's
 (`tools/server/server-context.cpp` `print_timings`, `server-task.cpp` prompt cache,
-`common/log.cpp` prefixes); see docs/ENGINES.md §2 and §6.
+`common/log.cpp` prefixes); the figures they feed are in docs/metrics.md.
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 No Django import, no I/O: the caller fetches `/metrics` before and after a run and hands the two
 texts (or parsed dicts) here. Names are llama.cpp's (`tools/server/server-task.cpp` `to_metrics`)
-and vLLM's (`vllm/v1/spec_decode/metrics.py`); see docs/ENGINES.md §2, §3 and §6.
+and vLLM's (`vllm/v1/spec_decode/metrics.py`); what they feed is in docs/metrics.md, "Engine counters".
 """
 from __future__ import annotations
 

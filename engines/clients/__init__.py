@@ -23,6 +23,8 @@ __all__ = [
     "Generation",
     "GenerationRequest",
     "client_for",
+    "ollama_native",
+    "openai_compatible",
 ]
 
 
@@ -39,6 +41,26 @@ def client_for(
     :raises ValueError: "unknown engine kind ..." for a kind the registry lacks.
     """
     spec = kinds.get(kind)
-    client = spec.client(spec, base_url, api_key, timeout, transport)
+    client = spec.make_client(base_url, api_key, timeout, transport)
     client.engine_kind = spec.name  # what the measurement core asks the registry about
     return client
+
+
+def openai_compatible(
+    kind: kinds.EngineKind, base_url: str, api_key: str, timeout: float,
+    transport: httpx.AsyncBaseTransport | None,
+) -> EngineClient:
+    """The OpenAI-compatible client, as `kind`'s flavour."""
+    from engines.clients.openai import OpenAIClient
+
+    return OpenAIClient(base_url, api_key, timeout, transport, flavour=kind.name)
+
+
+def ollama_native(
+    kind: kinds.EngineKind, base_url: str, api_key: str, timeout: float,
+    transport: httpx.AsyncBaseTransport | None,
+) -> EngineClient:
+    """The client for Ollama's native API."""
+    from engines.clients.ollama import OllamaClient
+
+    return OllamaClient(base_url, api_key, timeout, transport)

@@ -1,7 +1,7 @@
 """Ollama's native API: /api/chat streamed as NDJSON, the final `done` line carrying the figures.
 
 Durations in Ollama's figures are nanoseconds. prompt_eval_count includes cached prompt tokens and
-Ollama does not say how many were cached, so cached_tokens stays None (ENGINES.md section 1).
+Ollama does not say how many were cached, so cached_tokens stays None.
 """
 from __future__ import annotations
 

@@ -47,11 +47,11 @@ class OpenAIClient(EngineClient):
         *,
         flavour: str,
     ) -> None:
-        """:param flavour: an engine kind whose client is `kinds.openai_compatible`; other arguments
+        """:param flavour: an engine kind whose client is `kinds.OPENAI_COMPATIBLE`; other arguments
         as EngineClient.
         """
         spec = kinds.find(flavour)
-        if spec is None or spec.client is not kinds.openai_compatible:
+        if spec is None or spec.client != kinds.OPENAI_COMPATIBLE:
             raise ValueError(f"unknown OpenAI-compatible engine {flavour!r}")
         super().__init__(base_url, api_key, timeout, transport)
         self.flavour = self.engine_kind = flavour
@@ -206,7 +206,7 @@ def _add_drafts(figures: EngineFigures, timings: dict[str, Any], predicted_n: in
     if predicted_n is not None and accepted is not None:
         # An estimate: llama-server does not report its verification steps. Each step emits its
         # accepted drafts plus one token, and the first token comes from prefill; exact only when
-        # every step had a non-empty draft (ENGINES.md section 6).
+        # every step had a non-empty draft (docs/metrics.md, "Engine counters").
         figures.verifications = max(predicted_n - 1 - accepted, 0)
 
 

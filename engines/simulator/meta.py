@@ -65,7 +65,7 @@ def ollama_show(profile: SimProfile) -> dict[str, Any]:
     }
     parameters = ""
     if profile.lookahead:
-        # Reads as an embedded-MTP model drafting `lookahead` tokens (ENGINES.md section 5).
+        # Reads as an embedded-MTP model drafting `lookahead` tokens.
         info["simulated.nextn_predict_layers"] = 1
         parameters = f"draft_num_predict {profile.lookahead}"
     return {

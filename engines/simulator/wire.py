@@ -101,7 +101,7 @@ class OllamaChat:
             "done_reason": reply.finish_reason,
             "total_duration": round(reply.sched.last_s * 1e9),
             "load_duration": 0,
-            # As Ollama maps its llama-server child's timings (ENGINES.md section 1).
+            # As Ollama maps its llama-server child's timings.
             "prompt_eval_count": timings["cache_n"] + timings["prompt_n"],
             "prompt_eval_duration": round(timings["prompt_ms"] * 1e6),
             "eval_count": timings["predicted_n"],

@@ -1,4 +1,4 @@
-"""Per-request figures, each computed by its one definition in docs/PRODUCT.md."""
+"""Per-request figures, each computed by its one definition in docs/metrics.md."""
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,4 @@
-"""Template helpers that show run figures the one way PRODUCT.md defines them.
+"""Template helpers that show run figures the one way docs/metrics.md defines them.
 
 A summary figure is a median with its spread, "median [min-max] unit (n=N)" (an en dash
 in the page). The same table of metrics is handed to the run page's scripts as JSON

@@ -148,6 +148,16 @@ window.RunCharts = (function () {
 
   function markPoints(canvas, n) { canvas.setAttribute("data-points", String(n)); }
 
+  // A view's `add` for jobs that sample per step: keeps the steps in step order, whatever the arrival order.
+  function stepAdder(steps) {
+    return function (sample) {
+      if (sample.kind !== "step" || !sample.values) return false;
+      steps.push(sample.values);
+      steps.sort(function (a, b) { return a.step - b.step; });
+      return true;
+    };
+  }
+
   function typeColor(outputType, index) {
     return TYPE_COLORS[outputType] || SPARE_COLORS[index % SPARE_COLORS.length];
   }
@@ -214,7 +224,8 @@ window.RunCharts = (function () {
       chart: chart, axis: axis, rightAxis: rightAxis, dataset: dataset, markPoints: markPoints,
       setCeiling: setCeiling, ceilingOf: ceilingOf, rooflineOf: rooflineOf, typeColor: typeColor,
       fillRows: fillRows, tbodyOf: tbodyOf, missing: missing, spread: spread, value: value,
-      orNull: orNull, percent: percent, median: median, addSorted: addSorted, scoreView: scoreView
+      orNull: orNull, percent: percent, median: median, addSorted: addSorted, scoreView: scoreView,
+      stepAdder: stepAdder
     }
   };
 })();

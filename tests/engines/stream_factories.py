@@ -1,4 +1,4 @@
-"""Recorded engine answers built in each engine's wire format (ENGINES.md), and transports serving them."""
+"""Recorded engine answers built in each engine's wire format, and transports serving them."""
 
 from __future__ import annotations
 

@@ -61,7 +61,8 @@ def render_toy(settings: LaunchSettings) -> Recipe:
 
 
 TOY = kinds.EngineKind(
-    name="toy", label="Toy", client=toy_client, render=render_toy, default_binary="toyd",
+    name="toy", label="Toy", client=f"{__name__}:toy_client", render_with=f"{__name__}:render_toy",
+    default_binary="toyd",
     default_port=9000, log_parser=None, metrics_prefix=None, lookahead_by="alias",
     honours_ignore_eos=False, tokenizer="calibrated", needs_num_ctx=False, cache_fix="restart the toy",
 )  # fmt: skip
@@ -99,7 +100,7 @@ async def test_it_applies_a_new_kinds_capabilities_in_the_measurement_core(toy, 
 
 async def test_it_makes_an_openai_compatible_kind_a_flavour_by_its_entry(monkeypatch):
     tgi = dataclasses.replace(
-        TOY, name="tgi", client=kinds.openai_compatible, version_paths=(("/info", "version"),),
+        TOY, name="tgi", client=kinds.OPENAI_COMPATIBLE, version_paths=(("/info", "version"),),
         chat_fields={"decoder_input_details": False},
     )  # fmt: skip
     monkeypatch.setitem(kinds.REGISTRY, "tgi", tgi)

@@ -1,5 +1,5 @@
 """The concurrency sweep: c identical requests at once, per level; the box's total throughput
-against each answer's time to finish (docs/PRODUCT.md, "concurrency point").
+against each answer's time to finish (docs/metrics.md, "concurrency point").
 
 Every answer has the same fixed length: max_tokens, with ignore_eos on OpenAI-compatible
 engines (Ollama stops at num_predict, which the client sets from max_tokens).

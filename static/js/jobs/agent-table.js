@@ -12,12 +12,7 @@
     function label(r) { return r.tool ? [String(r.step), r.tool] : [String(r.step), "answer"]; }
 
     return {
-      add: function (sample) {
-        if (sample.kind !== "step" || !sample.values) return false;
-        steps.push(sample.values);
-        steps.sort(function (a, b) { return a.step - b.step; });
-        return true;
-      },
+      add: h.stepAdder(steps),
       draw: function () {
         c.data.labels = steps.map(label);
         c.data.datasets = [

@@ -71,12 +71,7 @@
     var steps = [];
     var c = h.chart(canvas, "step", [], { y: h.axis("TTFT (s)"), tokens: h.rightAxis("prompt tokens") });
     return {
-      add: function (sample) {
-        if (sample.kind !== "step" || !sample.values) return false;
-        steps.push(sample.values);
-        steps.sort(function (a, b) { return a.step - b.step; });
-        return true;
-      },
+      add: h.stepAdder(steps),
       draw: function () {
         c.data.labels = steps.map(function (r) { return r.label === "grow" ? String(r.step) : [String(r.step), r.label]; });
         c.data.datasets = datasets(steps);

@@ -1,4 +1,4 @@
-"""The agent table task (docs/PRODUCT.md job 6): fixtures, tools, read-loop watchdog, grader, loop.
+"""The agent table task: fixtures, tools, read-loop watchdog, grader, loop (figures: docs/metrics.md).
 
 Plain async Python with no Django import, like the rest of runs.core.
 """

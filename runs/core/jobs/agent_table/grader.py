@@ -4,7 +4,7 @@ The answer is free text from a model, so `parse_rows` reads any reasonable table
 tables (outer pipes optional, alignment rows skipped), comma, semicolon or tab separated
 lines, columns in any order named by a header ("line, method, path", "Method | Path | Line no."),
 loose lines such as "GET /users (line 12)" or "12: get /users", JSON lists of objects, and
-all of these inside code fences. Paths are read but not scored (docs/PRODUCT.md: line and method).
+all of these inside code fences. Paths are read but not scored (docs/metrics.md, "table score").
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Each step is one model request. The run ends when the model answers with text and no tool call,
 when a tool call comes back after the tools were withdrawn and the one retry is spent, when
-`max_steps` requests were sent, or on an engine error. Outcome (docs/PRODUCT.md "run outcome"):
+`max_steps` requests were sent, or on an engine error. Outcome (docs/metrics.md, "run outcome"):
 "error" for an engine error or an empty reply; else "loop" at 26 or more steps, or when the run
 stopped without an answer; else "completed". The last text the model wrote is graded either way.
 """
@@ -195,7 +195,7 @@ def _step_sample(run: _Run, reply: ChatReply, offered: bool, calls: list[dict[st
 
 
 def outcome(stop_reason: str | None, steps: int) -> str:
-    """completed, loop or error, per docs/PRODUCT.md "run outcome" (see the module docstring)."""
+    """completed, loop or error, per docs/metrics.md "run outcome" (see the module docstring)."""
     if stop_reason in ("engine error", "empty reply"):
         return "error"
     if steps >= LOOP_STEPS or stop_reason != "answered":
