@@ -34,7 +34,7 @@ from django.utils import timezone
 
 from runs.core.metric import Metric
 from runs.core.registry import METRICS
-from runs.core.scoring.figures import benchmark_of, compare
+from runs.core.scoring.figures import benchmark_of, compare, spread_text
 from runs.core.stats import Spread, summarize
 from runs.models import Alert, Run, SweepExecution
 from runs.signals import execution_finished
@@ -243,13 +243,9 @@ def _redact(text: str, url: str) -> str:
 
 def figure_text(alert: Alert, which: str) -> str:
     """An alert's baseline or value ("baseline"/"value") as "median [min-max] unit (n=N)"."""
-    spread = getattr(alert, which)
-    if not spread:
-        return EM_DASH
     metric = _METRICS.get((alert.benchmark, alert.metric))
     scale, digits, unit = (metric.scale, max(metric.digits, 1), metric.unit) if metric else (1.0, 1, "")
-    low, mid, high = (f"{spread[k] * scale:.{digits}f}" for k in ("min", "median", "max"))
-    return f"{mid} [{low}{EN_DASH}{high}] {unit} (n={spread['n']})"
+    return spread_text(getattr(alert, which), unit, digits, scale)
 
 
 # --- Resolving ------------------------------------------------------------------------------------

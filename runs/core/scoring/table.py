@@ -13,7 +13,7 @@ from typing import Any, TypedDict
 
 from runs.core.metric import Summary, median_of
 from runs.core.registry import METRICS
-from runs.core.scoring.figures import EN_DASH, ScoreRow, Tally, compare, compare_rows, score_rows
+from runs.core.scoring.figures import ScoreRow, Tally, compare, compare_rows, score_rows, spread_text
 from runs.core.stats import Spread, summarize
 
 __all__ = [
@@ -142,16 +142,11 @@ def _level_rows(runs: Sequence[tuple[int, str, Summary]], levels: list[int]) -> 
                 "label": f"{label}, {c} at once", "unit": unit, "higher_is_better": higher, "count": False,
                 "spread": spread, "tally": None, "runs": len(sweeps) if spread else 0,
                 "run_ids": [run_id for run_id, _ in sweeps], "out_of": "",
-                "text": _spread_text(spread, unit, digits),
+                "text": spread_text(spread, unit, digits),
             })
     return rows
 
 
-def _spread_text(spread: Spread | None, unit: str, digits: int) -> str:
-    if not spread:
-        return DASH
-    low, high = f"{spread['min']:.{digits}f}", f"{spread['max']:.{digits}f}"
-    return f"{spread['median']:.{digits}f} [{low}{EN_DASH}{high}] {unit} (n={spread['n']})"
 
 
 def concurrency_curve(runs: Iterable[tuple[int, str, Summary]]) -> list[dict[str, float]]:
