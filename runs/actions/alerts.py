@@ -61,7 +61,7 @@ SENDING = "sending"
 EN_DASH, EM_DASH = "\u2013", "\u2014"
 _METRICS = {(m.benchmark, m.key): m for m in METRICS}
 # (config id, job, parameters as JSON): one cell of a sweep
-Cell = tuple[int, str, str]
+SweepCell = tuple[int, str, str]
 
 
 # --- The rule (no database) -------------------------------------------------------------------
@@ -127,10 +127,10 @@ def check_execution(execution: SweepExecution) -> list[Alert]:
     return Alert.objects.bulk_create(found)
 
 
-def _cells(current_id: int, previous: list[int]) -> dict[Cell, tuple[list, list]]:
+def _cells(current_id: int, previous: list[int]) -> dict[SweepCell, tuple[list, list]]:
     """Per cell: the baseline's (execution id, summary) and this run's summaries."""
     runs = Run.objects.filter(execution_id__in=[current_id, *previous], status=Run.Status.SUCCEEDED)
-    cells: dict[Cell, tuple[list, list]] = defaultdict(lambda: ([], []))
+    cells: dict[SweepCell, tuple[list, list]] = defaultdict(lambda: ([], []))
     for run in runs.only("execution_id", "config_id", "job", "params", "summary"):
         cell = (run.config_id, run.job, json.dumps(run.params, sort_keys=True))
         base, current = cells[cell]
@@ -141,7 +141,9 @@ def _cells(current_id: int, previous: list[int]) -> dict[Cell, tuple[list, list]
     return {cell: sides for cell, sides in cells.items() if sides[0] and sides[1]}
 
 
-def _kept(base: list[tuple[int, dict]], cell: Cell, metric: Metric, held_out: set) -> list[tuple[int, dict]]:
+def _kept(
+    base: list[tuple[int, dict]], cell: SweepCell, metric: Metric, held_out: set
+) -> list[tuple[int, dict]]:
     """The metric's baseline runs, less the sweep runs that hold an open alert on this cell and metric."""
     config_id, job, _ = cell
     return [(eid, s) for eid, s in base if (eid, config_id, job, metric.benchmark, metric.key) not in held_out
@@ -156,8 +158,8 @@ def _values(metric: Metric, job: str, summaries: list[dict]) -> list[float | Non
 
 
 def _check(
-    execution: SweepExecution, cell: Cell, metric: Metric, base: list[tuple[int, dict]], current: list[dict],
-    floor: float,
+    execution: SweepExecution, cell: SweepCell, metric: Metric, base: list[tuple[int, dict]],
+    current: list[dict], floor: float,
 ) -> Alert | None:
     config_id, job, _ = cell
     base_values = _values(metric, job, [s for _, s in base])

@@ -21,7 +21,7 @@ NOT_EXPOSED = "not exposed by this engine"
 NOT_YET = "no data yet"
 
 
-class Metric(TypedDict):
+class SummaryColumn(TypedDict):
     key: str
     label: str
     unit: str
@@ -29,7 +29,7 @@ class Metric(TypedDict):
     digits: int
 
 
-SUMMARY_METRICS: list[Metric] = [
+SUMMARY_METRICS: list[SummaryColumn] = [
     {"key": "ttft_s", "label": "TTFT", "unit": "s", "scale": 1, "digits": 3},
     {"key": "decode_tps_client", "label": "decode (client)", "unit": "tok/s", "scale": 1, "digits": 1},
     {"key": "decode_tps_engine", "label": "decode (engine)", "unit": "tok/s", "scale": 1, "digits": 1},
@@ -43,7 +43,7 @@ SUMMARY_METRICS: list[Metric] = [
 METRICS_BY_KEY = {m["key"]: m for m in SUMMARY_METRICS}
 
 
-def format_spread(stats: dict[str, Any], metric: Metric) -> str:
+def format_spread(stats: dict[str, Any], metric: SummaryColumn) -> str:
     """Format one {median, min, max, n} entry, e.g. 41.2 [39.8-43.0] tok/s (n=9)."""
     return spread_text(stats, metric["unit"], metric["digits"], metric["scale"])
 
