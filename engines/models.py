@@ -138,6 +138,8 @@ class EngineSession(models.Model):
 
     machine = models.ForeignKey(Machine, models.PROTECT, related_name="engine_sessions")
     engine = models.ForeignKey("Engine", models.PROTECT, related_name="sessions")
+    # The run that started it: a plain id, since engines knows nothing of runs (a foreign key
+    # would make this app depend on the runs app, which depends on it).
     run_id = models.BigIntegerField(null=True, blank=True)
     command = models.JSONField(default=list)
     pid = models.IntegerField(null=True, blank=True)

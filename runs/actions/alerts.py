@@ -34,7 +34,7 @@ from django.utils import timezone
 
 from runs.core.metric import Metric
 from runs.core.registry import METRICS
-from runs.core.scoring.figures import benchmark_of, compare
+from runs.core.scoring.figures import benchmark_of, compare, spread_text
 from runs.core.stats import Spread, summarize
 from runs.models import Alert, Run, SweepExecution
 from runs.signals import execution_finished
@@ -61,7 +61,7 @@ SENDING = "sending"
 EN_DASH, EM_DASH = "\u2013", "\u2014"
 _METRICS = {(m.benchmark, m.key): m for m in METRICS}
 # (config id, job, parameters as JSON): one cell of a sweep
-Cell = tuple[int, str, str]
+SweepCell = tuple[int, str, str]
 
 
 # --- The rule (no database) -------------------------------------------------------------------
@@ -127,10 +127,10 @@ def check_execution(execution: SweepExecution) -> list[Alert]:
     return Alert.objects.bulk_create(found)
 
 
-def _cells(current_id: int, previous: list[int]) -> dict[Cell, tuple[list, list]]:
+def _cells(current_id: int, previous: list[int]) -> dict[SweepCell, tuple[list, list]]:
     """Per cell: the baseline's (execution id, summary) and this run's summaries."""
     runs = Run.objects.filter(execution_id__in=[current_id, *previous], status=Run.Status.SUCCEEDED)
-    cells: dict[Cell, tuple[list, list]] = defaultdict(lambda: ([], []))
+    cells: dict[SweepCell, tuple[list, list]] = defaultdict(lambda: ([], []))
     for run in runs.only("execution_id", "config_id", "job", "params", "summary"):
         cell = (run.config_id, run.job, json.dumps(run.params, sort_keys=True))
         base, current = cells[cell]
@@ -141,7 +141,9 @@ def _cells(current_id: int, previous: list[int]) -> dict[Cell, tuple[list, list]
     return {cell: sides for cell, sides in cells.items() if sides[0] and sides[1]}
 
 
-def _kept(base: list[tuple[int, dict]], cell: Cell, metric: Metric, held_out: set) -> list[tuple[int, dict]]:
+def _kept(
+    base: list[tuple[int, dict]], cell: SweepCell, metric: Metric, held_out: set
+) -> list[tuple[int, dict]]:
     """The metric's baseline runs, less the sweep runs that hold an open alert on this cell and metric."""
     config_id, job, _ = cell
     return [(eid, s) for eid, s in base if (eid, config_id, job, metric.benchmark, metric.key) not in held_out
@@ -156,8 +158,8 @@ def _values(metric: Metric, job: str, summaries: list[dict]) -> list[float | Non
 
 
 def _check(
-    execution: SweepExecution, cell: Cell, metric: Metric, base: list[tuple[int, dict]], current: list[dict],
-    floor: float,
+    execution: SweepExecution, cell: SweepCell, metric: Metric, base: list[tuple[int, dict]],
+    current: list[dict], floor: float,
 ) -> Alert | None:
     config_id, job, _ = cell
     base_values = _values(metric, job, [s for _, s in base])
@@ -243,13 +245,9 @@ def _redact(text: str, url: str) -> str:
 
 def figure_text(alert: Alert, which: str) -> str:
     """An alert's baseline or value ("baseline"/"value") as "median [min-max] unit (n=N)"."""
-    spread = getattr(alert, which)
-    if not spread:
-        return EM_DASH
     metric = _METRICS.get((alert.benchmark, alert.metric))
     scale, digits, unit = (metric.scale, max(metric.digits, 1), metric.unit) if metric else (1.0, 1, "")
-    low, mid, high = (f"{spread[k] * scale:.{digits}f}" for k in ("min", "median", "max"))
-    return f"{mid} [{low}{EN_DASH}{high}] {unit} (n={spread['n']})"
+    return spread_text(getattr(alert, which), unit, digits, scale)
 
 
 # --- Resolving ------------------------------------------------------------------------------------

@@ -5,11 +5,13 @@ Each job kind's registry entry (runs.core.registry) declares its metrics with th
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Benchmark", "Metric", "Summary", "field_of", "median_of", "share_of"]
+__all__ = [
+    "Benchmark", "Exported", "Metric", "Reader", "Summary", "field_of", "median_of", "one", "share_of",
+]
 
 Summary = Mapping[str, Any]
 
@@ -68,3 +70,22 @@ def share_of(part: str, whole: str) -> Callable[[Summary], float | None]:
         return summary[part] / total if total and summary.get(part) is not None else None
 
     return read
+
+
+# (extra label values, value) for each series one run gives a Prometheus figure.
+Reader = Callable[[Summary], Iterable[tuple[tuple[str, ...], float | None]]]
+
+
+@dataclass(frozen=True)
+class Exported:
+    """One Prometheus figure family of a job kind's latest run (GET /metrics): name, help, reader."""
+
+    name: str
+    documentation: str
+    read: Reader
+    extra_labels: tuple[str, ...] = ()
+
+
+def one(read: Callable[[Summary], float | None]) -> Reader:
+    """A reader of one series (no extra labels) from a one-value reader."""
+    return lambda summary: [((), read(summary))]

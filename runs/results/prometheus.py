@@ -10,9 +10,7 @@ Labels hold names only: no engine URL, API key or webhook URL is ever written.
 from __future__ import annotations
 
 import hmac
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterator
 
 from django.conf import settings
 from django.db.models import Count
@@ -22,73 +20,13 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from runs.core.metric import field_of, median_of, share_of
+from runs.core import registry
 from runs.models import Run
 from runs.results.scorecard import latest_succeeded
 
-__all__ = ["FIGURES", "LatestFiguresCollector", "metrics", "render_metrics"]
+__all__ = ["LatestFiguresCollector", "metrics", "render_metrics"]
 
 LABELS = ("config", "machine", "engine", "engine_kind", "simulator", "job")
-Summary = Mapping[str, Any]
-# (extra label values, value) for each series one run gives a figure.
-Reader = Callable[[Summary], Iterable[tuple[tuple[str, ...], float | None]]]
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One metric family: its name and help, the job it comes from, how to read it."""
-
-    name: str
-    documentation: str
-    job: str
-    read: Reader
-    extra_labels: tuple[str, ...] = ()
-
-
-def _one(read: Callable[[Summary], float | None]) -> Reader:
-    return lambda summary: [((), read(summary))]
-
-
-def _decode(summary: Summary) -> Iterable[tuple[tuple[str, ...], float | None]]:
-    return [((source,), median_of(f"decode_tps_{source}")(summary)) for source in ("client", "engine")]
-
-
-def _levels(summary: Summary) -> Iterable[tuple[tuple[str, ...], float | None]]:
-    levels = summary.get("levels") or {}
-    return [((c,), median_of("total_tps")(levels[c])) for c in sorted(levels, key=int)]
-
-
-def _pass_at_1(summary: Summary) -> Iterable[tuple[tuple[str, ...], float | None]]:
-    suite = str(summary.get("dataset") or "")
-    return [((suite, tests), summary.get(f"pass_at_1_{tests}")) for tests in ("plus", "base")]
-
-
-def _completed_task_s(summary: Summary) -> float | None:
-    return summary.get("task_s") if summary.get("outcome") == "completed" else None
-
-
-FIGURES = [
-    Figure("sparkdash_decode_tokens_per_second", "Median decode tok/s of the latest speed run "
-           "(source: client clock or the engine's own figure)", "speed", _decode, ("source",)),
-    Figure("sparkdash_ttft_seconds", "Median time to first token of the latest speed run", "speed",
-           _one(median_of("ttft_s"))),
-    Figure("sparkdash_acceptance_rate", "Median draft acceptance rate (0-1) of the latest speed run",
-           "speed", _one(median_of("acceptance_rate"))),
-    Figure("sparkdash_concurrency_total_tokens_per_second", "Total generated tok/s of the box at each "
-           "concurrency level of the latest concurrency sweep", "concurrency", _levels, ("concurrency",)),
-    Figure("sparkdash_mmlu_pro_accuracy", "MMLU-Pro accuracy (0-1) of the latest run", "mmlu-pro",
-           _one(field_of("accuracy"))),
-    Figure("sparkdash_evalplus_pass_at_1", "EvalPlus pass@1 (0-1) of the latest run per suite, on the "
-           "plus (extended) or base tests", "evalplus", _pass_at_1, ("suite", "tests")),
-    Figure("sparkdash_agent_table_score", "Rows of the API table right in the latest agent-table run",
-           "agent-table", _one(field_of("score"))),
-    Figure("sparkdash_agent_table_rows", "Rows of the API table's truth in the latest agent-table run",
-           "agent-table", _one(field_of("rows"))),
-    Figure("sparkdash_agent_table_task_seconds", "Wall time of the latest agent-table run, when it "
-           "completed", "agent-table", _one(_completed_task_s)),
-    Figure("sparkdash_needle_found_ratio", "Share of needles found (0-1) in the latest needle run", "needle",
-           _one(share_of("score", "total"))),
-]
 
 
 def latest_runs() -> list[Run]:
@@ -111,11 +49,11 @@ class LatestFiguresCollector(Collector):
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         runs = latest_runs()
-        for figure in FIGURES:
+        for job, figure in ((spec.name, f) for spec in registry.JOBS.values() for f in spec.exported):
             labels = [*LABELS, *figure.extra_labels]
             family = GaugeMetricFamily(figure.name, figure.documentation, labels=labels)
             for run in runs:
-                if run.job != figure.job:
+                if run.job != job:
                     continue
                 for extra, value in figure.read(run.summary or {}):
                     if isinstance(value, int | float) and not isinstance(value, bool):

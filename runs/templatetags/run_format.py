@@ -12,6 +12,8 @@ from typing import Any, TypedDict
 from django import template
 from django.utils.html import format_html
 
+from runs.core.scoring.figures import spread_text
+
 register = template.Library()
 
 EN_DASH = "\u2013"
@@ -19,7 +21,7 @@ NOT_EXPOSED = "not exposed by this engine"
 NOT_YET = "no data yet"
 
 
-class Metric(TypedDict):
+class SummaryColumn(TypedDict):
     key: str
     label: str
     unit: str
@@ -27,7 +29,7 @@ class Metric(TypedDict):
     digits: int
 
 
-SUMMARY_METRICS: list[Metric] = [
+SUMMARY_METRICS: list[SummaryColumn] = [
     {"key": "ttft_s", "label": "TTFT", "unit": "s", "scale": 1, "digits": 3},
     {"key": "decode_tps_client", "label": "decode (client)", "unit": "tok/s", "scale": 1, "digits": 1},
     {"key": "decode_tps_engine", "label": "decode (engine)", "unit": "tok/s", "scale": 1, "digits": 1},
@@ -41,14 +43,9 @@ SUMMARY_METRICS: list[Metric] = [
 METRICS_BY_KEY = {m["key"]: m for m in SUMMARY_METRICS}
 
 
-def format_spread(stats: dict[str, Any], metric: Metric) -> str:
+def format_spread(stats: dict[str, Any], metric: SummaryColumn) -> str:
     """Format one {median, min, max, n} entry, e.g. 41.2 [39.8-43.0] tok/s (n=9)."""
-
-    def num(value: float) -> str:
-        return f"{value * metric['scale']:.{metric['digits']}f}"
-
-    spread = f"{num(stats['median'])} [{num(stats['min'])}{EN_DASH}{num(stats['max'])}]"
-    return f"{spread} {metric['unit']} (n={stats['n']})"
+    return spread_text(stats, metric["unit"], metric["digits"], metric["scale"])
 
 
 @register.simple_tag
@@ -60,12 +57,6 @@ def summary_figure(summary: dict[str, Any] | None, key: str) -> str:
         reason = NOT_EXPOSED if key in summary else NOT_YET
         return format_html('<span class="missing" title="{}">—</span>', reason)
     return format_html("<span>{}</span>", format_spread(stats, METRICS_BY_KEY[key]))
-
-
-@register.simple_tag
-def summary_metrics() -> list[Metric]:
-    """The metrics a summary table shows, in order (also serialised for static/js/jobs/speed.js)."""
-    return SUMMARY_METRICS
 
 
 @register.filter

@@ -21,7 +21,6 @@ __all__ = ["REPLAY_MAX_BYTES", "StartJobForm"]
 
 # The replay file's limit, as runs.core.jobs.replay.parse_jsonl applies it to the text.
 REPLAY_MAX_BYTES = 5_000_000
-DEFAULT_JOB = "speed"
 
 
 def _field(param: Param) -> forms.Field:
@@ -59,7 +58,7 @@ class StartJobForm(forms.Form):
     def chosen_job(self) -> str:
         """The job the form shows fields for: the posted one, else the initial one, else speed."""
         job = self.data.get("job") if self.is_bound else self.initial.get("job")
-        return job if job in registry.JOBS else DEFAULT_JOB
+        return job if job in registry.JOBS else registry.DEFAULT_JOB
 
     def parameter_rows(self) -> list[dict[str, Any]]:
         """Each parameter field with the jobs that take it and its help per job."""
@@ -80,7 +79,7 @@ class StartJobForm(forms.Form):
 
     def clean_job(self) -> str:
         # A form posted without a job (the speed form before this one) starts a speed run.
-        return self.cleaned_data.get("job") or DEFAULT_JOB
+        return self.cleaned_data.get("job") or registry.DEFAULT_JOB
 
     def clean_requests(self) -> str | None:
         upload = self.cleaned_data.get("requests")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from engines.clients.base import EngineClient
-from runs.core.jobs.speed import RunProgress, SpeedJob, Tally, measure_prompts
+from runs.core.jobs.speed import RequestCount, RunProgress, SpeedJob, measure_prompts
 from runs.core.stats import summarize_rows
 
 AtLookahead = Callable[[int], AbstractAsyncContextManager[tuple[EngineClient, str]]]
@@ -31,7 +31,7 @@ async def run_lookahead(
     at_lookahead: AtLookahead, job: LookaheadJob, progress: RunProgress
 ) -> dict[str, Any]:
     """Measure the prompt set at each lookahead length; summarize per length and output type."""
-    tally = Tally(len(job.lengths) * job.speed.reps * len(job.speed.prompts))
+    tally = RequestCount(len(job.lengths) * job.speed.reps * len(job.speed.prompts))
     await progress.on_start(tally.total)
     rows: list[dict[str, Any]] = []
     for length in job.lengths:

@@ -49,13 +49,13 @@ async def run_speed(client: EngineClient, job: SpeedJob, progress: RunProgress) 
     """
     total = job.reps * len(job.prompts)
     await progress.on_start(total)
-    rows = await measure_prompts(client, job, progress, Tally(total))
+    rows = await measure_prompts(client, job, progress, RequestCount(total))
     # Recorded so that a comparison can tell whether two runs sent the same prompts.
     return summarize_speed(rows) | {"prompt_set": prompt_set_id(job.prompts)}
 
 
 @dataclass
-class Tally:
+class RequestCount:
     """How many requests a run sends in all, and how many it has sent (for error messages)."""
 
     total: int
@@ -63,7 +63,7 @@ class Tally:
 
 
 async def measure_prompts(
-    client: EngineClient, job: SpeedJob, progress: RunProgress, tally: Tally, **label: Any
+    client: EngineClient, job: SpeedJob, progress: RunProgress, tally: RequestCount, **label: Any
 ) -> list[dict[str, Any]]:
     """The warm-up, then every prompt `reps` times; each row is reported as a "request" sample."""
     for _ in range(job.warmup):

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from typing import Any
 
 from runs.core.metric import Benchmark, Metric
 from runs.core.registry.spec import JobConfig, JobContext, JobSpec
 
 __all__ = [
-    "BENCHMARKS", "JOBS", "JOB_OF_BENCHMARK", "JOB_ORDER", "METRICS", "SCORED_JOBS", "JobConfig",
-    "JobContext", "JobSpec", "get", "job_choices",
+    "BENCHMARKS", "DEFAULT_JOB", "JOBS", "JOB_OF_BENCHMARK", "JOB_ORDER", "METRICS", "SCORED_JOBS",
+    "JobConfig", "JobContext", "JobSpec", "check", "get", "job_choices",
 ]
 
 # Modules here that hold no job kind.
@@ -29,10 +30,27 @@ def _discover() -> dict[str, JobSpec]:
     for module in pkgutil.iter_modules(__path__):
         if module.name not in _NOT_JOBS:
             specs.append(importlib.import_module(f"{__name__}.{module.name}").JOB)
-    return {spec.name: spec for spec in sorted(specs, key=lambda s: (s.order, s.name))}
+    return check({spec.name: spec for spec in sorted(specs, key=lambda s: (s.order, s.name))})
+
+
+def check(jobs: dict[str, JobSpec]) -> dict[str, JobSpec]:
+    """The job kinds, if each parameter name takes one kind of value in all of them; else ValueError.
+
+    One form field and one bench option serve each name (the first job's label, each job's own
+    help), so "requests" can't be a file of recorded requests in one job and a count in another.
+    """
+    first: dict[str, tuple[str, Any]] = {}
+    for spec in jobs.values():
+        for name, param in spec.params.items():
+            job, seen = first.setdefault(name, (spec.name, param))
+            if type(seen) is not type(param):
+                raise ValueError(f"job {spec.name}: parameter {name!r} is already a {type(seen).__name__} "
+                                 f"({seen.label}) in job {job}; give it another name")
+    return jobs
 
 
 JOBS: dict[str, JobSpec] = _discover()
+DEFAULT_JOB: str = next(iter(JOBS))  # what a form or `bench` without a job starts
 JOB_ORDER: dict[str, int] = {name: i for i, name in enumerate(JOBS)}
 BENCHMARKS: list[Benchmark] = [b for spec in JOBS.values() for b in spec.benchmarks]
 METRICS: list[Metric] = [m for spec in JOBS.values() for m in spec.metrics]

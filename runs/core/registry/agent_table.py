@@ -5,7 +5,7 @@ from collections.abc import Callable
 from typing import Any
 
 from runs.core.jobs.agent_table import AgentTableJob, load_fixture, run_agent_table
-from runs.core.metric import Benchmark, Metric, Summary, field_of
+from runs.core.metric import Benchmark, Exported, Metric, Summary, field_of, one
 from runs.core.registry.params import FixtureParam, IntParam
 from runs.core.registry.spec import JobContext, JobSpec
 
@@ -40,6 +40,14 @@ METRICS = (
     Metric("Agent table", "loop", "loop", "runs", False, _outcome_is("loop"), count=True),
     Metric("Agent table", "error", "error", "runs", False, _outcome_is("error"), count=True),
 )
+EXPORTED = (
+    Exported("sparkdash_agent_table_score", "Rows of the API table right in the latest agent-table run",
+             one(field_of("score"))),
+    Exported("sparkdash_agent_table_rows", "Rows of the API table's truth in the latest agent-table run",
+             one(field_of("rows"))),
+    Exported("sparkdash_agent_table_task_seconds", "Wall time of the latest agent-table run, when it "
+             "completed", one(_completed_task_s)),
+)
 
 
 async def run(ctx: JobContext) -> dict[str, Any]:
@@ -52,5 +60,5 @@ async def run(ctx: JobContext) -> dict[str, Any]:
 JOB = JobSpec(
     name="agent-table", label="Agent API-table task", order=60, params=PARAMS, run=run,
     progress_unit="steps", headline=METRICS[0], benchmarks=(Benchmark("Agent table", "agent-table"),),
-    metrics=METRICS, long_requests=True,
+    metrics=METRICS, exported=EXPORTED, long_requests=True,
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from runs.core.jobs.concurrency import ConcurrencyJob, run_concurrency
-from runs.core.metric import Metric, Summary, median_of
+from runs.core.metric import Exported, Metric, Summary, median_of
 from runs.core.registry.params import IntListParam, IntParam
 from runs.core.registry.spec import JobContext, JobSpec
 
@@ -21,6 +21,17 @@ def _top_level_total_tps(summary: Summary) -> float | None:
     return median_of("total_tps")(level) if level else None
 
 
+def _levels(summary: Summary) -> list[tuple[tuple[str, ...], float | None]]:
+    levels = summary.get("levels") or {}
+    return [((c,), median_of("total_tps")(levels[c])) for c in sorted(levels, key=int)]
+
+
+EXPORTED = (
+    Exported("sparkdash_concurrency_total_tokens_per_second", "Total generated tok/s of the box at each "
+             "concurrency level of the latest concurrency sweep", _levels, ("concurrency",)),
+)
+
+
 async def run(ctx: JobContext) -> dict[str, Any]:
     params = ctx.params
     levels = tuple(params.get("levels", (1, 2, 4, 8, 16)))
@@ -33,5 +44,5 @@ JOB = JobSpec(
     name="concurrency", label="Concurrency sweep", order=40, params=PARAMS, run=run,
     headline=Metric("Concurrency sweep", "top_total_tps", "total at the highest level", "tok/s", True,
                     _top_level_total_tps),
-    compared=True,
+    exported=EXPORTED, compared=True,
 )

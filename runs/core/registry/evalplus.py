@@ -5,7 +5,7 @@ import asyncio
 from typing import Any
 
 from runs.core.jobs.quality_data import evalplus_download
-from runs.core.metric import Benchmark, Metric, field_of
+from runs.core.metric import Benchmark, Exported, Metric, Summary, field_of
 from runs.core.registry.mmlu_pro import dataset_of
 from runs.core.registry.params import ChoiceParam, DatasetParam, IntParam
 from runs.core.registry.spec import JobContext, JobSpec
@@ -30,6 +30,17 @@ def _pass_at_1(benchmark: str) -> tuple[Metric, ...]:
 METRICS = (*_pass_at_1("HumanEval+"), *_pass_at_1("MBPP+"))
 
 
+def _exported_pass_at_1(summary: Summary) -> list[tuple[tuple[str, ...], float | None]]:
+    suite = str(summary.get("dataset") or "")
+    return [((suite, tests), summary.get(f"pass_at_1_{tests}")) for tests in ("plus", "base")]
+
+
+EXPORTED = (
+    Exported("sparkdash_evalplus_pass_at_1", "EvalPlus pass@1 (0-1) of the latest run per suite, on the "
+             "plus (extended) or base tests", _exported_pass_at_1, ("suite", "tests")),
+)
+
+
 async def run(ctx: JobContext) -> dict[str, Any]:
     # EvalPlus (and the openai SDK) take seconds to import: only a worker that runs the job pays.
     from runs.core.jobs.evalplus import EvalPlusJob, run_evalplus
@@ -47,5 +58,5 @@ JOB = JobSpec(
     progress_unit="problems",
     headline=METRICS[0],  # reads pass_at_1_plus of either suite
     benchmarks=(Benchmark("HumanEval+", "evalplus", "humaneval"), Benchmark("MBPP+", "evalplus", "mbpp")),
-    metrics=METRICS,
+    metrics=METRICS, exported=EXPORTED,
 )

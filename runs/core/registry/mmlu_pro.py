@@ -5,7 +5,7 @@ from typing import Any
 
 from runs.core.jobs.mmlu_pro import MmluProJob, run_mmlu_pro
 from runs.core.jobs.quality_data import SAMPLE_DATASET, sample_path
-from runs.core.metric import Benchmark, Metric, field_of
+from runs.core.metric import Benchmark, Exported, Metric, field_of, one
 from runs.core.registry.params import DatasetParam, IntParam
 from runs.core.registry.spec import JobContext, JobSpec
 
@@ -18,6 +18,11 @@ PARAMS = {
 METRICS = (
     Metric("MMLU-Pro", "accuracy", "accuracy", "%", True, field_of("accuracy"), scale=100,
            out_of=field_of("total"), out_of_unit="questions"),
+)
+
+EXPORTED = (
+    Exported("sparkdash_mmlu_pro_accuracy", "MMLU-Pro accuracy (0-1) of the latest run",
+             one(field_of("accuracy"))),
 )
 
 
@@ -37,5 +42,5 @@ async def run(ctx: JobContext) -> dict[str, Any]:
 JOB = JobSpec(
     name="mmlu-pro", label="MMLU-Pro (lm-evaluation-harness)", order=80, params=PARAMS, run=run,
     progress_unit="questions", headline=METRICS[0], benchmarks=(Benchmark("MMLU-Pro", "mmlu-pro"),),
-    metrics=METRICS,
+    metrics=METRICS, exported=EXPORTED,
 )

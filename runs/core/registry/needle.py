@@ -5,7 +5,7 @@ from typing import Any
 
 from engines import kinds
 from runs.core.jobs.needle import NeedleJob, ollama_calibrator, openai_tokenizer, run_needle
-from runs.core.metric import Benchmark, Metric, field_of, share_of
+from runs.core.metric import Benchmark, Exported, Metric, field_of, one, share_of
 from runs.core.registry.params import FractionListParam, IntListParam, IntParam
 from runs.core.registry.spec import JobContext, JobSpec
 
@@ -17,6 +17,10 @@ PARAMS = {
 METRICS = (
     Metric("Needle", "found", "needles found", "%", True, share_of("score", "total"), scale=100,
            out_of=field_of("total"), out_of_unit="needles"),
+)
+EXPORTED = (
+    Exported("sparkdash_needle_found_ratio", "Share of needles found (0-1) in the latest needle run",
+             one(share_of("score", "total"))),
 )
 
 
@@ -38,5 +42,5 @@ async def run(ctx: JobContext) -> dict[str, Any]:
 
 JOB = JobSpec(
     name="needle", label="Needle in a haystack", order=70, params=PARAMS, run=run, headline=METRICS[0],
-    benchmarks=(Benchmark("Needle", "needle"),), metrics=METRICS,
+    benchmarks=(Benchmark("Needle", "needle"),), metrics=METRICS, exported=EXPORTED,
 )

@@ -8,7 +8,7 @@ from typing import Any
 from engines.clients import EngineClient
 from runs.core.jobs.lookahead import AtLookahead
 from runs.core.jobs.speed import RunProgress
-from runs.core.metric import Benchmark, Metric
+from runs.core.metric import Benchmark, Exported, Metric
 from runs.core.registry.params import Param
 
 __all__ = ["JobConfig", "JobContext", "JobSpec"]
@@ -49,6 +49,7 @@ class JobSpec:
         for long runs); empty: the page is sent every sample
     :param benchmarks, metrics: the scorecard rows its runs give (compare, alerts, scorecard)
     :param headline: the one figure a sweep grid shows in its column
+    :param exported: the Prometheus figure families of its latest run (GET /metrics)
     :param starts_engine: False when the job starts the engine itself (per lookahead length)
     :param long_requests: answers that are not streamed, so one read waits for a whole answer
     :param sends_prompt_set: its runs record the speed prompt set's digest (parity compares it)
@@ -66,6 +67,7 @@ class JobSpec:
     charted: tuple[str, ...] = ()
     benchmarks: tuple[Benchmark, ...] = ()
     metrics: tuple[Metric, ...] = field(default=())
+    exported: tuple[Exported, ...] = ()
     starts_engine: bool = True
     relaunches_engine: bool = False
     long_requests: bool = False

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from runs.core.jobs.speed import SpeedJob, run_speed
-from runs.core.metric import Benchmark, Metric, median_of
+from runs.core.metric import Benchmark, Exported, Metric, Summary, median_of, one
 from runs.core.registry.params import IntParam
 from runs.core.registry.spec import JobContext, JobSpec
 
@@ -18,6 +18,22 @@ METRICS = (
     Metric("Speed", "decode_tps_engine", "decode (engine)", "tok/s", True, median_of("decode_tps_engine")),
     Metric("Speed", "ttft_s", "TTFT", "s", False, median_of("ttft_s"), digits=3),
     Metric("Speed", "acceptance_rate", "acceptance rate", "%", True, median_of("acceptance_rate"), scale=100),
+)
+
+
+
+
+def _decode(summary: Summary) -> list[tuple[tuple[str, ...], float | None]]:
+    return [((source,), median_of(f"decode_tps_{source}")(summary)) for source in ("client", "engine")]
+
+
+EXPORTED = (
+    Exported("sparkdash_decode_tokens_per_second", "Median decode tok/s of the latest speed run "
+             "(source: client clock or the engine's own figure)", _decode, ("source",)),
+    Exported("sparkdash_ttft_seconds", "Median time to first token of the latest speed run",
+             one(median_of("ttft_s"))),
+    Exported("sparkdash_acceptance_rate", "Median draft acceptance rate (0-1) of the latest speed run",
+             one(median_of("acceptance_rate"))),
 )
 
 
@@ -35,5 +51,5 @@ async def run(ctx: JobContext) -> dict[str, Any]:
 JOB = JobSpec(
     name="speed", label="Speed", order=10, params=PARAMS, run=run, headline=METRICS[0],
     charted=("decode_tps_client", "decode_tps_engine", "ttft_s", "acceptance_rate"),
-    benchmarks=(Benchmark("Speed", "speed"),), metrics=METRICS, sends_prompt_set=True,
+    benchmarks=(Benchmark("Speed", "speed"),), metrics=METRICS, exported=EXPORTED, sends_prompt_set=True,
 )

@@ -17,8 +17,8 @@ same rule applied to each run's 0/1 outcome: only a unanimous difference is not 
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Literal, TypedDict
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, TypedDict
 
 from runs.core.metric import Metric, Summary
 from runs.core.registry import BENCHMARKS, JOB_OF_BENCHMARK, METRICS
@@ -36,6 +36,7 @@ __all__ = [
     "delta_text",
     "figure_text",
     "score_rows",
+    "spread_text",
 ]
 
 Verdict = Literal["better", "worse", "noise", "no spread", "n/a"]
@@ -204,14 +205,24 @@ def _num(value: float, metric: Metric, sign: str = "") -> str:
     return f"{scaled:{sign}.{digits}f}"
 
 
+def spread_text(spread: Mapping[str, Any] | None, unit: str, digits: int = 1, scale: float = 1.0) -> str:
+    """The one way a figure is written: "median [min-max] unit (n=N)"; an em dash without one.
+
+    Every page, export and alert that writes a spread calls this (static/js/format.js is its
+    browser twin).
+    """
+    if not spread:
+        return "—"
+    metric = Metric("", "", "", unit, True, lambda summary: None, scale=scale, digits=digits)
+    low, high = _num(spread["min"], metric), _num(spread["max"], metric)
+    return f"{_num(spread['median'], metric)} [{low}{EN_DASH}{high}] {unit} (n={spread['n']})"
+
+
 def figure_text(metric: Metric, spread: Spread | None, tally: Tally | None = None) -> str:
     """median [min-max] unit (n=N); a count as "k of n runs"; an em dash when there is no figure."""
     if tally:
         return f"{tally['count']} of {tally['n']} runs"
-    if not spread:
-        return "—"
-    low, high = _num(spread["min"], metric), _num(spread["max"], metric)
-    return f"{_num(spread['median'], metric)} [{low}{EN_DASH}{high}] {metric.unit} (n={spread['n']})"
+    return spread_text(spread, metric.unit, metric.digits, metric.scale)
 
 
 def delta_text(metric: Metric, delta: float | None) -> str:

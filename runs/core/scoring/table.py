@@ -13,12 +13,20 @@ from typing import Any, TypedDict
 
 from runs.core.metric import Summary, median_of
 from runs.core.registry import METRICS
-from runs.core.scoring.figures import EN_DASH, ScoreRow, Tally, compare, compare_rows, score_rows
+from runs.core.scoring.figures import ScoreRow, Tally, compare, compare_rows, score_rows, spread_text
 from runs.core.stats import Spread, summarize
 
 __all__ = [
-    "EXPORT_COLUMNS", "Cell", "Group", "TableRow", "chart_data", "compare_groups", "concurrency_curve",
-    "export_rows", "pareto_front", "quality_scatter",
+    "EXPORT_COLUMNS",
+    "Group",
+    "TableCell",
+    "TableRow",
+    "chart_data",
+    "compare_groups",
+    "concurrency_curve",
+    "export_rows",
+    "pareto_front",
+    "quality_scatter",
 ]
 
 CONCURRENCY = "Concurrency"
@@ -48,7 +56,7 @@ class Group:
     runs: Sequence[tuple[int, str, Summary]]
 
 
-class Cell(TypedDict):
+class TableCell(TypedDict):
     config_id: int
     baseline: bool
     text: str
@@ -69,7 +77,7 @@ class TableRow(TypedDict):
     unit: str
     higher_is_better: bool
     out_of: str
-    cells: list[Cell]
+    cells: list[TableCell]
 
 
 def compare_groups(groups: Sequence[Group], baseline_id: int) -> list[TableRow]:
@@ -95,7 +103,7 @@ def compare_groups(groups: Sequence[Group], baseline_id: int) -> list[TableRow]:
     return table
 
 
-def _cell(config_id: int, base: ScoreRow, row: ScoreRow, is_baseline: bool) -> Cell:
+def _cell(config_id: int, base: ScoreRow, row: ScoreRow, is_baseline: bool) -> TableCell:
     versus = {"delta": None, "delta_pct": None, "verdict": "baseline", "delta_text": "", "delta_pct_text": ""}
     if not is_baseline:
         versus = _versus(base, row)
@@ -142,16 +150,11 @@ def _level_rows(runs: Sequence[tuple[int, str, Summary]], levels: list[int]) -> 
                 "label": f"{label}, {c} at once", "unit": unit, "higher_is_better": higher, "count": False,
                 "spread": spread, "tally": None, "runs": len(sweeps) if spread else 0,
                 "run_ids": [run_id for run_id, _ in sweeps], "out_of": "",
-                "text": _spread_text(spread, unit, digits),
+                "text": spread_text(spread, unit, digits),
             })
     return rows
 
 
-def _spread_text(spread: Spread | None, unit: str, digits: int) -> str:
-    if not spread:
-        return DASH
-    low, high = f"{spread['min']:.{digits}f}", f"{spread['max']:.{digits}f}"
-    return f"{spread['median']:.{digits}f} [{low}{EN_DASH}{high}] {unit} (n={spread['n']})"
 
 
 def concurrency_curve(runs: Iterable[tuple[int, str, Summary]]) -> list[dict[str, float]]:
@@ -249,7 +252,7 @@ def export_rows(groups: Sequence[Group], rows: Sequence[TableRow]) -> list[dict[
     ]
 
 
-def _export_row(row: TableRow, config: str, cell: Cell) -> dict[str, Any]:
+def _export_row(row: TableRow, config: str, cell: TableCell) -> dict[str, Any]:
     metric = (row["benchmark"], row["key"])
     scale = SCALES.get(metric, 1.0)
     spread, tally, delta = cell["spread"], cell["tally"], cell["delta"]

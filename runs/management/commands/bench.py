@@ -21,7 +21,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("config", help="config name")
-        parser.add_argument("--job", default="speed", choices=list(registry.JOBS))
+        parser.add_argument("--job", default=registry.DEFAULT_JOB, choices=list(registry.JOBS))
         for name, (param, jobs) in _params().items():
             kind = Path if isinstance(param, RequestsParam) else int if isinstance(param, IntParam) else str
             help_text = f"{', '.join(jobs)}: {param.label} ({param.help()})"

@@ -1,0 +1,76 @@
+"""The job registry: every kind found by its module, named nowhere else, its parts in place."""
+import ast
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runs.core import registry
+from runs.core.registry.params import IntParam, RequestsParam
+
+ROOT = Path(__file__).resolve().parents[4]
+# Where a job kind's name may be written: its registry entry and its own core module (the names of
+# the samples and summaries it makes), the migrations, and these, each for the reason given.
+ALLOWED = {
+    # The compare page draws the concurrency sweep's curve per level: that chart is its own.
+    "runs/core/scoring/table.py": {"concurrency"},
+    # "lookahead" is also a config setting (the draft length), not only the job kind.
+    "engines/admin.py": {"lookahead"}, "engines/forms.py": {"lookahead"},
+    "engines/recipes/__init__.py": {"lookahead"}, "engines/recipes/llama_server.py": {"lookahead"},
+    "engines/recipes/sglang.py": {"lookahead"}, "engines/management/commands/simengine.py": {"lookahead"},
+    "runs/worker/engine_session.py": {"lookahead"},
+    # The simulator's vocabulary of words it streams.
+    "engines/simulator/wire.py": {"speed"},
+}
+
+
+def _kind_strings(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in registry.JOBS}
+
+
+def _own_modules(kind: str) -> set[str]:
+    module = kind.replace("-", "_")
+    return {f"runs/core/registry/{module}.py", f"runs/core/jobs/{module}.py"}
+
+
+def test_it_finds_every_job_kind_by_its_module():
+    modules = {p.stem for p in (ROOT / "runs/core/registry").glob("*.py")} - {"__init__", "params", "spec"}
+    assert {name.replace("-", "_") for name in registry.JOBS} == modules
+    assert list(registry.JOBS) == sorted(registry.JOBS, key=lambda name: registry.JOBS[name].order)
+
+
+def test_it_names_a_job_kind_only_in_its_own_modules():
+    stray = []
+    for path in [*ROOT.glob("engines/**/*.py"), *ROOT.glob("runs/**/*.py"), *ROOT.glob("sparkdash/*.py")]:
+        rel = path.relative_to(ROOT).as_posix()
+        if "/migrations/" in rel or "/fixtures/" in rel or rel.startswith("runs/core/jobs/agent_table/"):
+            continue
+        for kind in _kind_strings(path) - ALLOWED.get(rel, set()):
+            if rel not in _own_modules(kind):
+                stray.append(f"{rel}: {kind!r}")
+    assert stray == []
+
+
+@pytest.mark.parametrize("kind", list(registry.JOBS))
+def test_it_has_a_run_page_view_and_part_for_each_job_kind(kind):
+    spec = registry.JOBS[kind]
+    assert (ROOT / "static" / spec.script).is_file()
+    assert (ROOT / "templates" / spec.partial).is_file()
+    assert spec.headline is not None and spec.params
+
+
+def test_it_refuses_a_parameter_name_that_takes_two_kinds_of_value():
+    speed = registry.JOBS["speed"]
+    clash = dataclasses.replace(speed, name="clash", params={"reps": RequestsParam("recorded requests")})
+    with pytest.raises(ValueError, match=r"job clash: parameter 'reps' is already a IntParam"):
+        registry.check({"speed": speed, "clash": clash})
+    same = dataclasses.replace(speed, name="same", params={"reps": IntParam("passes", 1, 9, 2)})
+    assert registry.check({"speed": speed, "same": same})
+
+
+def test_it_imports_the_registry_without_django():
+    code = "import sys, runs.core.registry as r; assert r.JOBS; assert 'django' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=60)
