@@ -37,8 +37,10 @@ engine:
 audit: install
 	BIN=$(BIN) bin/audit
 
+# ruff, then mypy with django-stubs on the app code (tests and migrations excluded; see pyproject.toml).
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/mypy engines runs sparkdash
 
 test: install engine browser lint
 	$(BIN)/python manage.py makemigrations --check --dry-run -v 0
@@ -56,4 +58,4 @@ bench: install engine
 	$(BIN)/python -m tests.bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) var staticfiles .pytest_cache .ruff_cache
+	rm -rf $(VENV) var staticfiles .pytest_cache .ruff_cache .mypy_cache

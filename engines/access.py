@@ -12,9 +12,10 @@ lookup of another team's object finds nothing: a 404, never a 403 that would rev
 """
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth.models import User as AuthUser
 from django.db.models import Model, QuerySet
 from django.shortcuts import get_object_or_404
 
@@ -24,7 +25,7 @@ from runs.models import Alert, Run, Sample, Schedule, Sweep, SweepExecution
 __all__ = ["get_visible_or_404", "visible"]
 
 M = TypeVar("M", bound=Model)
-User = AbstractBaseUser | AnonymousUser
+User = AuthUser | AnonymousUser
 
 # The path from each model to the team whose members see it.
 TEAM_PATHS: dict[type[Model], str] = {
@@ -50,13 +51,13 @@ def visible(user: User, objects: QuerySet[M] | type[M]) -> QuerySet[M]:
     if user.is_superuser:
         return qs
     if qs.model is Sweep:
-        return _sweeps(user, qs)
+        return cast("QuerySet[M]", _sweeps(user, qs))
     if qs.model in (Schedule, SweepExecution):
         return qs.filter(sweep__in=_sweeps(user, Sweep.objects.all()).values("pk"))
     return qs.filter(**{f"{TEAM_PATHS[qs.model]}members": user})
 
 
-def _sweeps(user: User, qs: QuerySet[Sweep]) -> QuerySet[Sweep]:
+def _sweeps(user: AuthUser, qs: QuerySet[Sweep]) -> QuerySet[Sweep]:
     """Sweeps none of whose configs is another team's."""
     foreign = EngineConfig.objects.exclude(engine__machine__team__members=user)
     with_foreign = Sweep.configs.through.objects.filter(engineconfig__in=foreign).values("sweep_id")

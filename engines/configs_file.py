@@ -71,7 +71,7 @@ def _check_keys(where: str, entry: dict, known: set[str]) -> None:
 
 
 def _save(where: str, model: type[models.Model], name: str, values: dict[str, Any]) -> None:
-    obj = model.objects.filter(name=name).first() or model(name=name)
+    obj = model._default_manager.filter(name=name).first() or model(name=name)
     for field, value in values.items():
         setattr(obj, field, value)
     try:
@@ -83,7 +83,7 @@ def _save(where: str, model: type[models.Model], name: str, values: dict[str, An
 
 
 def _lookup(where: str, model: type[models.Model], name: Any) -> Any:
-    found = model.objects.filter(name=name).first()
+    found = model._default_manager.filter(name=name).first()
     if found is None:
         raise ConfigFileError(f"{where}: no {model.__name__.lower()} named {name!r}")
     return found

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 
-from engines.access import visible
-from engines.models import EngineConfig
+from engines.access import User, visible
+from engines.models import Engine, EngineConfig
 from runs.jobs import (
     JOB_PARAMS,
     ChoiceParam,
@@ -44,11 +44,11 @@ class EngineConfigForm(forms.ModelForm):
             "notes": forms.Textarea(attrs={"rows": 3}),
         }
 
-    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Only the user's teams' engines are offered; another team's posted pk is an invalid choice.
-        engines = self.fields["engine"].queryset.select_related("machine")
-        self.fields["engine"].queryset = visible(user, engines)
+        field = cast("forms.ModelChoiceField[Engine]", self.fields["engine"])
+        field.queryset = visible(user, Engine.objects.select_related("machine"))
 
 
 def _help(spec: Any) -> str:

@@ -55,7 +55,8 @@ MAX_DIMS = 4  # GGML_MAX_DIMS
 GATHERED = frozenset({"token_embd.weight", "per_layer_token_embd.weight", "position_embd.weight"})
 
 _U32, _U64 = struct.Struct("<I"), struct.Struct("<Q")
-_SCALARS = {
+# Keyed by the raw type code read from the file (GGUFValueType is an IntEnum, equal to its code).
+_SCALARS: dict[int, struct.Struct] = {
     GGUFValueType.UINT8: struct.Struct("<B"),
     GGUFValueType.INT8: struct.Struct("<b"),
     GGUFValueType.UINT16: struct.Struct("<H"),

@@ -19,7 +19,9 @@ from runs.core.downsample import keep
 from runs.models import Run, Sample
 
 # Per job: the fields its run page charts one point per "request" sample of.
-CHARTED = {Run.Job.SPEED: ("decode_tps_client", "decode_tps_engine", "ttft_s", "acceptance_rate")}
+CHARTED: dict[str, tuple[str, ...]] = {
+    Run.Job.SPEED: ("decode_tps_client", "decode_tps_engine", "ttft_s", "acceptance_rate"),
+}
 CHART_KIND = "request"
 MIN_POINTS, MAX_POINTS = 100, 5000
 

@@ -30,7 +30,8 @@ def enqueue_on_commit(run: Run) -> None:
     if settings.SPARKDASH_WORKER == "celery":
         from runs.tasks import run_job
 
-        run_job.apply_async_on_commit((run_id,), queue=machine.queue_name)
+        # Under Django, Celery makes every task a DjangoTask, which celery-types' shared_task omits.
+        run_job.apply_async_on_commit((run_id,), queue=machine.queue_name)  # type: ignore[attr-defined]
     else:
         transaction.on_commit(lambda: submit_in_process(machine.pk, run_id))
 

@@ -14,7 +14,7 @@ import shlex
 import sys
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -89,7 +89,7 @@ class RunEngine:
         """Whether an engine should answer now: an external one, or a managed one we started."""
         return not self.engine.managed or self.process is not None
 
-    async def run(self, job: Any) -> T:
+    async def run(self, job: Awaitable[T]) -> T:
         """Run the job; for a managed engine, fail it as soon as the engine process dies."""
         if self.process:
             return await run_while_alive(self.process, job)

@@ -167,7 +167,9 @@ async def _measure(
         await record_provenance(client, run)
         before = await client.metrics_text()
     summary = await engine_side.run(run_job(client, run, recorder, engine_side))
-    spec = spec_decode_delta(before, await _settled_metrics(client)) if before else None
+    after = await _settled_metrics(client) if before else None
+    # An engine that stops answering /metrics mid-run leaves no counters to subtract.
+    spec = spec_decode_delta(before, after) if before and after else None
     summary["spec_decode_metrics"] = _spec_summary(spec)
     summary["log_acceptance"] = _log_acceptance(engine_side.acceptance)
     summary["engine_startup_s"] = engine_side.startup_s

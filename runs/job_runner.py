@@ -29,23 +29,23 @@ async def run_job(
     if run.job == Run.Job.SPEED:
         return await run_speed(client, speed_job(run), recorder)
     if run.job == Run.Job.LOOKAHEAD:
-        job = LookaheadJob(speed_job(run), tuple(run.params.get("lengths", (0, 2, 4, 8, 12))))
-        return await run_lookahead(_provenance_on_first_launch(run, engine_side), job, recorder)
+        lookahead = LookaheadJob(speed_job(run), tuple(run.params.get("lengths", (0, 2, 4, 8, 12))))
+        return await run_lookahead(_provenance_on_first_launch(run, engine_side), lookahead, recorder)
     params, model = run.params, run.config.model
     if run.job == Run.Job.REPLAY:
-        job = ReplayJob(params["requests"], params["reps"], model, params.get("warmup", 1))
-        return await run_replay(client, job, recorder)
+        replay = ReplayJob(params["requests"], params["reps"], model, params.get("warmup", 1))
+        return await run_replay(client, replay, recorder)
     if run.job == Run.Job.CONCURRENCY:
         levels = tuple(params.get("levels", (1, 2, 4, 8, 16)))
-        job = ConcurrencyJob(model, levels, params["answer_tokens"], params["reps"], run.config.sampling())
-        return await run_concurrency(client, job, recorder)
+        sweep = ConcurrencyJob(model, levels, params["answer_tokens"], params["reps"], run.config.sampling())
+        return await run_concurrency(client, sweep, recorder)
     if run.job == Run.Job.PREFIX_CACHE:
-        job = PrefixCacheJob(model, params["steps"], params["bytes_per_step"], params["answer_tokens"])
-        return _with_cache_fix(await run_prefix_cache(client, job, recorder), run)
+        probe = PrefixCacheJob(model, params["steps"], params["bytes_per_step"], params["answer_tokens"])
+        return _with_cache_fix(await run_prefix_cache(client, probe, recorder), run)
     if run.job == Run.Job.AGENT_TABLE:
-        job = AgentTableJob(model, load_fixture(params["fixture"]).root, params["max_steps"],
-                            params["answer_tokens"], run.config.sampling())
-        return await run_agent_table(client, job, recorder)
+        table = AgentTableJob(model, load_fixture(params["fixture"]).root, params["max_steps"],
+                              params["answer_tokens"], run.config.sampling())
+        return await run_agent_table(client, table, recorder)
     if run.job == Run.Job.NEEDLE:
         return await _run_needle(client, run, recorder)
     if run.job in (Run.Job.MMLU_PRO, Run.Job.EVALPLUS):
@@ -75,16 +75,17 @@ async def _run_quality(client: EngineClient, run: Run, recorder: RunRecorder) ->
     if run.job == Run.Job.MMLU_PRO:
         dataset = _dataset(params.get("dataset"), "mmlu_pro")
         limit = params.get("limit")
-        job = MmluProJob(config.model, dataset, limit, params["num_fewshot"], params["max_tokens"])
-        return await run_mmlu_pro(client.base_url, api_key, job, recorder)
+        mmlu = MmluProJob(config.model, dataset, limit, params["num_fewshot"], params["max_tokens"])
+        return await run_mmlu_pro(client.base_url, api_key, mmlu, recorder)
     # EvalPlus (and the openai SDK) take seconds to import: only a worker that runs the job pays.
     from runs.core.evalplus_job import EvalPlusJob, run_evalplus
 
     suite = params["suite"]
     dataset = _dataset(params.get("dataset"), f"{suite}_plus")
-    dataset = dataset or await asyncio.to_thread(evalplus_download, suite)
-    job = EvalPlusJob(config.model, suite, dataset, params.get("limit"), params["max_tokens"])
-    return await run_evalplus(client.base_url, api_key, job, recorder)
+    if not dataset:
+        dataset = await asyncio.to_thread(evalplus_download, suite)
+    evalplus = EvalPlusJob(config.model, suite, dataset, params.get("limit"), params["max_tokens"])
+    return await run_evalplus(client.base_url, api_key, evalplus, recorder)
 
 
 def _dataset(value: str | None, benchmark: str) -> str | None:

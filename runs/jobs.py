@@ -23,6 +23,10 @@ class IntParam:
     def clean(self, name: str, value: Any) -> int | None:
         if value is None:
             return self.default
+        return self.whole(name, value)
+
+    def whole(self, name: str, value: Any) -> int:
+        """`value` as a whole number in range; a missing one (None) is not a number."""
         if isinstance(value, bool) or not isinstance(value, int):
             try:
                 value = int(str(value).strip())
@@ -49,7 +53,7 @@ class IntListParam:
         if not isinstance(items, list | tuple) or not 1 <= len(items) <= self.most:
             raise ValueError(f"{name} must be a list of 1 to {self.most} whole numbers")
         element = IntParam(self.low, self.high, None)
-        return [element.clean(f"{name} item", item) for item in items]
+        return [element.whole(f"{name} item", item) for item in items]
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Celery tasks: thin wrappers that claim a run by pk and hand it to runs.execution."""
 from __future__ import annotations
 
-from celery import shared_task
+from celery import Task, shared_task
 
 from runs import execution, schedules
 
@@ -9,7 +9,7 @@ BUSY_RETRY_S = 2
 
 
 @shared_task(bind=True, acks_late=True, max_retries=None)
-def run_job(self, run_id: int) -> str:  # type: ignore[no-untyped-def]
+def run_job(self: Task[[int], str], run_id: int) -> str:
     """Run one queued run on this machine's queue; safe to deliver twice."""
     outcome = execution.claim(run_id)
     if outcome == execution.BUSY:

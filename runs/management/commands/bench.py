@@ -45,8 +45,8 @@ class Command(BaseCommand):
         config = EngineConfig.objects.filter(name=options["config"]).first()
         if config is None:
             raise CommandError(f"no config named {options['config']!r}")
-        names = ("reps", "warmup", "max_tokens", "lengths", "levels", "answer_tokens", "steps")
-        names += ("bytes_per_step", "fixture", "max_steps", "depths")
+        names: tuple[str, ...] = ("reps", "warmup", "max_tokens", "lengths", "levels", "answer_tokens")
+        names += ("steps", "bytes_per_step", "fixture", "max_steps", "depths")
         names += ("dataset", "limit", "num_fewshot", "suite")
         params = {k: options[k] for k in names if options[k] is not None}
         if options["requests"]:
