@@ -51,7 +51,7 @@ class EngineConfigForm(forms.ModelForm):
         field.queryset = visible(user, Engine.objects.select_related("machine"))
 
 
-def _help(spec: Any) -> str:
+def _help(spec: object) -> str:
     """One parameter's range and default, as runs.jobs defines them."""
     if isinstance(spec, IntParam):
         default = "the config's" if spec.default is None else spec.default

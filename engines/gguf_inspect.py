@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from math import prod
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 import httpx
 from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, GGUFReader, GGUFValueType
@@ -342,7 +342,7 @@ def inspect_file(path: str | Path) -> GGUFInfo:
     return GGUFInfo(str(path), "gguf", kv, tensors, header.size)
 
 
-def _read_at(f: Any, start: int, end: int) -> bytes:
+def _read_at(f: BinaryIO, start: int, end: int) -> bytes:
     f.seek(start)
     return f.read(end - start)
 
