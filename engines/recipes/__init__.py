@@ -9,6 +9,7 @@ the engine cannot run.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from engines.recipes.base import KINDS, LaunchSettings, Recipe
 from engines.recipes.llama_server import render_llama_server
@@ -31,7 +32,7 @@ OPTIONAL = (
 )  # fmt: skip
 
 
-def settings_from_config(config) -> LaunchSettings:
+def settings_from_config(config: Any) -> LaunchSettings:
     """The launch settings of an ``EngineConfig``-like object (duck-typed; blank text is default).
 
     :param config: has ``model``, ``lookahead``, the optional fields of :class:`LaunchSettings`
@@ -58,7 +59,7 @@ def render(settings: LaunchSettings) -> Recipe:
     return RENDERERS[settings.kind](settings)
 
 
-def render_config(config) -> tuple[Recipe | None, str]:
+def render_config(config: Any) -> tuple[Recipe | None, str]:
     """``(recipe, "")`` for a config, or ``(None, reason)`` when its settings cannot be rendered."""
     try:
         return render(settings_from_config(config)), ""
