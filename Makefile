@@ -49,10 +49,12 @@ node_modules/.installed: package.json package-lock.json
 
 # Repeated code: 8 or more lines alike in Python (pylint's duplicate-code) or in JS, CSS and
 # templates (jscpd) fail the lint; vendored Chart.js/Pico and runs/fixtures are left out. Also
-# the layout's rules: import-linter's contracts in pyproject.toml.
+# the layout's rules (import-linter's contracts in pyproject.toml) and mypy with django-stubs on the
+# app code (tests and migrations excluded).
 lint: install node_modules/.installed
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy engines runs sparkdash
 	$(BIN)/pylint --disable=all --enable=duplicate-code --min-similarity-lines=8 \
 	  --ignore=fixtures,migrations --score=n engines runs
 	node_modules/.bin/jscpd --min-lines 8 --min-tokens 50 --format javascript,css,markup \
@@ -74,4 +76,4 @@ bench: install engine
 	$(BIN)/python -m tests.bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) var staticfiles .pytest_cache .ruff_cache
+	rm -rf $(VENV) var staticfiles .pytest_cache .ruff_cache .mypy_cache

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth.models import User as AuthUser
 from django.db.models import Model, QuerySet
 from django.shortcuts import get_object_or_404
 
@@ -23,7 +24,7 @@ from engines.models import Engine, EngineConfig, EngineSession, Machine, Team
 __all__ = ["get_visible_or_404", "visible"]
 
 M = TypeVar("M", bound=Model)
-User = AbstractBaseUser | AnonymousUser
+User = AuthUser | AnonymousUser
 
 # The path from each of engines' models to the team whose members see it. Other apps' models
 # (runs: runs, samples, sweeps, ...) say it themselves: a `team_path` attribute, or a
@@ -56,7 +57,7 @@ def visible(user: User, objects: QuerySet[M] | type[M]) -> QuerySet[M]:
     return qs.filter(**{f"{path}members": user})
 
 
-def foreign_configs(user: User) -> QuerySet[EngineConfig]:
+def foreign_configs(user: AuthUser) -> QuerySet[EngineConfig]:
     """The configs of other teams' machines: what a sweep must not include to be visible to `user`."""
     return EngineConfig.objects.exclude(engine__machine__team__members=user)
 

@@ -33,7 +33,8 @@ class EngineAdminForm(forms.ModelForm):
         return new or (self.instance.api_key if self.instance.pk else "")
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if data.get("clear_api_key"):
             data["api_key"] = ""
         return data

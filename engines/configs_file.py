@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import yaml
@@ -15,6 +16,8 @@ MAX_FILE_BYTES = 1_000_000
 MACHINE_KEYS = {"name", "team", "host", "bandwidth_gbps", "memory_gb", "notes"}
 ENGINE_KEYS = {"name", "machine", "kind", "url", "api_key", "api_key_env", "simulator"}
 CONFIG_KEYS = {f.name for f in EngineConfig._meta.fields} - {"id", "created", "updated"}
+# What each section's builder makes of one entry: the model, the entry's name, the field values.
+Built = tuple[type[models.Model], str, dict[str, Any]]
 
 
 class _NoAliasLoader(yaml.SafeLoader):
@@ -51,7 +54,7 @@ def load_text(text: str) -> dict[str, int]:
     return counts
 
 
-def _apply(data: dict, section: str, keys: set[str], build: Any) -> int:
+def _apply(data: dict, section: str, keys: set[str], build: Callable[[str, dict], Built]) -> int:
     entries = data.get(section) or []
     if not isinstance(entries, list):
         raise ConfigFileError(f"{section} must be a list")
@@ -71,7 +74,7 @@ def _check_keys(where: str, entry: dict, known: set[str]) -> None:
 
 
 def _save(where: str, model: type[models.Model], name: str, values: dict[str, Any]) -> None:
-    obj = model.objects.filter(name=name).first() or model(name=name)
+    obj = model._default_manager.filter(name=name).first() or model(name=name)
     for field, value in values.items():
         setattr(obj, field, value)
     try:
@@ -82,14 +85,14 @@ def _save(where: str, model: type[models.Model], name: str, values: dict[str, An
     obj.save()
 
 
-def _lookup(where: str, model: type[models.Model], name: Any) -> Any:
-    found = model.objects.filter(name=name).first()
+def _lookup(where: str, model: type[models.Model], name: Any) -> models.Model:
+    found = model._default_manager.filter(name=name).first()
     if found is None:
         raise ConfigFileError(f"{where}: no {model.__name__.lower()} named {name!r}")
     return found
 
 
-def _machine(where: str, entry: dict) -> tuple:
+def _machine(where: str, entry: dict) -> Built:
     name = entry.pop("name")
     # A team is made when first named; a new machine with none joins the default team.
     if "team" in entry:
@@ -99,7 +102,7 @@ def _machine(where: str, entry: dict) -> tuple:
     return Machine, name, entry
 
 
-def _engine(where: str, entry: dict) -> tuple:
+def _engine(where: str, entry: dict) -> Built:
     name = entry.pop("name")
     values = {
         "machine": _lookup(where, Machine, entry.get("machine")),
@@ -117,7 +120,7 @@ def _engine(where: str, entry: dict) -> tuple:
     return Engine, name, values
 
 
-def _config(where: str, entry: dict) -> tuple:
+def _config(where: str, entry: dict) -> Built:
     name = entry.pop("name")
     entry["engine"] = _lookup(where, Engine, entry.get("engine"))
     return EngineConfig, name, entry

@@ -1,12 +1,12 @@
 """Forms of the engines app: editing a config (the form that starts a run of it is runs')."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 
-from engines.access import visible
-from engines.models import EngineConfig
+from engines.access import User, visible
+from engines.models import Engine, EngineConfig
 
 __all__ = ["EngineConfigForm"]
 
@@ -27,8 +27,8 @@ class EngineConfigForm(forms.ModelForm):
             "notes": forms.Textarea(attrs={"rows": 3}),
         }
 
-    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Only the user's teams' engines are offered; another team's posted pk is an invalid choice.
-        engines = self.fields["engine"].queryset.select_related("machine")
-        self.fields["engine"].queryset = visible(user, engines)
+        field = cast("forms.ModelChoiceField[Engine]", self.fields["engine"])
+        field.queryset = visible(user, Engine.objects.select_related("machine"))

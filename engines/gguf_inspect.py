@@ -1,7 +1,7 @@
 """Inspect a GGUF model: architecture, tensors, quantization, bytes read per token, MTP layers.
 
 A complete local file is read with ``gguf.GGUFReader`` (gguf==0.19.0). A partial file (a truncated
-local copy, or the first few MB of a remote file fetched with HTTP range requests) is read with
+local copy, or the first few MB of a remote file, engines.gguf_remote) is read with
 ``parse_header``, our own parser of the header and tensor-info section: GGUFReader maps the whole
 file and fails on a prefix. Remote reads start at 4 MiB and double until the header fits (256 MiB
 cap); the tokenizer arrays are what make headers several MB long.
@@ -25,9 +25,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from math import prod
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
-import httpx
 from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, GGUFReader, GGUFValueType
 
 __all__ = [
@@ -39,7 +38,6 @@ __all__ = [
     "MoE",
     "TensorInfo",
     "inspect_file",
-    "inspect_url",
     "parse_header",
     "per_token_bytes",
     "read_header",
@@ -55,7 +53,8 @@ MAX_DIMS = 4  # GGML_MAX_DIMS
 GATHERED = frozenset({"token_embd.weight", "per_layer_token_embd.weight", "position_embd.weight"})
 
 _U32, _U64 = struct.Struct("<I"), struct.Struct("<Q")
-_SCALARS = {
+# Keyed by the raw type code read from the file (GGUFValueType is an IntEnum, equal to its code).
+_SCALARS: dict[int, struct.Struct] = {
     GGUFValueType.UINT8: struct.Struct("<B"),
     GGUFValueType.INT8: struct.Struct("<b"),
     GGUFValueType.UINT16: struct.Struct("<H"),
@@ -341,7 +340,7 @@ def inspect_file(path: str | Path) -> GGUFInfo:
     return GGUFInfo(str(path), "gguf", kv, tensors, header.size)
 
 
-def _read_at(f: Any, start: int, end: int) -> bytes:
+def _read_at(f: BinaryIO, start: int, end: int) -> bytes:
     f.seek(start)
     return f.read(end - start)
 
@@ -361,48 +360,3 @@ def _read_whole(path: Path) -> tuple[dict[str, Any], tuple[TensorInfo, ...]]:
         for t in reader.tensors
     )
     return kv, tensors
-
-
-def inspect_url(
-    url: str,
-    client: httpx.Client | None = None,
-    *,
-    first_bytes: int = FIRST_PREFIX_BYTES,
-    max_bytes: int = MAX_PREFIX_BYTES,
-) -> GGUFInfo:
-    """Inspect a remote GGUF from a prefix fetched with HTTP range requests (doubling as needed)."""
-    own = client is None
-    http = client or httpx.Client(timeout=60.0, follow_redirects=True)
-    try:
-        header, read = read_header(lambda start, end: _fetch(http, url, start, end), first_bytes, max_bytes)
-    finally:
-        if own:
-            http.close()
-    return GGUFInfo(url, "prefix", header.kv, header.tensors, header.size, prefix_bytes_read=read)
-
-
-def _fetch(client: httpx.Client, url: str, start: int, end: int) -> bytes:
-    try:
-        with client.stream("GET", url, headers={"Range": f"bytes={start}-{end - 1}"}) as resp:
-            if resp.status_code == 416:  # nothing at or after `start`: the file has ended
-                return b""
-            if resp.status_code not in (200, 206):
-                raise GGUFError(f"GET {url}: HTTP {resp.status_code}")
-            got = resp.headers.get("content-range", "")
-            if resp.status_code == 206 and not got.startswith(f"bytes {start}-"):
-                raise GGUFError(f"GET {url}: asked for bytes {start}-{end - 1}, got {got!r}")
-            # A 200 is the whole file from byte 0: the server ignored the Range header.
-            return _read_stream(resp, start if resp.status_code == 200 else 0, end - start)
-    except httpx.HTTPError as exc:
-        raise GGUFError(f"GET {url}: {exc}") from exc
-
-
-def _read_stream(resp: httpx.Response, skip: int, count: int) -> bytes:
-    """Bytes [skip, skip + count) of the body; stops reading (and drops the rest) once it has them."""
-    chunks, have = [], -skip
-    for chunk in resp.iter_bytes():
-        chunks.append(chunk)
-        have += len(chunk)
-        if have >= count:
-            break
-    return b"".join(chunks)[skip : skip + count]

@@ -69,14 +69,9 @@ class Machine(models.Model):
 class Engine(models.Model):
     """An inference engine's HTTP endpoint on a machine."""
 
-    # From the registry: Kind.LLAMA_SERVER == "llama-server", labelled as engines.kinds says.
-    Kind = models.TextChoices(
-        "Kind", [(name.upper().replace("-", "_"), (name, label)) for name, label in kinds.choices()]
-    )
-
     machine = models.ForeignKey(Machine, models.PROTECT, related_name="engines")
     name = models.CharField(max_length=100, unique=True)
-    kind = models.CharField(max_length=20, choices=Kind.choices)
+    kind = models.CharField(max_length=20, choices=kinds.choices)  # the engine-kind registry's
     base_url = models.URLField("base URL", max_length=300)
     # Sent as a bearer token; never rendered on a page, in the API or in an export.
     api_key = models.CharField(max_length=300, blank=True)

@@ -129,9 +129,9 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": VAR_DIR / "sparkdash.sqlite3",
+            "NAME": str(VAR_DIR / "sparkdash.sqlite3"),
             # A file, not memory, so that a live-server test process sees the same rows.
-            "TEST": {"NAME": VAR_DIR / "test-sparkdash.sqlite3"},
+            "TEST": {"NAME": str(VAR_DIR / "test-sparkdash.sqlite3")},
             "OPTIONS": {"timeout": 30, "transaction_mode": "IMMEDIATE"},
         }
     }

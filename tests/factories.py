@@ -72,7 +72,7 @@ class EngineFactory(factory.django.DjangoModelFactory):
 
     machine = factory.SubFactory(MachineFactory)
     name = factory.Sequence(lambda n: f"engine-{n}")
-    kind = Engine.Kind.LLAMA_SERVER
+    kind = "llama-server"
     base_url = factory.Sequence(lambda n: f"http://127.0.0.1:{18000 + n}")
     api_key = ""
     simulator = False

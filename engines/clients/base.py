@@ -8,7 +8,7 @@ import json
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -180,7 +180,7 @@ class EngineClient(ABC):
             return None
         return response.text
 
-    async def _stream_lines(self, path: str, body: dict[str, Any]) -> AsyncIterator[str]:
+    async def _stream_lines(self, path: str, body: dict[str, Any]) -> AsyncGenerator[str, None]:
         """POST `body` and yield the answer's lines as they arrive; every failure becomes EngineError."""
         try:
             answer = self.http.stream("POST", path, json=body, extensions={"trace": _note_sent})
@@ -271,6 +271,16 @@ def as_int(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return int(value)
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """An engine's JSON object as a dict; {} when missing or not an object."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """An engine's JSON array as a list; [] when missing or not an array."""
+    return value if isinstance(value, list) else []
 
 
 def as_float(value: Any) -> float | None:

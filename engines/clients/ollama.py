@@ -16,8 +16,10 @@ from engines.clients.base import (
     EngineError,
     EngineFigures,
     GenerationRequest,
+    as_dict,
     as_float,
     as_int,
+    as_list,
     load_json_object,
     merge_extra,
     stopped_mid_answer,
@@ -61,8 +63,8 @@ class OllamaClient(EngineClient):
         """/api/show's details and GGUF facts, plus the model's digest from /api/tags."""
         show = await self._post_object("/api/show", {"model": model})
         tags = await self._get_object("/api/tags")
-        details = show.get("details") if isinstance(show.get("details"), dict) else {}
-        gguf = show.get("model_info") if isinstance(show.get("model_info"), dict) else {}
+        details = as_dict(show.get("details"))
+        gguf = as_dict(show.get("model_info"))
         arch = gguf.get("general.architecture")
         return {
             "id": model,
@@ -122,7 +124,7 @@ def _content(data: dict[str, Any]) -> str:
 def _digest(tags: dict[str, Any], model: str) -> str | None:
     """The digest /api/tags lists for `model`; a bare name means its ":latest" tag, as in Ollama."""
     wanted = (model, f"{model}:latest") if ":" not in model else (model,)
-    models = tags.get("models") if isinstance(tags.get("models"), list) else []
+    models = as_list(tags.get("models"))
     for entry in models:
         if isinstance(entry, dict) and (entry.get("name") in wanted or entry.get("model") in wanted):
             return entry.get("digest")

@@ -21,8 +21,10 @@ from engines.clients.base import (
     EngineFigures,
     EngineHTTPError,
     GenerationRequest,
+    as_dict,
     as_float,
     as_int,
+    as_list,
     load_json_object,
     merge_extra,
     stopped_mid_answer,
@@ -111,7 +113,7 @@ class OpenAIClient(EngineClient):
         if not entries:
             raise EngineError(f"{self.base_url}/v1/models lists no models")
         entry = next((e for e in entries if e.get("id") == model), entries[0])
-        meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+        meta = as_dict(entry.get("meta"))
         return {
             "id": entry.get("id"),
             "digest": None,
@@ -151,7 +153,7 @@ class _Answer:
     def take(self, data: dict[str, Any]) -> str:
         """Note the chunk's finish reason, usage and timings; return its content."""
         text = ""
-        choices = data.get("choices") if isinstance(data.get("choices"), list) else []
+        choices = as_list(data.get("choices"))
         for choice in (c for c in choices if isinstance(c, dict)):
             delta = choice.get("delta")
             content = delta.get("content") if isinstance(delta, dict) else None

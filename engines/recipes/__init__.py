@@ -8,6 +8,8 @@ the engine cannot run.
 
 from __future__ import annotations
 
+from typing import Any
+
 from engines.recipes.base import LaunchSettings, Recipe
 
 __all__ = ["LaunchSettings", "Recipe", "render", "render_config", "settings_from_config"]
@@ -19,7 +21,7 @@ OPTIONAL = (
 )  # fmt: skip
 
 
-def settings_from_config(config) -> LaunchSettings:
+def settings_from_config(config: Any) -> LaunchSettings:
     """The launch settings of an ``EngineConfig``-like object (duck-typed; blank text is default).
 
     :param config: has ``model``, ``lookahead``, the optional fields of :class:`LaunchSettings`
@@ -48,7 +50,7 @@ def render(settings: LaunchSettings) -> Recipe:
     return kinds.get(settings.kind).render(settings)
 
 
-def render_config(config) -> tuple[Recipe | None, str]:
+def render_config(config: Any) -> tuple[Recipe | None, str]:
     """``(recipe, "")`` for a config, or ``(None, reason)`` when its settings cannot be rendered."""
     try:
         return render(settings_from_config(config)), ""

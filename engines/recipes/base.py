@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import dataclass, field, replace
+from typing import Any
 from urllib.parse import urlsplit
 
 __all__ = [
@@ -120,7 +121,7 @@ class LaunchSettings:
             object.__setattr__(self, "port", spec.default_port)
 
     @classmethod
-    def from_base_url(cls, kind: str, base_url: str, **values) -> LaunchSettings:
+    def from_base_url(cls, kind: str, base_url: str, **values: Any) -> LaunchSettings:
         """Settings whose host and port come from an engine's base URL (``http://host:port``)."""
         parts = urlsplit(base_url if "://" in base_url else f"http://{base_url}")
         host = parts.hostname or "127.0.0.1"
@@ -131,7 +132,7 @@ class LaunchSettings:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{host}:{self.port}"
 
-    def with_(self, **changes) -> LaunchSettings:
+    def with_(self, **changes: Any) -> LaunchSettings:
         return replace(self, **changes)
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 
 from engines import kinds
@@ -19,7 +19,7 @@ def start_run(
     config: EngineConfig,
     job: str,
     params: dict[str, Any] | None = None,
-    user: AbstractBaseUser | None = None,
+    user: User | AnonymousUser | None = None,
     *,
     execution: SweepExecution | None = None,
     repetition: int | None = None,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import zoneinfo
 from datetime import datetime, timedelta
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from celery.schedules import ParseException, crontab
 from django.db.models import Count, OuterRef, QuerySet, Subquery
@@ -23,6 +23,9 @@ from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
 
 from runs.models import Run, Schedule, SweepExecution
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
 
 __all__ = [
     "CRON_FIELDS",
@@ -171,6 +174,16 @@ def fire(schedule_id: int) -> SweepExecution | None:
 # --- Status ----------------------------------------------------------------------------------
 
 
+class LastFiring(TypedDict):
+    """What schedule_statuses() annotates each schedule with: its latest sweep run."""
+
+    last_execution_id: int | None
+    last_fired: datetime | None
+    last_finished: datetime | None
+    last_error: str | None
+    failed_runs: int | None
+
+
 class ScheduleStatus(TypedDict):
     state: str  # "disabled", "missed", "failed", "running", "ok" or "waiting" (never fired)
     last_fired: datetime | None
@@ -199,7 +212,7 @@ def grace(schedule: Schedule) -> timedelta:
     return CRON_GRACE
 
 
-def schedule_statuses(schedules: QuerySet[Schedule]) -> QuerySet[Schedule]:
+def schedule_statuses(schedules: QuerySet[Schedule]) -> QuerySet[WithAnnotations[Schedule, LastFiring]]:
     """The schedules with what schedule_status() needs, in one query (no query per schedule)."""
     latest = SweepExecution.objects.filter(schedule=OuterRef("pk")).order_by("-created", "-pk")
     failed = (
@@ -220,7 +233,9 @@ def schedule_status(schedule: Schedule, now: datetime | None = None) -> Schedule
 
     :param now: the moment to judge at (tests choose it); default: now
     """
-    if not hasattr(schedule, "last_execution_id"):
+    if hasattr(schedule, "last_execution_id"):
+        schedule = cast("WithAnnotations[Schedule, LastFiring]", schedule)
+    else:
         schedule = schedule_statuses(Schedule.objects.filter(pk=schedule.pk)).get()
     now = now or timezone.now()
     expected = next_fire(schedule, schedule.last_fired or schedule.created)
@@ -246,7 +261,7 @@ def _next_due(schedule: Schedule, expected: datetime, now: datetime) -> datetime
     return next_fire(schedule, now)
 
 
-def _state(schedule: Schedule, missed: bool, failed: bool, running: bool) -> str:
+def _state(schedule: WithAnnotations[Schedule, LastFiring], missed: bool, failed: bool, running: bool) -> str:
     if not schedule.enabled:
         return "disabled"
     if missed:

@@ -13,7 +13,7 @@ import json
 import logging
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 
 from engines.models import EngineConfig
@@ -60,7 +60,7 @@ def _job_entry(entry: Any) -> tuple[str, dict[str, Any]]:
 
 def start_sweep(
     sweep: Sweep, trigger: str = SweepExecution.Trigger.MANUAL, schedule: Schedule | None = None,
-    user: AbstractBaseUser | None = None,
+    user: User | AnonymousUser | None = None,
 ) -> SweepExecution:
     """Queue every run of the sweep in one transaction; they are handed over, in order, on commit.
 
@@ -83,7 +83,7 @@ def start_sweep(
 
 def _queue_cell(
     execution: SweepExecution, config: EngineConfig, entry: dict[str, Any], reps: int,
-    user: AbstractBaseUser | None,
+    user: User | None,
 ) -> None:
     for repetition in range(1, reps + 1):
         try:

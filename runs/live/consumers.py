@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from engines.access import visible
+from engines.access import User, visible
 from runs.live.broadcast import group_name, note_consumer_loop
 from runs.models import Run, Sample
 
@@ -30,9 +30,14 @@ RESYNC_S = 3.0
 class RunConsumer(AsyncJsonWebsocketConsumer):
     """ws/runs/<id>/?after=SEQ: sends the run, the stored samples after SEQ, then live events."""
 
+    @property
+    def _user(self) -> User:
+        # AuthMiddlewareStack (sparkdash.asgi) puts a lazy User or AnonymousUser in every scope.
+        return cast(User, self.scope["user"])
+
     async def connect(self) -> None:
         note_consumer_loop()
-        if not self.scope["user"].is_authenticated:
+        if not self._user.is_authenticated:
             await self.close(code=4401)
             return
         self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
@@ -140,7 +145,7 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
     @database_sync_to_async
     def _run_dict(self) -> dict[str, Any] | None:
         # Another team's run answers as a missing one (4404), so its existence is not revealed.
-        runs = visible(self.scope["user"], Run.objects.select_related("config__engine", "machine"))
+        runs = visible(self._user, Run.objects.select_related("config__engine", "machine"))
         run = runs.filter(pk=self.run_id).first()
         return dict(run.to_dict()) if run else None
 

@@ -5,7 +5,7 @@ the latest LATEST_RUNS per benchmark and config, all read in one query.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from django.db.models import F, QuerySet, Window
 from django.db.models.fields.json import KT
@@ -80,7 +80,8 @@ def scorecard_export(rows: Iterable[ScoreRow]) -> list[dict[str, object]]:
     """The scorecard as flat rows for CSV/JSON: the spread's figures as numbers, counts as k of n."""
     flat = []
     for row in rows:
-        spread, tally = row["spread"] or {}, row["tally"] or {}
+        spread: Mapping[str, object] = row["spread"] or {}
+        tally: Mapping[str, object] = row["tally"] or {}
         flat.append({
             "benchmark": row["benchmark"], "metric": row["label"], "unit": row["unit"],
             "median": spread.get("median"), "min": spread.get("min"), "max": spread.get("max"),

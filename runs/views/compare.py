@@ -2,6 +2,8 @@
 report), and the older page comparing two configs, B against A."""
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -32,7 +34,7 @@ class CompareForm(forms.Form):
     def __init__(self, data: dict[str, str] | None, configs: list[EngineConfig]) -> None:
         super().__init__(data)
         for name in ("a", "b"):
-            self.fields[name].choices = [(c.pk, c.name) for c in configs]
+            cast(forms.ChoiceField, self.fields[name]).choices = [(c.pk, c.name) for c in configs]
 
     def messages(self) -> list[str]:
         """Each error with the field it is about, e.g. "config B: there is no config with id 99"."""
@@ -51,8 +53,8 @@ def compare_configs_page(request: HttpRequest) -> HttpResponse:
     ctx = {"configs": configs, "fields": fields, "form": form, "latest_runs": LATEST_RUNS}
     if form.is_bound and form.is_valid():
         by_pk = {c.pk: c for c in configs}
-        ctx["a"], ctx["b"] = by_pk[form.cleaned_data["a"]], by_pk[form.cleaned_data["b"]]
-        ctx["rows"] = compare_configs(ctx["a"], ctx["b"])
+        a, b = by_pk[form.cleaned_data["a"]], by_pk[form.cleaned_data["b"]]
+        ctx |= {"a": a, "b": b, "rows": compare_configs(a, b)}
     status = 400 if form.is_bound and form.errors else 200
     return render(request, "runs/compare_configs.html", ctx, status=status)
 

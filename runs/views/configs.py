@@ -111,12 +111,11 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 def config_list(request: HttpRequest) -> HttpResponse:
     last_run = Run.objects.filter(config=OuterRef("pk")).order_by("-created").values("pk")[:1]
-    configs = visible(request.user, EngineConfig.objects.select_related("engine"))
-    configs = list(configs.annotate(last_run_id=Subquery(last_run)))
+    visible_configs = visible(request.user, EngineConfig.objects.select_related("engine"))
+    configs = list(visible_configs.annotate(last_run_id=Subquery(last_run)))
     last_runs = Run.objects.in_bulk([c.last_run_id for c in configs if c.last_run_id])
-    for config in configs:
-        config.last_run = last_runs.get(config.last_run_id)
-    return render(request, "engines/config_list.html", {"configs": configs})
+    rows = [(config, last_runs.get(config.last_run_id)) for config in configs]
+    return render(request, "engines/config_list.html", {"rows": rows})
 
 
 def _get_config(request: HttpRequest, pk: int) -> EngineConfig:

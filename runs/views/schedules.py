@@ -1,7 +1,7 @@
 """Pages of schedules (list with status, create, edit, delete) and of regression alerts."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.conf import settings
@@ -13,10 +13,10 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from engines.access import get_visible_or_404, visible
+from engines.access import User, get_visible_or_404, visible
 from runs.actions import alerts
 from runs.actions.schedules import schedule_status, schedule_statuses, validate_cron, validate_time_zone
-from runs.models import Alert, Schedule
+from runs.models import Alert, Schedule, Sweep
 from runs.results.export import table_response, wants_export
 
 ALERTS_SHOWN = 200
@@ -36,11 +36,12 @@ class ScheduleForm(forms.ModelForm):
             "every_seconds": "when set, the schedule fires every N seconds and the cron line is not used",
         }
 
-    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["cron"].required = False
         # Only the user's teams' sweeps are offered; another team's posted pk is an invalid choice.
-        self.fields["sweep"].queryset = visible(user, self.fields["sweep"].queryset)
+        field = cast("forms.ModelChoiceField[Sweep]", self.fields["sweep"])
+        field.queryset = visible(user, Sweep)
 
     def clean_time_zone(self) -> str:
         name = self.cleaned_data["time_zone"].strip()
@@ -60,7 +61,8 @@ class ScheduleForm(forms.ModelForm):
         return line
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         if not cleaned.get("cron") and "cron" not in self.errors:
             if cleaned.get("every_seconds"):
                 cleaned["cron"] = DEFAULT_CRON  # kept for when the interval is cleared

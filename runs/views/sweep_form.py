@@ -6,12 +6,12 @@ it, a new URL replaces it and "remove the webhook" clears it.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.forms import BoundField
 
-from engines.access import visible
+from engines.access import User, visible
 from engines.models import EngineConfig
 from runs.actions.sweeps import clean_jobs
 from runs.core import registry
@@ -34,6 +34,24 @@ def _defaults(job: str) -> str:
     return json.dumps(defaults)
 
 
+def _config_label(config: EngineConfig) -> str:
+    return f"{config.name} ({config.engine.name})"
+
+
+class ConfigChoiceField(forms.ModelChoiceField):
+    """One config, offered as "name (engine)"."""
+
+    def label_from_instance(self, obj: EngineConfig) -> str:
+        return _config_label(obj)
+
+
+class ConfigsChoiceField(forms.ModelMultipleChoiceField):
+    """Configs, each offered as "name (engine)"."""
+
+    def label_from_instance(self, obj: EngineConfig) -> str:
+        return _config_label(obj)
+
+
 class SweepForm(forms.ModelForm):
     """A sweep; `jobs` is built from the job checkboxes and their params boxes in clean()."""
 
@@ -53,14 +71,14 @@ class SweepForm(forms.ModelForm):
             "noise_floor_pct": "a regression must be worse than the baseline's spread and than this",
         }
         widgets = {"configs": forms.SelectMultiple(attrs={"size": 8})}
+        field_classes = {"configs": ConfigsChoiceField, "baseline": ConfigChoiceField}
 
-    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Only the user's teams' configs are offered; another team's posted pk is an invalid choice.
         configs = visible(user, EngineConfig.objects.select_related("engine").order_by("name"))
         for name in ("configs", "baseline"):
-            self.fields[name].queryset = configs
-            self.fields[name].label_from_instance = lambda c: f"{c.name} ({c.engine.name})"
+            cast("forms.ModelChoiceField[EngineConfig]", self.fields[name]).queryset = configs
         self.initial["webhook_url"] = ""  # never sent back to the browser
         chosen = {entry["job"]: entry.get("params") or {} for entry in self.instance.jobs or []}
         for job, label in registry.job_choices():
@@ -89,7 +107,8 @@ class SweepForm(forms.ModelForm):
         return [(self[f"job_{_slug(job)}"], self[f"params_{_slug(job)}"]) for job in registry.JOBS]
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         jobs = [entry for job in registry.JOBS if (entry := self._clean_job(job, cleaned))]
         if not jobs and not any(name.startswith("params_") for name in self.errors):
             self.add_error(None, "jobs: choose at least one job")

@@ -40,7 +40,8 @@ def sweep_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def sweep_new(request: HttpRequest) -> HttpResponse:
-    return _edit(request, Sweep(created_by=request.user))
+    user = request.user
+    return _edit(request, Sweep(created_by=user if user.is_authenticated else None))
 
 
 @login_required

@@ -14,7 +14,7 @@ import shlex
 import sys
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -28,7 +28,7 @@ from engines import kinds
 from engines.clients import EngineClient, EngineError, client_for
 from engines.lifecycle import ManagedEngine, kill_orphan, port_is_free, run_while_alive, wait_port_free
 from engines.logparse import parse_line
-from engines.models import EngineSession
+from engines.models import EngineConfig, EngineSession
 from engines.recipes import LaunchSettings, Recipe, render, settings_from_config
 from runs.models import Run
 
@@ -93,7 +93,7 @@ class RunEngine:
         """Whether an engine should answer now: an external one, or a managed one we started."""
         return not self.engine.managed or self.process is not None
 
-    async def run(self, job: Any) -> T:
+    async def run(self, job: Awaitable[T]) -> T:
         """Run the job; for a managed engine, fail it as soon as the engine process dies."""
         if self.process:
             return await run_while_alive(self.process, job)
@@ -182,14 +182,14 @@ LOOKAHEAD_NEEDS_RELAUNCH = (
 )
 
 
-def simulator_recipe(launch: LaunchSettings, config: Any) -> Recipe:
+def simulator_recipe(launch: LaunchSettings, config: EngineConfig) -> Recipe:
     """The SparkDash simulator started like an engine: its flags come from the config's extra flags."""
     argv = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py"), "simengine"]
     argv += ["--host", launch.host, "--port", str(launch.port), "--lookahead", str(launch.lookahead)]
     return Recipe(kind="simulator", argv=argv + shlex.split(config.extra_flags or ""))
 
 
-async def ollama_alias(client: EngineClient, config: Any, length: int) -> str:
+async def ollama_alias(client: EngineClient, config: EngineConfig, length: int) -> str:
     """Create (idempotently) an Ollama alias of the config's model with draft_num_predict=length."""
     recipe = render(settings_from_config(config).with_(lookahead=length))
     for call in recipe.api_calls:
@@ -243,7 +243,7 @@ def _running_session(machine_id: int) -> str:
     return f"{session.engine.name} (pid {session.pid}, since {session.started:%Y-%m-%d %H:%M:%S})"
 
 
-async def _tail_file(path: Path, on_line: Any) -> None:
+async def _tail_file(path: Path, on_line: Callable[[str], None]) -> None:
     """Follow a log file from its current end, like tail -f (survives rotation and a late file)."""
     _, position = await asyncio.to_thread(_read_new, path, None)
     while True:
@@ -267,7 +267,7 @@ def _read_new(path: Path, position: int | None) -> tuple[list[str], int]:
     return [raw.decode("utf-8", "replace") for raw in chunk.splitlines()], position
 
 
-async def _tail_command(command: str, on_line: Any) -> None:
+async def _tail_command(command: str, on_line: Callable[[str], None]) -> None:
     proc = await asyncio.create_subprocess_exec(
         *shlex.split(command), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
     )

@@ -162,7 +162,9 @@ async def _measure(
         before = await client.metrics_text()
     summary = await engine_side.run(run_job(client, run, recorder, engine_side))
     prefix = kinds.get(client.engine_kind).metrics_prefix  # None: the engine exports no such counters
-    spec = spec_decode_delta(before, await _settled_metrics(client), prefix) if before and prefix else None
+    after = await _settled_metrics(client) if before and prefix else None
+    # An engine that stopped answering after the job has no counters to read: no delta, not a failure.
+    spec = spec_decode_delta(before, after, prefix) if before and prefix and after else None
     summary["spec_decode_metrics"] = _spec_summary(spec)
     summary["log_acceptance"] = _log_acceptance(engine_side.acceptance)
     summary["engine_startup_s"] = engine_side.startup_s

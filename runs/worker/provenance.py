@@ -6,7 +6,7 @@ import functools
 import hashlib
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.utils import timezone
@@ -17,8 +17,11 @@ from engines.models import EngineConfig
 from engines.recipes import render_config
 from engines.roofline import roofline
 
+if TYPE_CHECKING:
+    from runs.models import Run
 
-async def record_provenance(client: EngineClient, run: Any) -> None:
+
+async def record_provenance(client: EngineClient, run: Run) -> None:
     """Collect the run's provenance from the answering engine and store it on the run."""
     provenance = await collect_provenance(client, run.config)
     # Known before the first request, so live decode charts can draw the ceiling from the start.

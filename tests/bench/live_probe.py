@@ -69,7 +69,7 @@ def _fixtures(sim_url: str) -> tuple[Any, Any]:
     stamp = str(int(time.time()))
     machine = Machine.objects.create(name=f"live-{stamp}", team=team, bandwidth_gbps=273, memory_gb=121)
     engine = Engine.objects.create(
-        machine=machine, name=f"sim-{stamp}", kind=Engine.Kind.LLAMA_SERVER, base_url=sim_url, simulator=True
+        machine=machine, name=f"sim-{stamp}", kind="llama-server", base_url=sim_url, simulator=True
     )
     config = EngineConfig.objects.create(
         engine=engine, name=f"live-{stamp}", model="sim-live", max_tokens=MAX_TOKENS

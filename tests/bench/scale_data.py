@@ -89,7 +89,7 @@ def _configs(size: Size) -> list[Any]:
             name=f"spark-{m:02d}", bandwidth_gbps=273.0, memory_gb=121.0, **extra
         )
         engine = Engine.objects.create(
-            machine=machine, name=f"llama-{m:02d}", kind=Engine.Kind.LLAMA_SERVER,
+            machine=machine, name=f"llama-{m:02d}", kind="llama-server",
             base_url=f"http://127.0.0.1:{18000 + m}",
         )
         for c in range(size.configs_per_machine):

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from gguf import GGMLQuantizationType, GGUFWriter, quants
 
-from engines.gguf_inspect import GGUFError, GGUFInfo, inspect_file, inspect_url
+from engines.gguf_inspect import GGUFError, GGUFInfo, inspect_file
+from engines.gguf_remote import inspect_url
 
 MODEL = Path("/root/.cache/sparkdash/engine/models/gemma3-270m-q4_k_m.gguf")
 needs_model = pytest.mark.skipif(not MODEL.exists(), reason=f"the Gemma 3 270M GGUF is not at {MODEL}")

@@ -20,7 +20,7 @@ def bench(capsys: Any, config: str, job: str, *args: str) -> dict[str, Any]:
 def real_llama_config(name: str, **fields: Any) -> EngineConfig:
     """A config of a managed llama-server with the Gemma 3 270M model on a free port, 2 threads."""
     engine = {
-        "engine__kind": Engine.Kind.LLAMA_SERVER,
+        "engine__kind": "llama-server",
         "engine__launch": Engine.Launch.MANAGED,
         "engine__binary": str(LLAMA_SERVER),
         "engine__base_url": f"http://127.0.0.1:{free_port()}",

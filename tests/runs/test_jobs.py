@@ -19,6 +19,7 @@ def test_it_accepts_numbers_given_as_text():
         ("speed", {"max_tokens": 10**9}, "max_tokens must be between"),
         ("speed", {"temperature": 1}, "unknown parameter 'temperature'"),
         ("sweep", {}, "job must be one of"),
+        ("lookahead", {"lengths": [2, None]}, "lengths item must be a whole number, not None"),
     ],
 )
 def test_it_rejects_bad_parameters_naming_the_field(job, params, message):

@@ -11,7 +11,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from engines.gguf_inspect import GGUFError, GGUFInfo, inspect_file, inspect_url
+from engines.gguf_inspect import GGUFError, GGUFInfo, inspect_file
+from engines.gguf_remote import inspect_url
 from engines.roofline import roofline
 
 

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import openai
 from evalplus import __version__ as EVALPLUS_VERSION
 from evalplus.config import DEFAULT_GT_TIME_LIMIT_FACTOR, DEFAULT_MIN_TIME_LIMIT
@@ -193,7 +192,8 @@ def _decoder(base_url: str, api_key: str | None, job: EvalPlusJob) -> OpenAIChat
         api_key=api_key or "none",
         base_url=url,
         max_retries=job.max_retries,
-        timeout=httpx.Timeout(job.request_timeout_s, connect=10.0),
+        # The SDK's own Timeout: it runs on httpx2, which takes an httpx.Timeout for a number.
+        timeout=openai.Timeout(job.request_timeout_s, connect=10.0),
     )
     return decoder
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engines.clients.base import EngineClient, GenerationRequest, now
+from engines.clients.base import EngineClient, GenerationRequest, as_dict, now
 from runs.core.jobs.speed import RunProgress
 from runs.core.metrics import request_metrics, send
 from runs.core.stats import summarize
@@ -71,7 +71,7 @@ def _parse_line(line: str, number: int) -> dict[str, Any]:
 
 def _limits(body: dict[str, Any]) -> dict[str, Any]:
     """The answer-length limits a body sets: OpenAI's at the top, Ollama's in options."""
-    options = body.get("options") if isinstance(body.get("options"), dict) else {}
+    options = as_dict(body.get("options"))
     found = {k: body[k] for k in LIMIT_KEYS if k in body}
     return found | ({"num_predict": options["num_predict"]} if "num_predict" in options else {})
 
@@ -82,7 +82,7 @@ def normalize(body: dict[str, Any], model_override: str | None = None) -> Genera
     Sampling comes from the body (Ollama's from `options`); temperature 0 and seed 0 unless set.
     Raises ValueError when neither the body nor model_override names a model.
     """
-    options = body.get("options") if isinstance(body.get("options"), dict) else {}
+    options = as_dict(body.get("options"))
     merged = {**options, **{k: v for k, v in body.items() if k != "options"}}
     model = model_override or body.get("model")
     if not model:

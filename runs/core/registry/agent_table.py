@@ -6,10 +6,10 @@ from typing import Any
 
 from runs.core.jobs.agent_table import AgentTableJob, load_fixture, run_agent_table
 from runs.core.metric import Benchmark, Exported, Metric, Summary, field_of, one
-from runs.core.registry.params import FixtureParam, IntParam
+from runs.core.registry.params import FixtureParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 
-PARAMS = {
+PARAMS: dict[str, Param] = {
     "fixture": FixtureParam("agent fixture"),
     "max_steps": IntParam("step limit", 1, 200, 40),
     "answer_tokens": IntParam("answer tokens", 1, 32_768, 2048),

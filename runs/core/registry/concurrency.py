@@ -5,10 +5,10 @@ from typing import Any
 
 from runs.core.jobs.concurrency import ConcurrencyJob, run_concurrency
 from runs.core.metric import Exported, Metric, Summary, median_of
-from runs.core.registry.params import IntListParam, IntParam
+from runs.core.registry.params import IntListParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 
-PARAMS = {
+PARAMS: dict[str, Param] = {
     "levels": IntListParam("concurrency levels", 1, 100, (1, 2, 4, 8, 16)),
     "answer_tokens": IntParam("answer tokens", 1, 32_768, 256),
     "reps": IntParam("repetitions", 1, 20, 1),

@@ -7,10 +7,10 @@ from typing import Any
 from runs.core.jobs.quality_data import evalplus_download
 from runs.core.metric import Benchmark, Exported, Metric, Summary, field_of
 from runs.core.registry.mmlu_pro import dataset_of
-from runs.core.registry.params import ChoiceParam, DatasetParam, IntParam
+from runs.core.registry.params import ChoiceParam, DatasetParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 
-PARAMS = {
+PARAMS: dict[str, Param] = {
     "suite": ChoiceParam("suite", (("humaneval", "HumanEval+"), ("mbpp", "MBPP+"))),
     "dataset": DatasetParam("dataset"),
     "limit": IntParam("question limit", 1, 2_000, None),
@@ -48,7 +48,8 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     params = ctx.params
     suite = params["suite"]
     dataset = dataset_of(params.get("dataset"), f"{suite}_plus")
-    dataset = dataset or await asyncio.to_thread(evalplus_download, suite)
+    if dataset is None:
+        dataset = await asyncio.to_thread(evalplus_download, suite)
     job = EvalPlusJob(ctx.config.model, suite, dataset, params.get("limit"), params["max_tokens"])
     return await run_evalplus(ctx.client.base_url, ctx.config.api_key, job, ctx.progress)
 

@@ -6,10 +6,10 @@ from typing import Any
 from runs.core.jobs.lookahead import LookaheadJob, run_lookahead
 from runs.core.metric import Metric, Summary
 from runs.core.registry import speed
-from runs.core.registry.params import IntListParam, IntParam
+from runs.core.registry.params import IntListParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 
-PARAMS = {
+PARAMS: dict[str, Param] = {
     "lengths": IntListParam("lookahead lengths", 0, 64, (0, 2, 4, 8, 12)),
     "reps": IntParam("repetitions", 1, 50, 1),
     "warmup": IntParam("warm-up requests", 0, 5, 1),

@@ -6,10 +6,10 @@ from typing import Any
 from runs.core.jobs.mmlu_pro import MmluProJob, run_mmlu_pro
 from runs.core.jobs.quality_data import SAMPLE_DATASET, sample_path
 from runs.core.metric import Benchmark, Exported, Metric, field_of, one
-from runs.core.registry.params import DatasetParam, IntParam
+from runs.core.registry.params import DatasetParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 
-PARAMS = {
+PARAMS: dict[str, Param] = {
     "dataset": DatasetParam("dataset"),
     "limit": IntParam("question limit", 1, 20_000, None),
     "num_fewshot": IntParam("few-shot examples", 0, 5, 5),

@@ -6,10 +6,10 @@ from typing import Any
 from engines import kinds
 from runs.core.jobs.needle import NeedleJob, ollama_calibrator, openai_tokenizer, run_needle
 from runs.core.metric import Benchmark, Exported, Metric, field_of, one, share_of
-from runs.core.registry.params import FractionListParam, IntListParam, IntParam
+from runs.core.registry.params import FractionListParam, IntListParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 
-PARAMS = {
+PARAMS: dict[str, Param] = {
     "lengths": IntListParam("prompt lengths (tokens)", 256, 1_048_576, (32_768, 65_536), most=8),
     "depths": FractionListParam("needle depths", (0.1, 0.5, 0.9)),
     "answer_tokens": IntParam("answer tokens", 1, 1024, 32),

@@ -6,10 +6,10 @@ from typing import Any
 from engines import kinds
 from runs.core.jobs.prefix_cache import PrefixCacheJob, run_prefix_cache
 from runs.core.metric import Metric, field_of
-from runs.core.registry.params import IntParam
+from runs.core.registry.params import IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 
-PARAMS = {
+PARAMS: dict[str, Param] = {
     "steps": IntParam("conversation steps", 1, 200, 30),
     "bytes_per_step": IntParam("source bytes per step", 100, 1_000_000, 6000),
     "answer_tokens": IntParam("answer tokens", 1, 1024, 16),

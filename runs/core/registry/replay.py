@@ -5,10 +5,10 @@ from typing import Any
 
 from runs.core.jobs.replay import ReplayJob, run_replay
 from runs.core.metric import Metric, median_of
-from runs.core.registry.params import IntParam, RequestsParam
+from runs.core.registry.params import IntParam, Param, RequestsParam
 from runs.core.registry.spec import JobContext, JobSpec
 
-PARAMS = {
+PARAMS: dict[str, Param] = {
     "requests": RequestsParam("recorded requests (.jsonl)"),
     "reps": IntParam("repetitions", 1, 50, 3),
     "warmup": IntParam("warm-up requests", 0, 5, 1),

@@ -5,10 +5,10 @@ from typing import Any
 
 from runs.core.jobs.speed import SpeedJob, run_speed
 from runs.core.metric import Benchmark, Exported, Metric, Summary, median_of, one
-from runs.core.registry.params import IntParam
+from runs.core.registry.params import IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 
-PARAMS = {
+PARAMS: dict[str, Param] = {
     "reps": IntParam("repetitions", 1, 50, 3),
     "warmup": IntParam("warm-up requests", 0, 5, 1),
     "max_tokens": IntParam("max tokens per answer", 1, 131_072, None),

@@ -155,7 +155,8 @@ def score_rows(runs: Iterable[tuple[int, str, Summary]]) -> list[ScoreRow]:
 
 def _score_row(metric: Metric, runs: list[tuple[int, Summary]]) -> ScoreRow:
     values = [metric.value(summary) for _, summary in runs]
-    spread, tally = None, None
+    spread: Spread | None = None
+    tally: Tally | None = None
     if metric.count:
         counted = [v for v in values if v is not None]
         tally = {"count": sum(bool(v) for v in counted), "n": len(counted)} if counted else None

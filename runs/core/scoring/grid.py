@@ -52,9 +52,23 @@ class Cell(TypedDict):
     delta_pct_text: str
 
 
+class CellDelta(TypedDict):
+    delta: float | None
+    delta_pct: float | None
+    verdict: str
+    delta_text: str
+    delta_pct_text: str
+
+
+class GridRow(TypedDict):
+    config: dict[str, Any]
+    baseline: bool
+    cells: list[Cell]
+
+
 class Grid(TypedDict):
     columns: list[dict[str, Any]]
-    rows: list[dict[str, Any]]
+    rows: list[GridRow]
     progress: dict[str, int]
 
 
@@ -71,7 +85,7 @@ def _cell(job: str, runs: Sequence[GridRun]) -> Cell:
     }
 
 
-def _delta(metric: Metric, base: Spread | None, spread: Spread | None) -> dict[str, Any]:
+def _delta(metric: Metric, base: Spread | None, spread: Spread | None) -> CellDelta:
     result = compare(base, spread, metric.higher_is_better)
     pct = result["delta_pct"]
     return {**result, "delta_text": delta_text(metric, result["delta"]),
@@ -91,7 +105,7 @@ def build_grid(
     for run in runs:
         by_cell.setdefault((run.config_id, run.job), []).append(run)
     has_base = any(c["id"] == baseline_id for c in configs)
-    rows = []
+    rows: list[GridRow] = []
     for config in configs:
         cells = [_cell(job, by_cell.get((config["id"], job), [])) for job, _ in jobs]
         rows.append({"config": dict(config), "baseline": has_base and config["id"] == baseline_id,
@@ -102,7 +116,7 @@ def build_grid(
             continue  # its cells keep the verdict "baseline"
         for i, cell in enumerate(row["cells"]):
             base = base_row["cells"][i]["spread"] if base_row else None
-            cell.update(_delta(HEADLINES[cell["job"]], base, cell["spread"]))  # type: ignore[typeddict-item]
+            cell.update(_delta(HEADLINES[cell["job"]], base, cell["spread"]))
     return {"columns": [_column(job, label) for job, label in jobs], "rows": rows,
             "progress": _progress([c for row in rows for c in row["cells"]])}
 
@@ -114,5 +128,6 @@ def _column(job: str, label: str) -> dict[str, Any]:
 
 
 def _progress(cells: Sequence[Cell]) -> dict[str, int]:
-    totals = {key: sum(c[key] for c in cells) for key in ("total", "done", "running", "failed")}  # type: ignore[literal-required]
+    totals = {"total": sum(c["total"] for c in cells), "done": sum(c["done"] for c in cells),
+              "running": sum(c["running"] for c in cells), "failed": sum(c["failed"] for c in cells)}
     return totals | {"queued": totals["total"] - totals["done"] - totals["running"]}

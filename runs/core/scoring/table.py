@@ -70,6 +70,14 @@ class TableCell(TypedDict):
     delta_pct_text: str
 
 
+class Versus(TypedDict):
+    delta: float | None
+    delta_pct: float | None
+    verdict: str
+    delta_text: str
+    delta_pct_text: str
+
+
 class TableRow(TypedDict):
     benchmark: str
     key: str
@@ -104,17 +112,18 @@ def compare_groups(groups: Sequence[Group], baseline_id: int) -> list[TableRow]:
 
 
 def _cell(config_id: int, base: ScoreRow, row: ScoreRow, is_baseline: bool) -> TableCell:
-    versus = {"delta": None, "delta_pct": None, "verdict": "baseline", "delta_text": "", "delta_pct_text": ""}
+    versus: Versus = {
+        "delta": None, "delta_pct": None, "verdict": "baseline", "delta_text": "", "delta_pct_text": "",
+    }
     if not is_baseline:
         versus = _versus(base, row)
     return {
         "config_id": config_id, "baseline": is_baseline, "text": row["text"], "spread": row["spread"],
-        "tally": row["tally"], "runs": row["runs"], **versus,  # type: ignore[typeddict-item]
+        "tally": row["tally"], "runs": row["runs"], **versus,
     }
 
 
-def _versus(base: ScoreRow, row: ScoreRow) -> dict[str, Any]:
-    keys = ("delta", "delta_pct", "verdict", "delta_text", "delta_pct_text")
+def _versus(base: ScoreRow, row: ScoreRow) -> Versus:
     if row["benchmark"] == CONCURRENCY:
         result = compare(base["spread"], row["spread"], row["higher_is_better"])
         delta, pct = result["delta"], result["delta_pct"]
@@ -124,8 +133,11 @@ def _versus(base: ScoreRow, row: ScoreRow) -> dict[str, Any]:
         return {**result, "delta_text": delta_text, "delta_pct_text": pct_text}
     paired = compare_rows([base], [row])
     if not paired:
-        return {"delta": None, "delta_pct": None, "verdict": "n/a"} | dict.fromkeys(keys[3:], DASH)
-    return {key: paired[0][key] for key in keys}  # type: ignore[literal-required]
+        return {"delta": None, "delta_pct": None, "verdict": "n/a", "delta_text": DASH,
+                "delta_pct_text": DASH}
+    pair = paired[0]
+    return {"delta": pair["delta"], "delta_pct": pair["delta_pct"], "verdict": pair["verdict"],
+            "delta_text": pair["delta_text"], "delta_pct_text": pair["delta_pct_text"]}
 
 
 # --- The concurrency sweep: its figures per level, read from each run's summary["levels"] ------
@@ -192,10 +204,10 @@ def _bars(names: Sequence[str], rows: Sequence[TableRow], key: str, scale: float
     if row is None:
         return []
     return [
-        {"config": name, **{k: cell["spread"][k] * scale for k in ("median", "min", "max")},
-         "n": cell["spread"]["n"]}
+        {"config": name, "median": spread["median"] * scale, "min": spread["min"] * scale,
+         "max": spread["max"] * scale, "n": spread["n"]}
         for name, cell in zip(names, row["cells"], strict=True)
-        if cell["spread"]
+        if (spread := cell["spread"])
     ]
 
 
@@ -260,7 +272,9 @@ def _export_row(row: TableRow, config: str, cell: TableCell) -> dict[str, Any]:
     return {
         "benchmark": row["benchmark"], "metric": row["key"], "label": row["label"], "unit": row["unit"],
         "config": config, "config_id": cell["config_id"], "baseline": cell["baseline"], "runs": cell["runs"],
-        **{k: spread[k] * scale if spread else None for k in ("median", "min", "max")},
+        "median": spread["median"] * scale if spread else None,
+        "min": spread["min"] * scale if spread else None,
+        "max": spread["max"] * scale if spread else None,
         "n": spread["n"] if spread else (tally["n"] if tally else None),
         "count": tally["count"] if tally else None,
         "figure": cell["text"],

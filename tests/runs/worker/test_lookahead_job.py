@@ -74,7 +74,7 @@ def test_it_sweeps_lookahead_on_ollama_through_modelfile_aliases(inprocess, caps
             name="ollama-sweep",
             model="qwen3:8b",
             max_tokens=24,
-            engine__kind=Engine.Kind.OLLAMA,
+            engine__kind="ollama",
             engine__base_url=sim.url,
             engine__simulator=True,
         )

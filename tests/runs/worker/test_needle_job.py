@@ -1,7 +1,6 @@
 
 import pytest
 
-from engines.models import Engine
 from engines.simulator import SimProfile, serve_in_thread
 from tests.factories import EngineConfigFactory
 from tests.real_engine import requires_engine
@@ -10,7 +9,7 @@ from tests.runs.bench_helpers import bench, real_llama_config
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.mark.parametrize("kind", [Engine.Kind.LLAMA_SERVER, Engine.Kind.OLLAMA])
+@pytest.mark.parametrize("kind", ["llama-server", "ollama"])
 def test_it_sizes_haystacks_with_the_engines_tokenizer_on_the_simulator(inprocess, capsys, kind):
     with serve_in_thread(SimProfile(decode_tps=2000, ttft_ms=5)) as sim:
         EngineConfigFactory(name="sim", engine__kind=kind, engine__base_url=sim.url, engine__simulator=True)

@@ -4,7 +4,6 @@ import time
 import pytest
 from channels.db import database_sync_to_async
 
-from engines.models import Engine
 from runs.models import Run, Sample
 from tests.factories import EngineConfigFactory
 from tests.real_engine import requires_engine
@@ -22,7 +21,7 @@ def letter_b(body):
 
 
 def scripted_config(name, url):
-    return EngineConfigFactory(name=name, model="scripted", engine__kind=Engine.Kind.LLAMA_SERVER,
+    return EngineConfigFactory(name=name, model="scripted", engine__kind="llama-server",
                                engine__base_url=url)
 
 

@@ -22,7 +22,7 @@ FIGURES: dict[str, dict] = {}
 
 def managed_config(machine=None, **config):
     engine = {
-        "engine__kind": Engine.Kind.LLAMA_SERVER,
+        "engine__kind": "llama-server",
         "engine__launch": Engine.Launch.MANAGED,
         "engine__binary": str(LLAMA_SERVER),
         "engine__base_url": f"http://127.0.0.1:{free_port()}",

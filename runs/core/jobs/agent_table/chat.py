@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from engines.clients import ollama
-from engines.clients.base import EngineClient, EngineError, EngineFigures, GenerationRequest, as_int, now
+from engines.clients.base import (
+    EngineClient,
+    EngineError,
+    EngineFigures,
+    GenerationRequest,
+    as_dict,
+    as_int,
+    now,
+)
 from engines.clients.openai import OpenAIClient, add_timings, raise_reported_error
 
 __all__ = ["ChatReply", "ToolCall", "assistant_message", "chat", "merge_system", "tool_message"]
@@ -106,9 +114,9 @@ def _openai_reply(data: dict[str, Any]) -> tuple[str, tuple[ToolCall, ...], Engi
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise EngineError(f"malformed chat answer (no choices): {json.dumps(data)[:100]}")
-    message = choices[0].get("message") if isinstance(choices[0].get("message"), dict) else {}
+    message = as_dict(choices[0].get("message"))
     calls = _calls(message.get("tool_calls"))
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage = as_dict(data.get("usage"))
     details = usage.get("prompt_tokens_details")
     figures = EngineFigures(
         output_tokens=as_int(usage.get("completion_tokens")),
@@ -134,7 +142,7 @@ def _calls(listed: Any) -> tuple[ToolCall, ...]:
 
 
 def _call(entry: dict[str, Any], index: int) -> ToolCall:
-    function = entry.get("function") if isinstance(entry.get("function"), dict) else {}
+    function = as_dict(entry.get("function"))
     raw = function.get("arguments")
     if isinstance(raw, str):
         arguments = _json_object(raw)
