@@ -32,7 +32,7 @@ import httpx
 from django.dispatch import receiver
 from django.utils import timezone
 
-from runs.core.metric import Metric
+from runs.core.readings import Metric
 from runs.core.registry import METRICS
 from runs.core.scoring.figures import benchmark_of, compare, spread_text
 from runs.core.stats import Spread, summarize

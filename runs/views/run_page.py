@@ -12,7 +12,7 @@ from engines.access import get_visible_or_404, visible
 from engines.models import EngineConfig, Machine
 from runs.actions.runs import cancel_run
 from runs.core import registry
-from runs.core.metric import median_of
+from runs.core.readings import median_of
 from runs.models import Run
 from runs.results.export import table_response, wants_export
 from runs.templatetags.run_format import SUMMARY_METRICS

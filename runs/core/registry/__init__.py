@@ -13,7 +13,7 @@ import importlib
 import pkgutil
 from typing import Any
 
-from runs.core.metric import Benchmark, Metric
+from runs.core.readings import Benchmark, Metric
 from runs.core.registry.spec import JobConfig, JobContext, JobSpec
 
 __all__ = [

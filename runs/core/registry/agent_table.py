@@ -5,7 +5,7 @@ from collections.abc import Callable
 from typing import Any
 
 from runs.core.jobs.agent_table import AgentTableJob, load_fixture, run_agent_table
-from runs.core.metric import Benchmark, Exported, Metric, Summary, field_of, one
+from runs.core.readings import Benchmark, Exported, Metric, Summary, field_of, one
 from runs.core.registry.params import FixtureParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 

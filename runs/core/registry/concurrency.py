@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from runs.core.jobs.concurrency import ConcurrencyJob, run_concurrency
-from runs.core.metric import Exported, Metric, Summary, median_of
+from runs.core.readings import Exported, Metric, Summary, median_of
 from runs.core.registry.params import IntListParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 

@@ -5,7 +5,7 @@ import asyncio
 from typing import Any
 
 from runs.core.jobs.quality_data import evalplus_download
-from runs.core.metric import Benchmark, Exported, Metric, Summary, field_of
+from runs.core.readings import Benchmark, Exported, Metric, Summary, field_of
 from runs.core.registry.mmlu_pro import dataset_of
 from runs.core.registry.params import ChoiceParam, DatasetParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec

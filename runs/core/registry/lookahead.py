@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from runs.core.jobs.lookahead import LookaheadJob, run_lookahead
-from runs.core.metric import Metric, Summary
+from runs.core.readings import Metric, Summary
 from runs.core.registry import speed
 from runs.core.registry.params import IntListParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec

@@ -5,7 +5,7 @@ from typing import Any
 
 from runs.core.jobs.mmlu_pro import MmluProJob, run_mmlu_pro
 from runs.core.jobs.quality_data import SAMPLE_DATASET, sample_path
-from runs.core.metric import Benchmark, Exported, Metric, field_of, one
+from runs.core.readings import Benchmark, Exported, Metric, field_of, one
 from runs.core.registry.params import DatasetParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 

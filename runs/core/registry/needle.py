@@ -5,7 +5,7 @@ from typing import Any
 
 from engines import kinds
 from runs.core.jobs.needle import NeedleJob, ollama_calibrator, openai_tokenizer, run_needle
-from runs.core.metric import Benchmark, Exported, Metric, field_of, one, share_of
+from runs.core.readings import Benchmark, Exported, Metric, field_of, one, share_of
 from runs.core.registry.params import FractionListParam, IntListParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 

@@ -5,7 +5,7 @@ from typing import Any
 
 from engines import kinds
 from runs.core.jobs.prefix_cache import PrefixCacheJob, run_prefix_cache
-from runs.core.metric import Metric, field_of
+from runs.core.readings import Metric, field_of
 from runs.core.registry.params import IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 

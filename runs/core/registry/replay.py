@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from runs.core.jobs.replay import ReplayJob, run_replay
-from runs.core.metric import Metric, median_of
+from runs.core.readings import Metric, median_of
 from runs.core.registry.params import IntParam, Param, RequestsParam
 from runs.core.registry.spec import JobContext, JobSpec
 

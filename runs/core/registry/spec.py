@@ -8,7 +8,7 @@ from typing import Any
 from engines.clients import EngineClient
 from runs.core.jobs.lookahead import AtLookahead
 from runs.core.jobs.speed import RunProgress
-from runs.core.metric import Benchmark, Exported, Metric
+from runs.core.readings import Benchmark, Exported, Metric
 from runs.core.registry.params import Param
 
 __all__ = ["JobConfig", "JobContext", "JobSpec"]

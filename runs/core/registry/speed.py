@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from runs.core.jobs.speed import SpeedJob, run_speed
-from runs.core.metric import Benchmark, Exported, Metric, Summary, median_of, one
+from runs.core.readings import Benchmark, Exported, Metric, Summary, median_of, one
 from runs.core.registry.params import IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 

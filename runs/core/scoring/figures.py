@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypedDict
 
-from runs.core.metric import Metric, Summary
+from runs.core.readings import Metric, Summary
 from runs.core.registry import BENCHMARKS, JOB_OF_BENCHMARK, METRICS
 from runs.core.stats import Spread, summarize
 

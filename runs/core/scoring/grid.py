@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, TypedDict
 
-from runs.core.metric import Metric, Summary
+from runs.core.readings import Metric, Summary
 from runs.core.registry import JOBS
 from runs.core.scoring.figures import compare, delta_text, figure_text
 from runs.core.stats import Spread, summarize

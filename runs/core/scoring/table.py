@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from runs.core.metric import Summary, median_of
+from runs.core.readings import Summary, median_of
 from runs.core.registry import METRICS
 from runs.core.scoring.figures import ScoreRow, Tally, compare, compare_rows, score_rows, spread_text
 from runs.core.stats import Spread, summarize

@@ -1,7 +1,8 @@
-"""A figure read from a run's summary, and the benchmark it belongs to: the scorecard's vocabulary.
+"""What is read from a run's summary: scorecard metrics, the benchmarks they belong to, Prometheus figures.
 
-Each job kind's registry entry (runs.core.registry) declares its metrics with these; the scoring
-(runs.core.scoring) and the pages read them from there. Plain Python, no Django.
+Each job kind's registry entry (runs.core.registry) declares its readings with these; the scoring
+(runs.core.scoring), the pages and GET /metrics read them from there. Per-request figures are
+another thing: runs.core.metrics. Plain Python, no Django.
 """
 from __future__ import annotations
 
