@@ -83,7 +83,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = _get_run(request, pk)
     job = registry.get(run.job)
     ctx = {"run": run, "run_data": run.to_dict(), "metrics": SUMMARY_METRICS, "job": job,
-           "progress_unit": job.progress_unit}
+           "progress_unit": job.progress_unit, "params_text": job.params_text(run.params)}
     return render(request, "runs/detail.html", ctx)
 
 

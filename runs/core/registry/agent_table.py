@@ -1,7 +1,7 @@
 """The agent API-table task: a tool-calling agent reads a code base and fills a table, graded."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from runs.core.jobs.agent_table import AgentTableJob, load_fixture, run_agent_table
@@ -57,7 +57,12 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     return await run_agent_table(ctx.client, job, ctx.progress)
 
 
+def describe(params: Mapping[str, Any]) -> str:
+    return f"fixture {params.get('fixture')} · at most {params.get('max_steps')} steps"
+
+
 JOB = JobSpec(
+    describe=describe,
     name="agent-table", label="Agent API-table task", order=60, params=PARAMS, run=run,
     progress_unit="steps", headline=METRICS[0], benchmarks=(Benchmark("Agent table", "agent-table"),),
     metrics=METRICS, exported=EXPORTED, long_requests=True,

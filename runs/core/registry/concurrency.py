@@ -1,12 +1,13 @@
 """The concurrency sweep: c identical requests at once per level; the box's total throughput."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from runs.core.jobs.concurrency import ConcurrencyJob, run_concurrency
 from runs.core.readings import Exported, Metric, Summary, median_of
 from runs.core.registry.params import IntListParam, IntParam, Param
-from runs.core.registry.spec import JobContext, JobSpec
+from runs.core.registry.spec import JobContext, JobSpec, plural
 
 PARAMS: dict[str, Param] = {
     "levels": IntListParam("concurrency levels", 1, 100, (1, 2, 4, 8, 16)),
@@ -40,7 +41,14 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     return await run_concurrency(ctx.client, job, ctx.progress)
 
 
+def describe(params: Mapping[str, Any]) -> str:
+    levels = ", ".join(str(n) for n in params.get("levels", ()))
+    bursts = plural(params.get("reps"), "burst", "bursts")
+    return f"{levels} requests at once · {params.get('answer_tokens')}-token answers · {bursts} per level"
+
+
 JOB = JobSpec(
+    describe=describe,
     name="concurrency", label="Concurrency sweep", order=40, params=PARAMS, run=run,
     headline=Metric("Concurrency sweep", "top_total_tps", "total at the highest level", "tok/s", True,
                     _top_level_total_tps),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from runs.core.jobs.quality_data import evalplus_download
@@ -54,7 +55,15 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     return await run_evalplus(ctx.client.base_url, ctx.config.api_key, job, ctx.progress)
 
 
+def describe(params: Mapping[str, Any]) -> str:
+    suite = "MBPP+" if params.get("suite") == "mbpp" else "HumanEval+"
+    limit = f"{params['limit']} problems" if params.get("limit") else "all problems"
+    dataset = params.get("dataset") or "EvalPlus release"
+    return f"{suite} · dataset {dataset} · {limit} · {params.get('max_tokens')} max tokens"
+
+
 JOB = JobSpec(
+    describe=describe,
     name="evalplus", label="HumanEval+ / MBPP+ (EvalPlus)", order=90, params=PARAMS, run=run,
     progress_unit="problems",
     headline=METRICS[0],  # reads pass_at_1_plus of either suite

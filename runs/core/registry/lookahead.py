@@ -1,13 +1,14 @@
 """The lookahead sweep: the speed job's requests at several lookahead (draft) lengths."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from runs.core.jobs.lookahead import LookaheadJob, run_lookahead
 from runs.core.readings import Metric, Summary
 from runs.core.registry import speed
 from runs.core.registry.params import IntListParam, IntParam, Param
-from runs.core.registry.spec import JobContext, JobSpec
+from runs.core.registry.spec import JobContext, JobSpec, plural
 
 PARAMS: dict[str, Param] = {
     "lengths": IntListParam("lookahead lengths", 0, 64, (0, 2, 4, 8, 12)),
@@ -33,7 +34,14 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     return await run_lookahead(ctx.at_lookahead, job, ctx.progress)
 
 
+def describe(params: Mapping[str, Any]) -> str:
+    lengths = ", ".join(str(n) for n in params.get("lengths", ()))
+    tokens = f", {params['max_tokens']} max tokens" if params.get("max_tokens") else ""
+    return f"lookahead {lengths} · {plural(params.get('reps'), 'repetition', 'repetitions')}{tokens}"
+
+
 JOB = JobSpec(
+    describe=describe,
     name="lookahead", label="Lookahead sweep", order=20, params=PARAMS, run=run,
     headline=Metric("Lookahead sweep", "best_decode_tps", "decode at the best length", "tok/s", True,
                     _best_lookahead_tps),

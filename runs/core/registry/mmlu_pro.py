@@ -1,6 +1,7 @@
 """MMLU-Pro through lm-evaluation-harness's own tasks, against the engine's OpenAI-compatible API."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from runs.core.jobs.mmlu_pro import MmluProJob, run_mmlu_pro
@@ -39,7 +40,15 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     return await run_mmlu_pro(ctx.client.base_url, ctx.config.api_key, job, ctx.progress)
 
 
+def describe(params: Mapping[str, Any]) -> str:
+    limit = f"{params['limit']} questions" if params.get("limit") else "all questions"
+    dataset = params.get("dataset") or "TIGER-Lab/MMLU-Pro (hub)"
+    shots, tokens = params.get("num_fewshot"), params.get("max_tokens")
+    return f"dataset {dataset} · {limit} · {shots}-shot · {tokens} max tokens"
+
+
 JOB = JobSpec(
+    describe=describe,
     name="mmlu-pro", label="MMLU-Pro (lm-evaluation-harness)", order=80, params=PARAMS, run=run,
     progress_unit="questions", headline=METRICS[0], benchmarks=(Benchmark("MMLU-Pro", "mmlu-pro"),),
     metrics=METRICS, exported=EXPORTED,

@@ -1,6 +1,7 @@
 """The needle job: one fact hidden in a long text, sized by the engine's own tokenizer."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from engines import kinds
@@ -40,7 +41,13 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     return await run_needle(ctx.client, job, ctx.progress, tokenizer)
 
 
+def describe(params: Mapping[str, Any]) -> str:
+    lengths = ", ".join(str(n) for n in params.get("lengths", ()))
+    return f"{lengths} tokens at depths {', '.join(str(d) for d in params.get('depths', ()))}"
+
+
 JOB = JobSpec(
+    describe=describe,
     name="needle", label="Needle in a haystack", order=70, params=PARAMS, run=run, headline=METRICS[0],
     benchmarks=(Benchmark("Needle", "needle"),), metrics=METRICS, exported=EXPORTED,
 )

@@ -1,6 +1,7 @@
 """The prefix-cache probe: grow one conversation, insert an unrelated request, continue it."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from engines import kinds
@@ -26,7 +27,13 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     return summary
 
 
+def describe(params: Mapping[str, Any]) -> str:
+    steps = f"{params.get('steps')} steps of {params.get('bytes_per_step')} bytes"
+    return f"{steps} · {params.get('answer_tokens')}-token answers"
+
+
 JOB = JobSpec(
+    describe=describe,
     name="prefix-cache", label="Prefix-cache probe", order=50, params=PARAMS, run=run, progress_unit="steps",
     headline=Metric("Prefix-cache probe", "ttft_ratio", "continuation TTFT ratio", "x", False,
                     field_of("ttft_ratio"), digits=2),

@@ -1,12 +1,13 @@
 """The replay job: chat requests recorded from a real agent session, sent again in order."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from runs.core.jobs.replay import ReplayJob, run_replay
 from runs.core.readings import Metric, median_of
 from runs.core.registry.params import IntParam, Param, RequestsParam
-from runs.core.registry.spec import JobContext, JobSpec
+from runs.core.registry.spec import JobContext, JobSpec, plural
 
 PARAMS: dict[str, Param] = {
     "requests": RequestsParam("recorded requests (.jsonl)"),
@@ -21,7 +22,14 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     return await run_replay(ctx.client, job, ctx.progress)
 
 
+def describe(params: Mapping[str, Any]) -> str:
+    requests = params.get("requests")
+    count = len(requests) if isinstance(requests, list) else requests
+    return f"{count} recorded requests \u00d7 {plural(params.get('reps'), 'pass', 'passes')}"
+
+
 JOB = JobSpec(
+    describe=describe,
     name="replay", label="Replay", order=30, params=PARAMS, run=run,
     headline=Metric("Replay", "wall_s", "wall time per pass", "s", False, median_of("wall_s")),
 )

@@ -54,6 +54,7 @@ class JobSpec:
     :param long_requests: answers that are not streamed, so one read waits for a whole answer
     :param sends_prompt_set: its runs record the speed prompt set's digest (parity compares it)
     :param compared: shown in compare tables even without scorecard rows (its own rows)
+    :param describe: its parameters in a few words; default: each parameter's label and value
     The run page loads static/js/jobs/<name>.js and templates/runs/_job_<name>.html.
     """
 
@@ -73,6 +74,14 @@ class JobSpec:
     long_requests: bool = False
     sends_prompt_set: bool = False
     compared: bool = False
+    describe: Callable[[Mapping[str, Any]], str] | None = None
+
+    def params_text(self, params: Mapping[str, Any]) -> str:
+        """The run's parameters in a few words (the run page's meta line)."""
+        if self.describe is not None:
+            return self.describe(params)
+        shown = [(self.params[name].label, value) for name, value in params.items() if name in self.params]
+        return " · ".join(f"{label} {_text(value)}" for label, value in shown)
 
     @property
     def script(self) -> str:
@@ -83,3 +92,14 @@ class JobSpec:
     def partial(self) -> str:
         """The run page's template part of this job."""
         return f"runs/_job_{self.name}.html"
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def plural(n: Any, one: str, many: str) -> str:
+    """"1 pass", "3 passes", "? passes" (a count the run's parameters lack)."""
+    return f"{'?' if n is None else n} {one if n == 1 else many}"

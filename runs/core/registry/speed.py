@@ -1,12 +1,13 @@
 """The speed job: the prompt set, N repetitions, the config's fixed sampling."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from runs.core.jobs.speed import SpeedJob, run_speed
 from runs.core.readings import Benchmark, Exported, Metric, Summary, median_of, one
 from runs.core.registry.params import IntParam, Param
-from runs.core.registry.spec import JobContext, JobSpec
+from runs.core.registry.spec import JobContext, JobSpec, plural
 
 PARAMS: dict[str, Param] = {
     "reps": IntParam("repetitions", 1, 50, 3),
@@ -48,7 +49,13 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     return await run_speed(ctx.client, speed_job(ctx), ctx.progress)
 
 
+def describe(params: Mapping[str, Any]) -> str:
+    tokens = f", {params['max_tokens']} max tokens" if params.get("max_tokens") else ""
+    return plural(params.get("reps"), "repetition", "repetitions") + tokens
+
+
 JOB = JobSpec(
+    describe=describe,
     name="speed", label="Speed", order=10, params=PARAMS, run=run, headline=METRICS[0],
     charted=("decode_tps_client", "decode_tps_engine", "ttft_s", "acceptance_rate"),
     benchmarks=(Benchmark("Speed", "speed"),), metrics=METRICS, exported=EXPORTED, sends_prompt_set=True,

@@ -74,3 +74,20 @@ def test_it_refuses_a_parameter_name_that_takes_two_kinds_of_value():
 def test_it_imports_the_registry_without_django():
     code = "import sys, runs.core.registry as r; assert r.JOBS; assert 'django' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=60)
+
+
+@pytest.mark.parametrize(("kind", "params", "text"), [
+    ("speed", {"reps": 3, "max_tokens": 256}, "3 repetitions, 256 max tokens"),
+    ("lookahead", {"lengths": [0, 4], "reps": 1}, "lookahead 0, 4 · 1 repetition"),
+    ("replay", {"requests": [{}, {}], "reps": 2}, "2 recorded requests \u00d7 2 passes"),
+    ("needle", {"lengths": [4096], "depths": [0.1, 0.9]}, "4096 tokens at depths 0.1, 0.9"),
+])
+def test_it_words_a_runs_parameters_as_its_kind_says(kind, params, text):
+    assert registry.JOBS[kind].params_text(params) == text
+
+
+def test_it_words_a_kind_without_its_own_wording_by_its_parameters_labels():
+    plain = dataclasses.replace(registry.JOBS["speed"], describe=None)
+    assert plain.params_text({"reps": 2, "max_tokens": 64, "other": 1}) == (
+        "repetitions 2 · max tokens per answer 64"
+    )
