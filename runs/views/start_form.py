@@ -50,9 +50,9 @@ class StartJobForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["job"] = forms.ChoiceField(choices=registry.job_choices(), required=False)
-        for spec in registry.JOBS.values():
-            for name, param in spec.params.items():
-                self.fields.setdefault(name, _field(param))
+        self.takers = {name: jobs for name, (_, jobs) in registry.params_by_name().items()}
+        for name, (param, _) in registry.params_by_name().items():
+            self.fields[name] = _field(param)
 
     @property
     def chosen_job(self) -> str:
@@ -63,10 +63,7 @@ class StartJobForm(forms.Form):
     def parameter_rows(self) -> list[dict[str, Any]]:
         """Each parameter field with the jobs that take it and its help per job."""
         rows = []
-        for name in self.fields:
-            jobs = [job for job, spec in registry.JOBS.items() if name in spec.params]
-            if not jobs:
-                continue
+        for name, jobs in self.takers.items():
             helps = {job: registry.JOBS[job].params[name].help() for job in jobs}
             rows.append({
                 "field": self[name],

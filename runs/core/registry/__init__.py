@@ -14,11 +14,12 @@ import pkgutil
 from typing import Any
 
 from runs.core.readings import Benchmark, Metric
+from runs.core.registry.params import Param
 from runs.core.registry.spec import JobConfig, JobContext, JobSpec
 
 __all__ = [
     "BENCHMARKS", "DEFAULT_JOB", "JOBS", "JOB_OF_BENCHMARK", "JOB_ORDER", "METRICS", "SCORED_JOBS",
-    "JobConfig", "JobContext", "JobSpec", "check", "get", "job_choices",
+    "JobConfig", "JobContext", "JobSpec", "check", "get", "job_choices", "params_by_name",
 ]
 
 # Modules here that hold no job kind.
@@ -56,6 +57,18 @@ BENCHMARKS: list[Benchmark] = [b for spec in JOBS.values() for b in spec.benchma
 METRICS: list[Metric] = [m for spec in JOBS.values() for m in spec.metrics]
 JOB_OF_BENCHMARK: dict[str, str] = {b.name: b.job for b in BENCHMARKS}
 SCORED_JOBS: list[str] = sorted({b.job for b in BENCHMARKS})
+
+
+def params_by_name() -> dict[str, tuple[Param, list[str]]]:
+    """Every parameter name of the job kinds: its first declaration, and the kinds that take it.
+
+    One form field and one `bench` option serve each name (check() keeps its kind of value one).
+    """
+    found: dict[str, tuple[Param, list[str]]] = {}
+    for job, spec in JOBS.items():
+        for name, param in spec.params.items():
+            found.setdefault(name, (param, []))[1].append(job)
+    return found
 
 
 def get(name: str) -> JobSpec:

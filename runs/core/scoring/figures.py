@@ -199,10 +199,10 @@ def _compare_row(metric: Metric, a: ScoreRow, b: ScoreRow) -> CompareRow:
 # --- Text, the one way figures are shown ------------------------------------------------------
 
 
-def _num(value: float, metric: Metric, sign: str = "") -> str:
-    scaled = value * metric.scale
+def _num(value: float, scale: float, digits: int, sign: str = "") -> str:
+    scaled = value * scale
     # A median of whole numbers can fall halfway between two: keep its half.
-    digits = 1 if metric.digits == 0 and scaled != int(scaled) else metric.digits
+    digits = 1 if digits == 0 and scaled != int(scaled) else digits
     return f"{scaled:{sign}.{digits}f}"
 
 
@@ -214,9 +214,8 @@ def spread_text(spread: Mapping[str, Any] | None, unit: str, digits: int = 1, sc
     """
     if not spread:
         return "—"
-    metric = Metric("", "", "", unit, True, lambda summary: None, scale=scale, digits=digits)
-    low, high = _num(spread["min"], metric), _num(spread["max"], metric)
-    return f"{_num(spread['median'], metric)} [{low}{EN_DASH}{high}] {unit} (n={spread['n']})"
+    low, mid, high = (_num(spread[k], scale, digits) for k in ("min", "median", "max"))
+    return f"{mid} [{low}{EN_DASH}{high}] {unit} (n={spread['n']})"
 
 
 def figure_text(metric: Metric, spread: Spread | None, tally: Tally | None = None) -> str:
@@ -233,7 +232,7 @@ def delta_text(metric: Metric, delta: float | None) -> str:
     if metric.count or metric.unit == "%":
         # A difference of two shares is in percentage points, not percent.
         return f"{delta * 100:+.1f} pp"
-    return f"{_num(delta, metric, '+')} {metric.unit}"
+    return f"{_num(delta, metric.scale, metric.digits, '+')} {metric.unit}"
 
 
 def _pair_out_of(a: str, b: str) -> str:

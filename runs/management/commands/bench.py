@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from engines.models import EngineConfig
 from runs.actions.runs import start_run
 from runs.core import registry
-from runs.core.registry.params import IntParam, Param, RequestsParam
+from runs.core.registry.params import IntParam, RequestsParam
 from runs.models import Run
 
 
@@ -22,7 +22,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("config", help="config name")
         parser.add_argument("--job", default=registry.DEFAULT_JOB, choices=list(registry.JOBS))
-        for name, (param, jobs) in _params().items():
+        for name, (param, jobs) in registry.params_by_name().items():
             kind = Path if isinstance(param, RequestsParam) else int if isinstance(param, IntParam) else str
             help_text = f"{', '.join(jobs)}: {param.label} ({param.help()})"
             parser.add_argument(f"--{name.replace('_', '-')}", type=kind, help=help_text.replace("%", "%%"))
@@ -33,7 +33,7 @@ class Command(BaseCommand):
         config = EngineConfig.objects.filter(name=options["config"]).first()
         if config is None:
             raise CommandError(f"no config named {options['config']!r}")
-        params = {k: options[k] for k in _params() if options[k] is not None}
+        params = {k: options[k] for k in registry.params_by_name() if options[k] is not None}
         for name in params:
             if isinstance(params[name], Path):
                 params[name] = _read_text(params[name])
@@ -64,12 +64,3 @@ def _read_text(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CommandError(f"cannot read {path}: {exc}") from None
-
-
-def _params() -> dict[str, tuple[Param, list[str]]]:
-    """Every parameter name of the job kinds: its first declaration, and the jobs that take it."""
-    found: dict[str, tuple[Param, list[str]]] = {}
-    for job, spec in registry.JOBS.items():
-        for name, param in spec.params.items():
-            found.setdefault(name, (param, []))[1].append(job)
-    return found
