@@ -65,6 +65,8 @@ class EngineKind:
     :param version_paths: where an OpenAI-compatible engine tells its version: ``(path, key)``
         pairs tried in order.
     :param chat_fields: fields added to every OpenAI-compatible chat body.
+    :param figures_from_metrics: whether its replies carry no timings, so a request's engine-side
+        figures (decode and prefill time, time to first token, drafts) come from /metrics deltas.
     """
 
     name: str
@@ -82,6 +84,7 @@ class EngineKind:
     cache_fix: str
     version_paths: tuple[tuple[str, str], ...] = ()
     chat_fields: Mapping[str, Any] = field(default_factory=dict)
+    figures_from_metrics: bool = False
 
     def make_client(
         self, base_url: str, api_key: str, timeout: float, transport: httpx.AsyncBaseTransport | None
@@ -144,7 +147,7 @@ REGISTRY: dict[str, EngineKind] = {
             metrics_prefix="vllm:", lookahead_by="relaunch", honours_ignore_eos=True,
             tokenizer="tokenize", needs_num_ctx=False,
             cache_fix="more KV-cache room (--gpu-memory-utilization, --max-model-len), prefix caching on",
-            version_paths=(("/version", "version"),),
+            version_paths=(("/version", "version"),), figures_from_metrics=True,
         ),
     )
 }  # fmt: skip

@@ -6,14 +6,25 @@ and vLLM's (`vllm/v1/spec_decode/metrics.py`); what they feed is in docs/metrics
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from engines.clients.base import EngineError
 
-__all__ = ["LLAMACPP", "VLLM", "SpecDelta", "parse_metrics", "sample_key", "spec_decode_delta"]
+__all__ = [
+    "LLAMACPP",
+    "VLLM",
+    "RequestDelta",
+    "SpecDelta",
+    "parse_metrics",
+    "request_delta",
+    "sample_key",
+    "spec_decode_delta",
+]
 
 LLAMACPP = "llamacpp:"
 VLLM = "vllm:"
@@ -21,6 +32,16 @@ VLLM = "vllm:"
 DRAFTS = "spec_decode_num_drafts_total"  # verification steps
 DRAFT_TOKENS = "spec_decode_num_draft_tokens_total"
 ACCEPTED = "spec_decode_num_accepted_tokens_total"
+PER_POSITION = "spec_decode_num_accepted_tokens_per_pos_total"  # label position="0", "1", ...
+_POSITION = re.compile(r'[{,]position="(\d+)"')
+# vLLM's request counters and histograms (vllm/v1/metrics/loggers.py); llama.cpp has no such set.
+GENERATED = "generation_tokens_total"
+PROMPT = "prompt_tokens_total"
+CACHED = "prompt_tokens_cached_total"
+FINISHED = "e2e_request_latency_seconds_count"
+DECODE_S = "request_decode_time_seconds_sum"
+PREFILL_S = "request_prefill_time_seconds_sum"
+TTFT_S = "time_to_first_token_seconds_sum"
 
 Samples = Mapping[str, float]
 
@@ -55,6 +76,8 @@ class SpecDelta:
     drafts: int  # verification steps that checked a draft
     draft_tokens: int  # tokens drafted
     accepted: int  # drafted tokens the target model accepted
+    # accepted_by_position[i]: drafts whose token at position i was accepted (empty: not exposed)
+    accepted_by_position: tuple[int, ...] = field(default=())
 
     @property
     def acceptance_rate(self) -> float | None:
@@ -65,6 +88,27 @@ class SpecDelta:
     def tokens_per_verification(self) -> float | None:
         """L = 1 + accepted / verification steps (the bonus token included); None with no steps."""
         return 1 + self.accepted / self.drafts if self.drafts else None
+
+    @property
+    def acceptance_by_position(self) -> list[float] | None:
+        """Per draft position i: the share of drafts whose i-th token was accepted (docs/metrics.md)."""
+        if not self.drafts or not self.accepted_by_position:
+            return None
+        return [n / self.drafts for n in self.accepted_by_position]
+
+    def summary(self) -> dict[str, Any] | None:
+        """The run-summary form (counts and rates); None when nothing was drafted."""
+        if not self.drafts:
+            return None
+        return {
+            "drafts": self.drafts,
+            "draft_tokens": self.draft_tokens,
+            "accepted": self.accepted,
+            "acceptance_rate": self.acceptance_rate,
+            "tokens_per_verification": self.tokens_per_verification,
+            "accepted_by_position": list(self.accepted_by_position) or None,
+            "acceptance_by_position": self.acceptance_by_position,
+        }
 
 
 def spec_decode_delta(
@@ -87,7 +131,63 @@ def spec_decode_delta(
     drafts, draft_tokens, accepted = (
         _counter_delta(before, after, prefix + name) for name in (DRAFTS, DRAFT_TOKENS, ACCEPTED)
     )
-    return SpecDelta(drafts=drafts, draft_tokens=draft_tokens, accepted=accepted)
+    by_position = _position_deltas(before, after, prefix + PER_POSITION)
+    return SpecDelta(drafts, draft_tokens, accepted, by_position)
+
+
+@dataclass(frozen=True)
+class RequestDelta:
+    """What vLLM's request counters and histograms added between two snapshots.
+
+    For one request alone between the snapshots, these are that request's own figures: vLLM's
+    replies carry no timings, so its side of a request is read from `/metrics`.
+    """
+
+    finished: int  # requests that ended
+    generated: int  # output tokens
+    prompt_tokens: int
+    cached_tokens: int | None  # None: the engine exports no cached-prompt counter
+    decode_s: float  # first token to last, summed over requests
+    prefill_s: float
+    ttft_s: float  # arrival to first token, summed over requests
+
+
+def request_delta(before: Samples | str, after: Samples | str, prefix: str = VLLM) -> RequestDelta | None:
+    """The request figures added between `before` and `after`; None when `after` has no such counters."""
+    before = parse_metrics(before) if isinstance(before, str) else before
+    after = parse_metrics(after) if isinstance(after, str) else after
+    if _total(after, prefix + FINISHED) is None or _total(after, prefix + DECODE_S) is None:
+        return None
+
+    def delta(name: str) -> float:
+        start, end = _total(before, prefix + name) or 0.0, _total(after, prefix + name) or 0.0
+        return end - start if end >= start else end
+
+    cached = delta(CACHED) if _total(after, prefix + CACHED) is not None else None
+    return RequestDelta(
+        finished=round(delta(FINISHED)), generated=round(delta(GENERATED)),
+        prompt_tokens=round(delta(PROMPT)), cached_tokens=None if cached is None else round(cached),
+        decode_s=delta(DECODE_S), prefill_s=delta(PREFILL_S), ttft_s=delta(TTFT_S),
+    )  # fmt: skip
+
+
+def _position_deltas(before: Samples, after: Samples, name: str) -> tuple[int, ...]:
+    """Per position label, the counter's delta summed over its other labels, in position order."""
+    ends, starts = _by_position(after, name), _by_position(before, name)
+    deltas = []
+    for position in range(len(ends)):
+        end, start = ends.get(position, 0.0), starts.get(position, 0.0)
+        deltas.append(round(end - start if end >= start else end))
+    return tuple(deltas) if len(ends) == max(ends, default=-1) + 1 else ()
+
+
+def _by_position(samples: Samples, name: str) -> dict[int, float]:
+    totals: dict[int, float] = {}
+    for key, value in samples.items():
+        if key.startswith(name + "{") and (match := _POSITION.search(key)):
+            position = int(match.group(1))
+            totals[position] = totals.get(position, 0.0) + value
+    return totals
 
 
 def _counter_delta(before: Samples, after: Samples, name: str) -> int:

@@ -79,6 +79,9 @@ class EngineFigures:
     draft_tokens: int | None = None  # speculative tokens drafted
     accepted_tokens: int | None = None  # drafted tokens the target model accepted
     verifications: int | None = None  # target forward passes that verified a draft
+    # per draft position i, the drafts whose i-th token was accepted (docs/metrics.md)
+    accepted_by_position: list[int] | None = None
+    ttft_s: float | None = None  # the engine's own arrival-to-first-token time
     finish_reason: str | None = None  # "stop", "length", ... as the engine says
 
 

@@ -2,6 +2,7 @@
 
 Token counts come from the usage chunk (stream_options.include_usage). llama-server also attaches
 `timings` (milliseconds) to its last chunk: engine-side prompt and decode time, cache and draft counts.
+vLLM attaches none; its side of a lone request is read from /metrics (engines.clients.counters).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from engines.clients.base import (
     EngineError,
     EngineFigures,
     EngineHTTPError,
+    Generation,
     GenerationRequest,
     as_dict,
     as_float,
@@ -29,6 +31,7 @@ from engines.clients.base import (
     merge_extra,
     stopped_mid_answer,
 )
+from engines.clients.counters import RequestCounters
 
 __all__ = ["OpenAIClient"]
 
@@ -58,6 +61,17 @@ class OpenAIClient(EngineClient):
         super().__init__(base_url, api_key, timeout, transport)
         self.flavour = self.engine_kind = flavour
         self.spec = spec
+        self.counters = (
+            RequestCounters(self, spec.metrics_prefix)
+            if spec.figures_from_metrics and spec.metrics_prefix
+            else None
+        )
+
+    async def generate(self, request: GenerationRequest) -> Generation:
+        """One request; an engine whose replies carry no timings has them read from /metrics."""
+        if self.counters is None:
+            return await super().generate(request)
+        return await self.counters.generate(super().generate, request)
 
     async def stream(self, request: GenerationRequest) -> AsyncIterator[Chunk | EngineFigures]:
         answer = _Answer()

@@ -17,7 +17,8 @@ from django.utils import timezone
 
 from engines import kinds
 from engines.clients import EngineClient, EngineError, client_for
-from engines.metrics_text import SpecDelta, spec_decode_delta
+from engines.clients.counters import settled_metrics
+from engines.metrics_text import spec_decode_delta
 from engines.models import Machine
 from runs.core import registry
 from runs.core.jobs.quality_data import DatasetError
@@ -162,10 +163,10 @@ async def _measure(
         before = await client.metrics_text()
     summary = await engine_side.run(run_job(client, run, recorder, engine_side))
     prefix = kinds.get(client.engine_kind).metrics_prefix  # None: the engine exports no such counters
-    after = await _settled_metrics(client) if before and prefix else None
+    after = await settled_metrics(client) if before and prefix else None
     # An engine that stopped answering after the job has no counters to read: no delta, not a failure.
     spec = spec_decode_delta(before, after, prefix) if before and prefix and after else None
-    summary["spec_decode_metrics"] = _spec_summary(spec)
+    summary["spec_decode_metrics"] = spec.summary() if spec else None
     summary["log_acceptance"] = _log_acceptance(engine_side.acceptance)
     summary["engine_startup_s"] = engine_side.startup_s
     summary["engine_startups"] = engine_side.startups
@@ -176,30 +177,6 @@ async def _measure(
     if check and not check["agree"]:
         engine_side.warnings.append({"kind": "cross-check", "message": _disagreement(check)})
     return summary
-
-
-async def _settled_metrics(client: EngineClient, tries: int = 10) -> str | None:
-    """Counters can land just after the last answer: read until two snapshots agree."""
-    previous = await client.metrics_text()
-    for _ in range(tries):
-        await asyncio.sleep(0.1)
-        current = await client.metrics_text()
-        if current == previous:
-            break
-        previous = current
-    return previous
-
-
-def _spec_summary(spec: SpecDelta | None) -> dict[str, Any] | None:
-    if spec is None or not spec.drafts:
-        return None
-    return {
-        "drafts": spec.drafts,
-        "draft_tokens": spec.draft_tokens,
-        "accepted": spec.accepted,
-        "acceptance_rate": spec.acceptance_rate,
-        "tokens_per_verification": spec.tokens_per_verification,
-    }
 
 
 def _log_acceptance(events: list[dict[str, Any]]) -> dict[str, Any] | None:
