@@ -28,10 +28,12 @@ browser:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; } || \
 	  echo "chromium not installed: browser tests will be skipped"
 
-# llama.cpp's llama-server and the Gemma 3 270M GGUF, built once into a cache outside the repo
-# (~/.cache/sparkdash/engine); the real-engine tests use it. Skipped when the cache is ready.
+# llama.cpp's llama-server and the Gemma 3 270M GGUF, then vLLM's CPU build and that model converted
+# for it, built once into a cache outside the repo (~/.cache/sparkdash/engine); the real-engine
+# tests use them. Each part is skipped when the cache has it.
 engine:
 	PYTHON=$(PYTHON) bin/build-engine
+	PYTHON=$(PYTHON) bin/build-vllm
 
 # Known vulnerabilities in the installed dependencies (pip-audit); CI runs it.
 audit: install

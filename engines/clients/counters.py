@@ -11,10 +11,11 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
+from engines import kinds
 from engines.clients.base import EngineClient, EngineError, EngineFigures, Generation, GenerationRequest
 from engines.metrics_text import RequestDelta, SpecDelta, parse_metrics, request_delta, spec_decode_delta
 
-__all__ = ["RequestCounters", "settled_metrics"]
+__all__ = ["RequestCounters", "settled_metrics", "spec_since"]
 
 SETTLE_POLL_S = 0.05
 SETTLE_TRIES = 40  # 2 s: the counters land just after the last chunk
@@ -30,6 +31,23 @@ async def settled_metrics(client: EngineClient, tries: int = 10) -> str | None:
             break
         previous = current
     return previous
+
+
+async def spec_since(client: EngineClient, before: str | None) -> SpecDelta | None:
+    """The speculative counts the engine added since the snapshot `before` (a `metrics_text()`).
+
+    None when the engine kind exports no such counters, `before` is None, or the engine stopped
+    answering (no counters to read is no failure of the run).
+    """
+    spec = kinds.find(client.engine_kind)
+    prefix = spec.metrics_prefix if spec else None
+    if before is None or prefix is None:
+        return None
+    try:
+        after = await settled_metrics(client)
+        return spec_decode_delta(before, after, prefix) if after else None
+    except EngineError:
+        return None
 
 
 class RequestCounters:

@@ -1,12 +1,14 @@
 """Per-request figures, each computed by its one definition in docs/metrics.md."""
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from engines.clients.base import EngineClient, EngineError, Generation, GenerationRequest
 
 REQUEST_METRICS = (
     "ttft_s",
+    "ttft_engine_s",
     "decode_tps_client",
     "decode_tps_engine",
     "prefill_tps",
@@ -66,8 +68,30 @@ def request_metrics(gen: Generation) -> dict[str, Any]:
         "cached_tokens": gen.figures.cached_tokens,
         "draft_tokens": gen.figures.draft_tokens,
         "accepted_tokens": gen.figures.accepted_tokens,
+        "verifications": gen.figures.verifications,
+        "accepted_by_position": gen.figures.accepted_by_position,
+        "ttft_engine_s": gen.figures.ttft_s,
         "finish_reason": gen.figures.finish_reason,
     }
+
+
+def acceptance_by_position(rows: Iterable[Mapping[str, Any]]) -> list[float] | None:
+    """Per draft position i: drafts whose i-th token was accepted / drafts, over the rows.
+
+    Rows without per-position counts (an engine that does not expose them) are left out; None
+    when no row has them.
+    """
+    accepted: list[int] = []
+    drafts = 0
+    for row in rows:
+        counts, verifications = row.get("accepted_by_position"), row.get("verifications")
+        if not counts or not verifications:
+            continue
+        accepted += [0] * (len(counts) - len(accepted))
+        for i, n in enumerate(counts):
+            accepted[i] += n
+        drafts += verifications
+    return [n / drafts for n in accepted] if drafts else None
 
 
 async def send(client: EngineClient, request: GenerationRequest, where: str) -> Generation:

@@ -31,6 +31,7 @@ class SummaryColumn(TypedDict):
 
 SUMMARY_METRICS: list[SummaryColumn] = [
     {"key": "ttft_s", "label": "TTFT", "unit": "s", "scale": 1, "digits": 3},
+    {"key": "ttft_engine_s", "label": "TTFT (engine)", "unit": "s", "scale": 1, "digits": 3},
     {"key": "decode_tps_client", "label": "decode (client)", "unit": "tok/s", "scale": 1, "digits": 1},
     {"key": "decode_tps_engine", "label": "decode (engine)", "unit": "tok/s", "scale": 1, "digits": 1},
     {"key": "prefill_tps", "label": "prefill", "unit": "tok/s", "scale": 1, "digits": 0},

@@ -15,10 +15,8 @@ from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.utils import timezone
 
-from engines import kinds
 from engines.clients import EngineClient, EngineError, client_for
-from engines.clients.counters import settled_metrics
-from engines.metrics_text import spec_decode_delta
+from engines.clients.counters import spec_since
 from engines.models import Machine
 from runs.core import registry
 from runs.core.jobs.quality_data import DatasetError
@@ -162,21 +160,30 @@ async def _measure(
         await record_provenance(client, run)
         before = await client.metrics_text()
     summary = await engine_side.run(run_job(client, run, recorder, engine_side))
-    prefix = kinds.get(client.engine_kind).metrics_prefix  # None: the engine exports no such counters
-    after = await settled_metrics(client) if before and prefix else None
     # An engine that stopped answering after the job has no counters to read: no delta, not a failure.
-    spec = spec_decode_delta(before, after, prefix) if before and prefix and after else None
+    spec = await spec_since(client, before)
     summary["spec_decode_metrics"] = spec.summary() if spec else None
+    if spec and summary.get("acceptance_by_position") is None:
+        summary["acceptance_by_position"] = spec.acceptance_by_position  # the run's counters, warm-up in
     summary["log_acceptance"] = _log_acceptance(engine_side.acceptance)
     summary["engine_startup_s"] = engine_side.startup_s
     summary["engine_startups"] = engine_side.startups
     decode = summary.get("decode_tps_client")
     measured = decode["median"] if decode else None
     summary["roofline"] = await asyncio.to_thread(roofline_for, run.config, measured)
-    check = summary.get("cross_check")
-    if check and not check["agree"]:
-        engine_side.warnings.append({"kind": "cross-check", "message": _disagreement(check)})
+    engine_side.warnings += _disagreements(summary)
     return summary
+
+
+def _disagreements(summary: dict[str, Any]) -> list[dict[str, str]]:
+    """A warning for each of the client's figures that the engine's own contradicts."""
+    found = []
+    check, ttft = summary.get("cross_check"), summary.get("ttft_check")
+    if check and not check["agree"]:
+        found.append({"kind": "cross-check", "message": _disagreement(check)})
+    if ttft and not ttft["agree"]:
+        found.append({"kind": "ttft-check", "message": _ttft_disagreement(ttft)})
+    return found
 
 
 def _log_acceptance(events: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -193,6 +200,13 @@ def _disagreement(check: dict[str, Any]) -> str:
     return (
         f"client decode speed {check['client_tps']:.2f} tok/s and the engine's own "
         f"{check['engine_tps']:.2f} tok/s differ by {check['diff_pct']:+.1f} % (more than 5 %)"
+    )
+
+
+def _ttft_disagreement(check: dict[str, Any]) -> str:
+    return (
+        f"client time to first token {check['client_s'] * 1e3:.0f} ms and the engine's own "
+        f"{check['engine_s'] * 1e3:.0f} ms differ by {check['diff_pct']:+.1f} % (more than 10 %)"
     )
 
 

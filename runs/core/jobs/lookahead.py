@@ -11,8 +11,10 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 from typing import Any
 
-from engines.clients.base import EngineClient
+from engines.clients.base import EngineClient, EngineError
+from engines.clients.counters import spec_since
 from runs.core.jobs.speed import RequestCount, RunProgress, SpeedJob, measure_prompts
+from runs.core.metrics import acceptance_by_position
 from runs.core.stats import summarize_rows
 
 AtLookahead = Callable[[int], AbstractAsyncContextManager[tuple[EngineClient, str]]]
@@ -34,24 +36,53 @@ async def run_lookahead(
     tally = RequestCount(len(job.lengths) * job.speed.reps * len(job.speed.prompts))
     await progress.on_start(tally.total)
     rows: list[dict[str, Any]] = []
+    counted: dict[str, dict[str, Any] | None] = {}
     for length in job.lengths:
         async with at_lookahead(length) as (client, model):
+            before = await _snapshot(client)
             speed = replace(job.speed, model=model)
             rows += await measure_prompts(client, speed, progress, tally, lookahead=length)
-    return summarize_lookahead(rows, job.lengths)
+            spec = await spec_since(client, before)
+            counted[str(length)] = spec.summary() if spec else None
+    return summarize_lookahead(rows, job.lengths, counted)
 
 
-def summarize_lookahead(rows: Sequence[dict[str, Any]], lengths: Sequence[int]) -> dict[str, Any]:
-    """{"lengths": {k: {"all": spreads, output_type: spreads}}, "best": the fastest length}."""
+async def _snapshot(client: EngineClient) -> str | None:
+    try:
+        return await client.metrics_text()
+    except EngineError:
+        return None  # no counters: the length's figures come from the replies alone
+
+
+def summarize_lookahead(
+    rows: Sequence[dict[str, Any]], lengths: Sequence[int],
+    counted: dict[str, dict[str, Any] | None] | None = None,
+) -> dict[str, Any]:
+    """{"lengths": {k: {"all": spreads, output_type: spreads}}, "spec_by_length": {k: counters},
+    "best_lookahead": the fastest length}.
+
+    Each length's and output type's spreads carry "acceptance_by_position" where the engine's
+    per-request counts have it ("all" falls back on the length's counters); "spec_by_length" is
+    each length's /metrics delta, warm-up included (None: not exposed, or no drafting).
+    """
     per_length: dict[str, Any] = {}
     for length in lengths:
         at = [r for r in rows if r["lookahead"] == length]
-        figures: dict[str, Any] = {"all": summarize_rows(at, SWEEP_METRICS)}
+        figures: dict[str, Any] = {"all": _figures(at)}
         for output_type in sorted({r["output_type"] for r in at}):
-            subset = [r for r in at if r["output_type"] == output_type]
-            figures[output_type] = summarize_rows(subset, SWEEP_METRICS)
+            figures[output_type] = _figures([r for r in at if r["output_type"] == output_type])
+        spec = (counted or {}).get(str(length))
+        if figures["all"]["acceptance_by_position"] is None and spec:
+            figures["all"]["acceptance_by_position"] = spec["acceptance_by_position"]
         per_length[str(length)] = figures
-    return {"lengths": per_length, "best_lookahead": _fastest(per_length), "requests": len(rows)}
+    return {
+        "lengths": per_length, "spec_by_length": {str(k): (counted or {}).get(str(k)) for k in lengths},
+        "best_lookahead": _fastest(per_length), "requests": len(rows),
+    }  # fmt: skip
+
+
+def _figures(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    return summarize_rows(rows, SWEEP_METRICS) | {"acceptance_by_position": acceptance_by_position(rows)}
 
 
 def _fastest(per_length: dict[str, Any]) -> int | None:

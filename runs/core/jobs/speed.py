@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 from engines.clients.base import EngineClient, GenerationRequest
 from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt, prompt_set_id
-from runs.core.metrics import REQUEST_METRICS, request_metrics, send
+from runs.core.metrics import REQUEST_METRICS, acceptance_by_position, request_metrics, send
 from runs.core.stats import summarize_rows
 
 
@@ -91,13 +91,18 @@ def summarize_speed(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     by_type: dict[str, Any] = {}
     for output_type in sorted({r["output_type"] for r in rows}):
         subset = [r for r in rows if r["output_type"] == output_type]
-        by_type[output_type] = summarize_rows(subset, ("decode_tps_client", "acceptance_rate"))
+        by_type[output_type] = summarize_rows(subset, ("decode_tps_client", "acceptance_rate")) | {
+            "acceptance_by_position": acceptance_by_position(subset)
+        }
     summary["by_output_type"] = by_type
+    summary["acceptance_by_position"] = acceptance_by_position(rows)
     summary["cross_check"] = cross_check(summary)
+    summary["ttft_check"] = ttft_check(summary)
     return summary
 
 
 CROSS_CHECK_TOLERANCE = 0.05
+TTFT_CHECK_TOLERANCE = 0.10
 
 
 def cross_check(summary: dict[str, Any], tolerance: float = CROSS_CHECK_TOLERANCE) -> dict[str, Any] | None:
@@ -105,13 +110,30 @@ def cross_check(summary: dict[str, Any], tolerance: float = CROSS_CHECK_TOLERANC
 
     None when the engine reports no decode speed of its own.
     """
-    client, engine = summary.get("decode_tps_client"), summary.get("decode_tps_engine")
+    keys = ("decode_tps_client", "decode_tps_engine")
+    return _agreement(summary, keys, ("client_tps", "engine_tps"), tolerance)
+
+
+def ttft_check(summary: dict[str, Any], tolerance: float = TTFT_CHECK_TOLERANCE) -> dict[str, Any] | None:
+    """Compare the client's median time to first token with the engine's own; flag a gap over `tolerance`.
+
+    The client's figure runs from its request going out to the first content chunk; the engine's
+    (vLLM's time_to_first_token_seconds) from the request's arrival in the engine to its first token.
+    None when the engine reports no time to first token of its own.
+    """
+    return _agreement(summary, ("ttft_s", "ttft_engine_s"), ("client_s", "engine_s"), tolerance)
+
+
+def _agreement(
+    summary: dict[str, Any], keys: tuple[str, str], names: tuple[str, str], tolerance: float
+) -> dict[str, Any] | None:
+    client, engine = summary.get(keys[0]), summary.get(keys[1])
     if not client or not engine or not engine["median"]:
         return None
     diff = (client["median"] - engine["median"]) / engine["median"]
     return {
-        "client_tps": client["median"],
-        "engine_tps": engine["median"],
+        names[0]: client["median"],
+        names[1]: engine["median"],
         "diff_pct": round(100 * diff, 2),
         "agree": abs(diff) <= tolerance,
     }
