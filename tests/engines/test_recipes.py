@@ -190,6 +190,17 @@ def test_it_renders_vllm_settings():
     assert "prefix-caching" not in render(_settings("vllm")).command_line()
 
 
+def test_it_starts_vllm_through_python_m_when_the_binary_names_the_server_module():
+    launcher = "/opt/vllm/bin/python -m vllm.entrypoints.openai.api_server"
+    argv = render(_settings("vllm", "ngram", lookahead=4, binary=launcher)).argv
+    assert argv[:5] == ["/opt/vllm/bin/python", "-m", "vllm.entrypoints.openai.api_server", "--model", "Qwen/Qwen3-8B"]
+    assert "serve" not in argv and "--speculative-config" in argv
+    # A launcher script (the CPU build's) is still a binary: it runs `serve` as the console script does.
+    assert render(_settings("vllm", binary="/cache/bin/vllm")).argv[:3] == ["/cache/bin/vllm", "serve", "Qwen/Qwen3-8B"]
+    with pytest.raises(ValueError, match="^binary: "):
+        render(_settings("vllm", binary='/opt/python -m "vllm'))
+
+
 def test_it_renders_sglang_chain_speculation():
     recipe = render(
         _settings("sglang", "eagle3", "org/eagle3", lookahead=3, parallel=4, prefix_caching=False)
