@@ -198,7 +198,7 @@ def test_it_starts_vllm_through_python_m_when_the_binary_names_the_server_module
     # A launcher script (the CPU build's) is still a binary: it runs `serve` as the console script does.
     script = render(_settings("vllm", binary="/cache/bin/vllm")).argv
     assert script[:3] == ["/cache/bin/vllm", "serve", "Qwen/Qwen3-8B"]
-    with pytest.raises(ValueError, match="^binary: "):
+    with pytest.raises(ValueError, match=r"^binary: "):
         render(_settings("vllm", binary='/opt/python -m "vllm'))
 
 
