@@ -29,6 +29,7 @@ __all__ = [
     "ManagedEngine",
     "describe_returncode",
     "kill_orphan",
+    "missing_model",
     "port_is_free",
     "run_while_alive",
     "wait_port_free",
@@ -299,6 +300,18 @@ async def _answers_200(http: httpx.AsyncClient, url: str, timeout_s: float) -> b
     except httpx.HTTPError:
         return False
     return response.status_code == 200
+
+
+def missing_model(model: str) -> str | None:
+    """Why a managed engine cannot load `model` here, or None: a path (a GGUF file, a Hugging Face
+    folder) that does not exist on this machine. Names (an Ollama tag, a hub id) are the engine's
+    to resolve."""
+    if not model.startswith(("/", "./", "../", "~")):
+        return None
+    path = Path(model).expanduser()
+    if path.exists():
+        return None
+    return f"model {model}: no such file or folder on this machine (a managed engine loads it from here)"
 
 
 def port_is_free(host: str, port: int) -> bool:

@@ -1,4 +1,5 @@
-"""Where `make engine` put the real llama-server and the Gemma 3 270M GGUF, for real-engine tests."""
+"""Where `make engine` put the real engines (llama-server and its Gemma 3 270M GGUF; vLLM's CPU
+build and the same model converted for it), for real-engine tests."""
 from __future__ import annotations
 
 import os
@@ -21,3 +22,14 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+VLLM = CACHE / "bin" / "vllm"  # bin/build-vllm's launcher: `vllm serve MODEL ...`
+VLLM_MODEL = CACHE / "models" / "gemma3-270m-hf"
+# What a real-vLLM config adds on this CPU: bf16 weights, no graph compilation (51 s to ready, not 146).
+VLLM_CPU_FLAGS = "--dtype bfloat16 --enforce-eager --distributed-executor-backend uni"
+
+requires_vllm = pytest.mark.skipif(
+    not (VLLM.exists() and (VLLM_MODEL / ".converted").exists()),
+    reason=f"no vLLM CPU build/model in {CACHE}: run `make engine` (make test does; x86_64 only)",
+)

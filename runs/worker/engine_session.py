@@ -26,7 +26,15 @@ from django.utils import timezone
 
 from engines import kinds
 from engines.clients import EngineClient, EngineError, client_for
-from engines.lifecycle import ManagedEngine, kill_orphan, port_is_free, run_while_alive, wait_port_free
+from engines.lifecycle import (
+    EngineStartError,
+    ManagedEngine,
+    kill_orphan,
+    missing_model,
+    port_is_free,
+    run_while_alive,
+    wait_port_free,
+)
 from engines.logparse import parse_line
 from engines.models import EngineConfig, EngineSession
 from engines.recipes import LaunchSettings, Recipe, render, settings_from_config
@@ -135,6 +143,9 @@ class RunEngine:
             await client.aclose()
 
     async def _start_managed(self, launch: LaunchSettings) -> None:
+        missing = None if self.engine.simulator else missing_model(launch.model)
+        if missing:  # before anything starts: the engine would take its whole start-up to say so
+            raise EngineStartError(missing)
         recipe = simulator_recipe(launch, self.run_obj.config) if self.engine.simulator else render(launch)
         self.session = await _open_session(self.run_obj, recipe.argv)
         parts = urlsplit(self.engine.base_url)

@@ -1,11 +1,15 @@
 import asyncio
+import socket
 
 import pytest
 from asgiref.sync import async_to_sync
 
+from engines.lifecycle import EngineStartError
+from engines.models import EngineSession
 from runs.models import Run
-from runs.worker.engine_session import RunEngine
+from runs.worker.engine_session import MachineBusy, RunEngine
 from tests.factories import RunFactory
+from tests.real_engine import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -51,3 +55,36 @@ def test_it_reads_an_external_engines_log_from_a_command():
     run = Run.objects.get(pk=run.pk)
     assert run.engine_log == DISCARD
     assert run.warnings[0]["kind"] == "cache-discard"
+
+
+def managed_vllm_run(port, model):
+    return RunFactory(
+        config__engine__kind="vllm", config__engine__launch="managed", config__engine__binary="/bin/false",
+        config__engine__base_url=f"http://127.0.0.1:{port}", config__model=model, status=Run.Status.RUNNING,
+    )  # fmt: skip
+
+
+def enter(run):
+    async def scenario():
+        async with RunEngine(run):
+            pass
+
+    async_to_sync(scenario)()
+
+
+def test_it_refuses_a_managed_engine_whose_model_folder_is_missing_before_starting_it(tmp_path):
+    run = managed_vllm_run(free_port(), str(tmp_path / "no-such-model"))
+    with pytest.raises(EngineStartError, match="no-such-model: no such file or folder on this machine"):
+        enter(run)
+    assert not EngineSession.objects.filter(run_id=run.pk).exists()  # nothing was started
+
+
+def test_it_refuses_a_managed_engine_whose_port_is_in_use(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        run = managed_vllm_run(taken.getsockname()[1], str(tmp_path))
+        with pytest.raises(MachineBusy, match=f"port {taken.getsockname()[1]} is already taken"):
+            enter(run)
+    session = EngineSession.objects.get(run_id=run.pk)
+    assert (session.exit_status, session.stopped is not None) == ("port busy", True)

@@ -1,0 +1,186 @@
+"""SparkDash's jobs against a real vLLM (the CPU build), its own /metrics the reference.
+
+Most tests share one vLLM started from the recipe (ngram drafting, prefix caching on); the
+lookahead sweep relaunches its own managed engine per length. The engine kill comes last: it
+takes the shared engine down (a later test would start it again).
+"""
+import itertools
+import statistics
+import threading
+import time
+
+import pytest
+
+from engines.lifecycle import port_is_free
+from engines.models import Engine, EngineSession
+from runs.models import Run
+from runs.worker import execution
+from tests.factories import EngineConfigFactory, RunFactory
+from tests.real_engine import VLLM, free_port, requires_vllm
+from tests.real_vllm import SharedVllm, vllm_settings
+from tests.runs.bench_helpers import bench
+
+pytestmark = [requires_vllm, pytest.mark.django_db(transaction=True), pytest.mark.timeout(900)]
+
+
+@pytest.fixture(scope="module")
+def vllm(tmp_path_factory):
+    server = SharedVllm(tmp_path_factory.mktemp("vllm") / "vllm.log")
+    yield server
+    server.stop()
+
+
+def run_to_end(config, job="speed", params=None):
+    run = RunFactory(config=config, job=job, params=params or {"reps": 1, "warmup": 1})
+    assert execution.claim(run.pk) == execution.CLAIMED
+    execution.execute(run.pk)
+    run.refresh_from_db()
+    return run
+
+
+def request_rows(run):
+    return [s.values for s in run.samples.filter(kind="request").order_by("seq")]
+
+
+def test_it_matches_vllms_own_decode_and_ttft_figures_in_a_speed_run(vllm):
+    run = run_to_end(vllm.config("vllm-ngram"), params={"reps": 1, "warmup": 1, "max_tokens": 64})
+    assert run.status == Run.Status.SUCCEEDED, run.error
+    rows = request_rows(run)
+    client = statistics.median(r["decode_tps_client"] for r in rows)
+    engine = statistics.median(r["decode_tps_engine"] for r in rows)
+    print(f"\nvLLM speed: client {client:.2f} tok/s, engine {engine:.2f} tok/s (from /metrics), "
+          f"ttft check {run.summary['ttft_check']}, startup {vllm.startup_s:.0f} s")
+    assert client == pytest.approx(engine, rel=0.02)
+    assert run.summary["cross_check"]["agree"]
+    # The engine's TTFT starts when the request reaches its engine; the client's before the HTTP request.
+    ttft = run.summary["ttft_check"]
+    assert 0 < ttft["engine_s"] <= ttft["client_s"]
+    flagged = any(w["kind"] == "ttft-check" for w in run.warnings)
+    assert flagged is not ttft["agree"]
+    assert run.provenance["engine_version"] == "0.32.0"
+
+
+def test_it_reads_acceptance_and_per_position_acceptance_from_vllms_counters(vllm):
+    run = run_to_end(vllm.config("vllm-ngram-spec"), params={"reps": 1, "warmup": 0, "max_tokens": 64})
+    assert run.status == Run.Status.SUCCEEDED, run.error
+    spec = run.summary["spec_decode_metrics"]
+    rows = [r for r in request_rows(run) if r["verifications"]]
+    assert rows, "ngram drafted on none of the speed prompts"
+    # Each lone request's share of the counters adds up to the run's (no warm-up here).
+    assert spec["drafts"] == sum(r["verifications"] for r in rows)
+    assert spec["accepted"] == sum(r["accepted_tokens"] for r in rows)
+    by_position = spec["acceptance_by_position"]
+    print(f"\nvLLM ngram 4: acceptance {spec['acceptance_rate']:.3f}, tokens/verification "
+          f"{spec['tokens_per_verification']:.2f}, by position {[round(p, 3) for p in by_position]}")
+    assert len(by_position) == 4
+    assert all(a >= b for a, b in itertools.pairwise(by_position))
+    assert sum(by_position) == pytest.approx(spec["tokens_per_verification"] - 1)
+    assert run.summary["acceptance_by_position"] == pytest.approx(by_position)
+
+
+def test_it_probes_vllms_prefix_cache_with_its_cached_token_counter(vllm, inprocess, capsys):
+    vllm.config("vllm-cache")
+    run = bench(capsys, "vllm-cache", "prefix-cache", "--steps", "4", "--bytes-per-step", "600",
+                "--answer-tokens", "8")
+    assert run["status"] == "succeeded", run["error"]
+    summary = run["summary"]
+    last = summary["last_grow"]
+    print(f"\nvLLM prefix cache: last step {last['cached_tokens']} of {last['prompt_tokens']} cached, "
+          f"continuation new {summary['continuation']['new_tokens']}")
+    assert summary["detected_by"] == "cached_tokens"
+    assert summary["cache_discard_detected"] is False
+    assert last["new_share"] < 0.5  # most of a grown conversation came from the cache
+
+
+def test_it_sweeps_concurrency_and_sizes_a_needle_on_vllm(vllm, inprocess, capsys):
+    vllm.config("vllm-load")
+    sweep = bench(capsys, "vllm-load", "concurrency", "--levels", "1,2,4", "--answer-tokens", "24")
+    assert sweep["status"] == "succeeded", sweep["error"]
+    levels = sweep["summary"]["levels"]
+    assert all(v["output_tokens"]["median"] == 24 for v in levels.values())  # ignore_eos honoured
+    needle = bench(capsys, "vllm-load", "needle", "--lengths", "1024", "--depths", "0.5",
+                   "--answer-tokens", "16")
+    assert needle["status"] == "succeeded", needle["error"]
+    totals = {c: round(v["total_tps"]["median"], 1) for c, v in levels.items()}
+    print(f"\nvLLM concurrency tok/s {totals}, needle error {needle['summary']['length_error_max']:.4f}")
+    assert needle["summary"]["length_error_max"] <= 0.02  # sized with vLLM's /tokenize
+
+
+def test_it_runs_mmlu_pro_and_evalplus_through_vllms_v1_api(vllm, inprocess, capsys):
+    vllm.config("vllm-quality")
+    mmlu = bench(capsys, "vllm-quality", "mmlu-pro", "--dataset", "sample", "--limit", "2",
+                 "--num-fewshot", "0", "--max-tokens", "32")
+    assert mmlu["status"] == "succeeded", mmlu["error"]
+    assert mmlu["summary"]["total"] == 2
+    plus = bench(capsys, "vllm-quality", "evalplus", "--suite", "humaneval", "--dataset", "sample",
+                 "--limit", "1", "--max-tokens", "64")
+    assert plus["status"] == "succeeded", plus["error"]
+    assert plus["summary"]["total"] == 1
+
+
+def test_it_fails_a_run_with_vllms_400_when_the_prompt_is_over_its_context(vllm, inprocess, capsys):
+    vllm.config("vllm-small")
+    run = bench(capsys, "vllm-small", "needle", "--lengths", "4096", "--depths", "0.5",
+                "--answer-tokens", "8")
+    assert run["status"] == "failed"
+    assert "HTTP 400" in run["error"] and "2048" in run["error"]
+
+
+def test_it_fails_a_run_within_5_s_keeping_its_samples_when_vllm_is_killed(vllm):
+    params = {"reps": 3, "warmup": 0, "max_tokens": 200}
+    run = RunFactory(config=vllm.config("vllm-doomed"), params=params)
+    assert execution.claim(run.pk) == execution.CLAIMED
+    worker = threading.Thread(target=execution.execute, args=(run.pk,))
+    worker.start()
+    deadline = time.monotonic() + 300
+    while not run.samples.filter(kind="request").exists():
+        assert time.monotonic() < deadline, "no request finished"
+        time.sleep(0.2)
+    time.sleep(0.5)  # the next request is streaming now
+    killed = time.monotonic()
+    vllm.kill()
+    worker.join(30)
+    run.refresh_from_db()
+    print(f"\nvLLM killed: run {run.status} after {time.monotonic() - killed:.1f} s: {run.error}")
+    assert run.status == Run.Status.FAILED
+    assert run.finished is not None and time.monotonic() - killed < 5
+    assert "request" in run.error and f"127.0.0.1:{vllm.port}" in run.error
+    assert run.samples.filter(kind="request").count() >= 1
+
+
+def managed_vllm(**fields):
+    engine = {
+        "engine__kind": "vllm", "engine__launch": Engine.Launch.MANAGED, "engine__binary": str(VLLM),
+        "engine__base_url": f"http://127.0.0.1:{free_port()}",
+    }  # fmt: skip
+    return EngineConfigFactory(**engine, **vllm_settings(**fields))
+
+
+def test_it_sweeps_lookahead_on_vllm_by_relaunch_with_per_position_acceptance(vllm):
+    vllm.stop()  # one engine per machine: the sweep starts its own at each length
+    config = managed_vllm(speculative_method="ngram", lookahead=4)
+    params = {"lengths": [0, 2, 4, 8], "reps": 1, "warmup": 1, "max_tokens": 48}
+    run = run_to_end(config, "lookahead", params)
+    assert run.status == Run.Status.SUCCEEDED, run.error
+    lengths, spec = run.summary["lengths"], run.summary["spec_by_length"]
+    shown = {}
+    for k, v in lengths.items():
+        counted = spec[k] or {}
+        shown[k] = (round(v["all"]["decode_tps_client"]["median"], 1), counted.get("acceptance_rate"),
+                    counted.get("tokens_per_verification"))
+    print("\nvLLM lookahead sweep (tok/s, acceptance, tokens/verification):", shown)
+    assert spec["0"] is None and lengths["0"]["all"]["acceptance_by_position"] is None  # drafting off
+    rates = [spec[k]["acceptance_rate"] for k in ("2", "4", "8")]
+    per_verification = [spec[k]["tokens_per_verification"] for k in ("2", "4", "8")]
+    assert rates[0] > rates[2]  # a longer draft is accepted less often...
+    assert per_verification[2] > per_verification[0]  # ...and still advances more per verification
+    assert [len(spec[k]["acceptance_by_position"]) for k in ("2", "4", "8")] == [2, 4, 8]
+    # Per output type too (tool call, table, prose): vLLM's counters are read around each request.
+    by_type = {t: f["acceptance_by_position"] for t, f in lengths["4"].items() if t != "all"}
+    print("per output type at lookahead 4:", {t: p and [round(x, 2) for x in p] for t, p in by_type.items()})
+    assert {"tool-call", "table", "prose-en"} <= set(by_type) and any(by_type.values())
+    sessions = EngineSession.objects.filter(run_id=run.pk)
+    assert sessions.count() == 4 and all(s.stopped and s.startup_s for s in sessions)
+    assert port_is_free("127.0.0.1", int(config.engine.base_url.rsplit(":", 1)[1]))
+
+
