@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from engines.clients.base import EngineError
-from engines.metrics_text import VLLM, SpecDelta, parse_metrics, spec_decode_delta
+from engines.metrics_text import VLLM, SpecDelta, parse_metrics, request_delta, spec_decode_delta
 
 
 def llamacpp(drafts: float, draft_tokens: float, accepted: float, per_pos: list[int] | None = None) -> str:
@@ -102,3 +102,44 @@ def test_it_ignores_the_other_engines_prefix() -> None:
 def test_it_rejects_text_that_is_not_prometheus() -> None:
     with pytest.raises(EngineError, match="malformed /metrics"):
         parse_metrics("<html>Not Implemented</html>\n")
+
+
+def test_it_takes_per_position_acceptance_from_the_position_labelled_counter() -> None:
+    delta = spec_decode_delta(llamacpp(10, 40, 25, [10, 8, 5, 2]), llamacpp(30, 120, 61, [30, 20, 9, 2]))
+    assert delta is not None
+    assert delta.accepted_by_position == (20, 12, 4, 0)
+    assert delta.acceptance_by_position == [1.0, 0.6, 0.2, 0.0]
+    # Position i is counted only when 0..i-1 were accepted too: the rates add up to L - 1.
+    assert sum(delta.acceptance_by_position) == pytest.approx(delta.tokens_per_verification - 1)
+    assert delta.summary()["acceptance_by_position"] == [1.0, 0.6, 0.2, 0.0]
+
+
+def test_it_leaves_per_position_acceptance_empty_when_not_exposed() -> None:
+    delta = spec_decode_delta(llamacpp(10, 40, 25), llamacpp(30, 120, 61))
+    assert delta is not None and delta.accepted_by_position == ()
+    assert delta.acceptance_by_position is None and delta.summary()["accepted_by_position"] is None
+
+
+def vllm_requests(finished: int, generated: int, decode_s: float, ttft_s: float,
+                  cached: int | None = 0) -> str:
+    """vLLM's request counters and histograms (_sum and _count), one engine."""
+    labels = 'engine="0",model_name="m"'
+    lines = [f"vllm:generation_tokens_total{{{labels}}} {generated}.0",
+             f"vllm:prompt_tokens_total{{{labels}}} {10 * finished}.0",
+             f"vllm:e2e_request_latency_seconds_count{{{labels}}} {finished}.0",
+             f"vllm:request_decode_time_seconds_sum{{{labels}}} {decode_s}",
+             f"vllm:request_prefill_time_seconds_sum{{{labels}}} {ttft_s / 2}",
+             f"vllm:time_to_first_token_seconds_sum{{{labels}}} {ttft_s}"]
+    if cached is not None:
+        lines.append(f"vllm:prompt_tokens_cached_total{{{labels}}} {cached}.0")
+    return "\n".join(lines) + "\n"
+
+
+def test_it_takes_vllms_request_figures_between_snapshots() -> None:
+    delta = request_delta(vllm_requests(2, 100, 4.0, 0.4, 0), vllm_requests(3, 164, 7.15, 0.52, 16))
+    assert delta is not None
+    assert (delta.finished, delta.generated, delta.prompt_tokens, delta.cached_tokens) == (1, 64, 10, 16)
+    assert delta.decode_s == pytest.approx(3.15) and delta.ttft_s == pytest.approx(0.12)
+    uncounted = request_delta(vllm_requests(0, 0, 0, 0, None), vllm_requests(1, 9, 1, 1, None))
+    assert uncounted is not None and uncounted.cached_tokens is None
+    assert request_delta(llamacpp(1, 2, 1), llamacpp(2, 4, 2)) is None  # llama.cpp exports no such set

@@ -1,0 +1,77 @@
+"""vLLM's side of a request read from its /metrics around it (engines.clients.counters)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+
+from engines.clients import GenerationRequest, client_for
+from tests.engines.stream_factories import SSE, openai_chat_stream, serve, usage
+from tests.engines.test_metrics_text import vllm, vllm_requests
+
+URL = "http://vllm.test:8000"
+REQUEST = GenerationRequest(model="m", messages=[{"role": "user", "content": "Hi"}], max_tokens=9)
+
+
+def per_position(counts: list[int]) -> str:
+    name = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
+    labels = 'engine="0",model_name="m"'
+    return "".join(f'{name}{{{labels},position="{i}"}} {n}.0\n' for i, n in enumerate(counts))
+
+
+BEFORE = vllm_requests(2, 100, 4.0, 0.4) + vllm(10, 40, 20) + per_position([9, 6, 3, 2])
+AFTER = vllm_requests(3, 109, 5.6, 0.52, 4) + vllm(13, 52, 27) + per_position([12, 8, 4, 3])
+
+
+def engine(snapshots: list[str], delay_s: float = 0.0):
+    """A vLLM answering 9 tokens and /metrics with each snapshot in turn (the last one repeats)."""
+    answers = iter(snapshots)
+    last = [snapshots[-1]]
+
+    def metrics(_: httpx.Request) -> httpx.Response:
+        last[0] = next(answers, last[0])
+        return httpx.Response(200, text=last[0])
+
+    async def chat(_: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(delay_s)
+        return httpx.Response(200, content=openai_chat_stream(["a"] * 9, "vllm", usage(9)), headers=SSE)
+
+    routes = {"GET /metrics": metrics, "POST /v1/chat/completions": chat}
+    return client_for("vllm", URL, transport=serve(routes))
+
+
+async def test_it_fills_a_lone_requests_figures_from_the_counters_around_it():
+    async with engine([BEFORE, AFTER]) as client:
+        figures = (await client.generate(REQUEST)).figures
+    assert figures.output_tokens == 9
+    assert figures.decode_s == pytest.approx(1.6) and figures.decode_tps == pytest.approx(8 / 1.6)
+    assert figures.ttft_s == pytest.approx(0.12) and figures.prompt_s == pytest.approx(0.06)
+    assert (figures.verifications, figures.draft_tokens, figures.accepted_tokens) == (3, 12, 7)
+    assert figures.accepted_by_position == [3, 2, 1, 1]
+    assert figures.cached_tokens == 4  # usage said nothing of the cache
+
+
+async def test_it_waits_for_counters_that_land_after_the_last_chunk():
+    async with engine([BEFORE, BEFORE, BEFORE, AFTER]) as client:
+        figures = (await client.generate(REQUEST)).figures
+    assert figures.decode_s == pytest.approx(1.6)
+
+
+async def test_it_gives_overlapping_requests_no_counter_figures():
+    async with engine([BEFORE, AFTER], delay_s=0.05) as client:
+        both = await asyncio.gather(client.generate(REQUEST), client.generate(REQUEST))
+    assert [g.figures.decode_tps for g in both] == [None, None]
+    assert [g.figures.output_tokens for g in both] == [9, 9]
+
+
+async def test_it_keeps_the_replys_figures_when_metrics_are_malformed_or_lack_spec_counters():
+    async with engine(["<html>502</html>"]) as client:
+        figures = (await client.generate(REQUEST)).figures
+    assert (figures.output_tokens, figures.decode_tps, figures.verifications) == (9, None, None)
+    plain = [vllm_requests(0, 0, 0.0, 0.0), vllm_requests(1, 9, 0.8, 0.1)]
+    async with engine(plain) as client:
+        figures = (await client.generate(REQUEST)).figures
+    assert figures.decode_tps == pytest.approx(10.0)
+    assert (figures.verifications, figures.accepted_by_position) == (None, None)  # not exposed: no drafting
