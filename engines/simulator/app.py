@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .cache import PromptCache, n_tokens
+from .counters import SpecCounters
 from .meta import META
 from .schedule import Emission, Schedule, SimProfile, plan
 from .sends import SendLog
@@ -71,6 +72,11 @@ class _Http:
         await self.start(status, "application/json", len(data))
         await self.write(data, more=False)
 
+    async def respond_text(self, status: int, body: str) -> None:
+        data = body.encode()
+        await self.start(status, "text/plain; version=0.0.4", len(data))
+        await self.write(data, more=False)
+
     async def wait_disconnect(self) -> None:
         while (await self.receive())["type"] != "http.disconnect":
             pass
@@ -110,6 +116,7 @@ class Box:
     # Ollama Modelfile aliases made through /api/create: alias -> draft_num_predict (lookahead).
     aliases: dict[str, int] = field(default_factory=dict)
     sends: SendLog = field(default_factory=SendLog)
+    counters: SpecCounters = field(default_factory=SpecCounters)
 
 
 @dataclass(frozen=True)
@@ -146,6 +153,8 @@ async def _route(http: _Http, box: Box, method: str, path: str, n: int) -> None:
     profile = box.profile
     if (method, path) == ("GET", "/sim/sends"):
         return await http.respond(200, box.sends.as_dict())
+    if (method, path) == ("GET", "/metrics"):
+        return await http.respond_text(200, box.counters.text())
     if (method, path) in META:
         return await http.respond(200, META[method, path](profile))
     if (method, path) == ("POST", "/tokenize"):
@@ -172,6 +181,7 @@ async def _route(http: _Http, box: Box, method: str, path: str, n: int) -> None:
         await _until_disconnect(http, run(http, box, fmt, reply))
     finally:
         box.batch.active -= 1
+    box.counters.add(reply.sched)
 
 
 def _create_alias(box: Box, body: Any) -> dict[str, str]:

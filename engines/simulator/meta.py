@@ -97,7 +97,7 @@ def llama_props(profile: SimProfile) -> dict[str, Any]:
         "modalities": {"vision": False, "audio": False},
         "chat_template": "",
         "is_sleeping": False,
-        "endpoint_metrics": False,
+        "endpoint_metrics": True,
     }
 
 

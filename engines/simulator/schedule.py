@@ -96,6 +96,8 @@ class Schedule:
     draft_tokens: int = 0
     accepted_tokens: int = 0
     verifications: int = 0  # target forward passes that verified a non-empty draft
+    # per draft position i, the verifications that accepted position i (docs/metrics.md)
+    accepted_by_position: tuple[int, ...] = ()
 
     @property
     def n_tokens(self) -> int:
@@ -130,15 +132,18 @@ def plan(profile: SimProfile, n_tokens: int, seed: int = 0, prefill_s: float = 0
     t = profile.ttft_ms / 1000 + prefill_s
     emissions = [Emission(t, 1)]
     left = n_tokens - 1
-    drafted = accepted = verifications = 0
+    drafted = verifications = 0
+    by_position = [0] * profile.lookahead
     while left > 0:
         k = min(profile.lookahead, left - 1)
         hits = _leading_accepted(rng, k, profile.acceptance)
         t += (1 + k * profile.draft_cost) / profile.tps
         emissions.append(Emission(t, hits + 1))
         left -= hits + 1
-        drafted, accepted, verifications = drafted + k, accepted + hits, verifications + (k > 0)
-    return Schedule(emissions, drafted, accepted, verifications)
+        drafted, verifications = drafted + k, verifications + (k > 0)
+        for position in range(hits):
+            by_position[position] += 1
+    return Schedule(emissions, drafted, sum(by_position), verifications, tuple(by_position))
 
 
 def schedule(profile: SimProfile, n_tokens: int, seed: int = 0) -> list[Emission]:
