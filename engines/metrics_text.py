@@ -13,7 +13,7 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from engines.clients.base import EngineError
+from engines.errors import EngineError
 
 __all__ = [
     "LLAMACPP",

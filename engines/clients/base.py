@@ -15,6 +15,8 @@ from typing import Any, ClassVar
 
 import httpx
 
+from engines.errors import EngineError, EngineHTTPError
+
 __all__ = [
     "Chunk",
     "EngineClient",
@@ -30,18 +32,6 @@ __all__ = [
 def now() -> float:
     """The client clock every timestamp is taken with (monotonic, seconds)."""
     return time.perf_counter()
-
-
-class EngineError(Exception):
-    """A request to an engine failed; the message is a reason a user can read."""
-
-
-class EngineHTTPError(EngineError):
-    """The engine answered with an HTTP error status (kept apart so callers can tell a missing endpoint)."""
-
-    def __init__(self, message: str, status: int) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from typing import Any
 
 from engines import kinds
 from engines.clients.base import EngineClient, EngineError, EngineFigures, Generation, GenerationRequest
@@ -109,9 +110,10 @@ def with_counters(
     return replace(figures, **_request_fields(figures, counted), **_spec_fields(spec))
 
 
-def _request_fields(figures: EngineFigures, counted: RequestDelta) -> dict[str, object]:
+# Any: each value is its EngineFigures field's type, which a dict of mixed values can't say to mypy.
+def _request_fields(figures: EngineFigures, counted: RequestDelta) -> dict[str, Any]:
     tokens = figures.output_tokens if figures.output_tokens is not None else counted.generated
-    fields: dict[str, object] = {"ttft_s": counted.ttft_s, "prompt_s": counted.prefill_s}
+    fields: dict[str, Any] = {"ttft_s": counted.ttft_s, "prompt_s": counted.prefill_s}
     if counted.decode_s > 0:
         fields["decode_s"] = counted.decode_s
         # (tokens - 1) / decode time: the first token ends the prefill, as on the client's side.
@@ -121,7 +123,7 @@ def _request_fields(figures: EngineFigures, counted: RequestDelta) -> dict[str, 
     return fields
 
 
-def _spec_fields(spec: SpecDelta | None) -> dict[str, object]:
+def _spec_fields(spec: SpecDelta | None) -> dict[str, Any]:
     if spec is None or not spec.drafts:
         return {}
     return {

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from runs.core.scoring.table import POSITION_KEY
 
 FORMATS = ("csv", "json")
 
@@ -33,3 +35,16 @@ def table_response(
         response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}.{fmt}"'
     return response
+
+
+def position_columns(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """acceptance_pos_1 .. acceptance_pos_k, k the most draft positions of any row (position_values)."""
+    most = max((int(key[len(POSITION_KEY):]) for row in rows for key in row if key.startswith(POSITION_KEY)),
+               default=0)
+    return [f"{POSITION_KEY}{i}" for i in range(1, most + 1)]
+
+
+def position_values(fractions: Sequence[float] | None) -> dict[str, float]:
+    """A run's acceptance by draft position as {acceptance_pos_i: %}, in the unit pages show it
+    (docs/metrics.md, Per-position acceptance); empty when the run has none."""
+    return {f"{POSITION_KEY}{i}": round(100 * f, 3) for i, f in enumerate(fractions or (), 1)}

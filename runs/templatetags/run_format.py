@@ -7,6 +7,7 @@ in the page). The same table of metrics is handed to the run page's scripts as J
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, TypedDict
 
 from django import template
@@ -19,6 +20,8 @@ register = template.Library()
 EN_DASH = "\u2013"
 NOT_EXPOSED = "not exposed by this engine"
 NOT_YET = "no data yet"
+# SGLang's and Ollama's figures have no per-position counts (docs/metrics.md, Per-position acceptance).
+NO_POSITIONS = "not exposed by this engine (SGLang, Ollama), or no drafting"
 
 
 class SummaryColumn(TypedDict):
@@ -55,9 +58,32 @@ def summary_figure(summary: dict[str, Any] | None, key: str) -> str:
     summary = summary or {}
     stats = summary.get(key)
     if not stats:
-        reason = NOT_EXPOSED if key in summary else NOT_YET
-        return format_html('<span class="missing" title="{}">—</span>', reason)
+        return _missing(NOT_EXPOSED if key in summary else NOT_YET)
     return format_html("<span>{}</span>", format_spread(stats, METRICS_BY_KEY[key]))
+
+
+def positions_text(fractions: Sequence[float]) -> str:
+    """Acceptance by draft position as "position 1: 90.0 %, 2: 75.0 %" (format.js positions())."""
+    return "position " + ", ".join(f"{i}: {100 * f:.1f} %" for i, f in enumerate(fractions, 1))
+
+
+@register.simple_tag
+def positions_figure(fractions: Sequence[float] | None, with_sum: bool = False) -> str:
+    """Acceptance by draft position as HTML; "—" with a reason when the run has none.
+
+    With `with_sum`, the sum over positions follows: accepted tokens per draft, which is tokens
+    per verification - 1 (docs/metrics.md, Per-position acceptance).
+    """
+    if not fractions:
+        return _missing(NO_POSITIONS)
+    text = positions_text(fractions)
+    if with_sum:
+        text += f" (sum {sum(fractions):.2f} accepted per draft = tokens per verification \u2212 1)"
+    return format_html("<span>{}</span>", text)
+
+
+def _missing(reason: str) -> str:
+    return format_html('<span class="missing" title="{}">—</span>', reason)
 
 
 @register.filter

@@ -14,7 +14,7 @@ from runs.actions.runs import cancel_run
 from runs.core import registry
 from runs.core.readings import median_of
 from runs.models import Run
-from runs.results.export import table_response, wants_export
+from runs.results.export import position_columns, position_values, table_response, wants_export
 from runs.templatetags.run_format import SUMMARY_METRICS
 
 PAGE_SIZE = 50
@@ -36,9 +36,10 @@ def _filtered(request: HttpRequest) -> tuple[QuerySet[Run], dict[str, str]]:
 
 # The most runs one CSV/JSON download of the list holds (the newest first).
 EXPORT_LIMIT = 5000
+# Then acceptance_pos_1 .. _k (%), for the most draft positions among the runs exported.
 EXPORT_COLUMNS = [
     "id", "created", "finished", "config", "engine", "machine", "job", "status", "done", "total",
-    "decode_tps_client", "ttft_s", "url",
+    "decode_tps_client", "ttft_s", "ttft_engine_s", "url",
 ]
 
 
@@ -50,6 +51,8 @@ def _export_row(run: Run) -> dict[str, object]:
         "config": run.config.name, "engine": run.config.engine.name, "machine": run.machine.name,
         "job": run.job, "status": run.status, "done": run.progress_done, "total": run.progress_total,
         "decode_tps_client": median_of("decode_tps_client")(summary), "ttft_s": median_of("ttft_s")(summary),
+        "ttft_engine_s": median_of("ttft_engine_s")(summary),
+        **position_values(summary.get("acceptance_by_position")),
     }
 
 
@@ -58,8 +61,9 @@ def run_list(request: HttpRequest) -> HttpResponse:
     """The runs, filtered; ?format=csv|json downloads the filtered list (newest EXPORT_LIMIT)."""
     runs, chosen = _filtered(request)
     if fmt := wants_export(request):
-        runs = runs.defer("engine_log", "params", "provenance", "warnings")[:EXPORT_LIMIT]
-        return table_response([_export_row(run) for run in runs], EXPORT_COLUMNS, fmt, "sparkdash-runs")
+        exported = list(runs.defer("engine_log", "params", "provenance", "warnings")[:EXPORT_LIMIT])
+        rows = [_export_row(run) for run in exported]
+        return table_response(rows, EXPORT_COLUMNS + position_columns(rows), fmt, "sparkdash-runs")
     page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))
     ctx = {
         "page": page,

@@ -1,6 +1,6 @@
 /* The one place the pages' scripts format figures: "median [min–max] unit (n=N)", plain
- * numbers, and the slug of a verdict. The same rules as runs/templatetags/run_format.py, so a
- * figure drawn live reads exactly as the server rendered it.
+ * numbers, acceptance by draft position, and the slug of a verdict. The same rules as
+ * runs/templatetags/run_format.py, so a figure drawn live reads exactly as the server rendered it.
  */
 window.SparkFormat = (function () {
   "use strict";
@@ -22,11 +22,17 @@ window.SparkFormat = (function () {
     return (typeof v === "number" ? v.toFixed(digits) : String(v)) + (unit ? " " + unit : "");
   }
 
+  /** Acceptance by draft position (0..1 each) as "position 1: 90.0 %, 2: 75.0 %" (run_format.positions_text). */
+  function positions(fractions) {
+    var each = fractions.map(function (f, i) { return (i + 1) + ": " + number(f, 1, 100) + " %"; });
+    return "position " + each.join(", ");
+  }
+
   /** Django's slugify, as the templates' `verdict|slugify`: "no spread" -> "no-spread", "n/a" -> "na". */
   function slugify(text) {
     var kept = String(text).toLowerCase().replace(/[^\w\s-]/g, "");
     return kept.replace(/[-\s]+/g, "-").replace(/^[-_]+|[-_]+$/g, "");
   }
 
-  return { number: number, spread: spread, value: value, slugify: slugify };
+  return { number: number, spread: spread, value: value, positions: positions, slugify: slugify };
 })();

@@ -4,7 +4,8 @@
  * RunCharts.register("speed", function view(run) {...}). A view has add(sample) (true when the
  * sample changed a chart), draw() (update("none"), then data-points on the job's charts: x
  * points drawn) and applyRun(run) (summary tables once the run has ended). Figures are
- * formatted by format.js (SparkFormat), as runs/templatetags/run_format.py writes them.
+ * formatted by format.js (SparkFormat), as runs/templatetags/run_format.py writes them. The
+ * acceptance-by-position chart is shared: drawn live from request samples, then from the summary.
  */
 window.RunCharts = (function () {
   "use strict";
@@ -167,6 +168,69 @@ window.RunCharts = (function () {
     if (list.indexOf(x) === -1) { list.push(x); list.sort(function (a, b) { return a - b; }); }
   }
 
+  // ---- acceptance by draft position (speed.js, lookahead.js; docs/metrics.md, Per-position acceptance) ----
+
+  var POSITION_COLORS = ["#1e88e5", "#43a047", "#fb8c00", "#8e24aa", "#00897b", "#e53935", "#6d4c41", "#5e35b1"];
+  var NO_POSITIONS = "not exposed by this engine (SGLang, Ollama), or no drafting";
+
+  function seriesColor(index) { return POSITION_COLORS[index % POSITION_COLORS.length]; }
+
+  /** Per series key: drafts whose i-th token was accepted, and drafts, summed over request samples. */
+  function positionTally() {
+    var byKey = {};
+    return {
+      /** One request's counts; false when it has none (its engine gives no per-request counts). */
+      add: function (key, accepted, drafts) {
+        if (!accepted || !accepted.length || !drafts) return false;
+        var at = byKey[key] = byKey[key] || { accepted: [], drafts: 0 };
+        accepted.forEach(function (n, i) { at.accepted[i] = (at.accepted[i] || 0) + n; });
+        at.drafts += drafts;
+        return true;
+      },
+      /** Key -> acceptance at each position (0..1), as runs/core/metrics.py sums a run's rows. */
+      rates: function () {
+        var out = {};
+        Object.keys(byKey).forEach(function (k) {
+          out[k] = byKey[k].accepted.map(function (n) { return n / byKey[k].drafts; });
+        });
+        return out;
+      }
+    };
+  }
+
+  function positionLabel(ctx) { return ctx.dataset.label + ": " + SparkFormat.number(ctx.parsed.y, 1) + " %"; }
+
+  /** The "acceptance by draft position" bars (#positions-chart, x: position 1..k, y: %), and its note. */
+  function positionChart() {
+    var canvas = document.getElementById("positions-chart");
+    var note = document.getElementById("positions-note");
+    var y = axis("drafts accepted at the position (%)", { min: 0, max: 100 });
+    var c = chart(canvas, "draft position", [], { y: y }, "bar");
+    c.options.plugins.tooltip = { callbacks: { label: positionLabel } };
+    var settled = false;
+
+    // series: [{label, color, rates: [0..1 per position]}]; `why` shows when there is none.
+    function show(series, why) {
+      var k = series.reduce(function (most, s) { return Math.max(most, s.rates.length); }, 0);
+      c.data.labels = Array.from({ length: k }, function (_, i) { return String(i + 1); });
+      c.data.datasets = series.map(function (s) {
+        return dataset(s.label, s.color, "y", { data: s.rates.map(percent), borderWidth: 0, pointStyle: "rect" });
+      });
+      c.update("none");
+      markPoints(canvas, k);
+      canvas.parentNode.hidden = !k;
+      note.hidden = k > 0;
+      note.textContent = k ? "" : why;
+    }
+
+    return {
+      /** From the samples so far; ignored once the run's summary has been drawn. */
+      live: function (series) { if (!settled) show(series, NOT_YET); },
+      /** From the run's summary, the final figures. */
+      settle: function (series) { settled = true; show(series, NO_POSITIONS); }
+    };
+  }
+
   // ---- a running score per question (the quality jobs: mmlu-pro.js, evalplus.js) ----
 
   /** A view factory: spec.lines [label, sample field, color] plotted in %, spec.row(q) the table's cells. */
@@ -225,7 +289,7 @@ window.RunCharts = (function () {
       setCeiling: setCeiling, ceilingOf: ceilingOf, rooflineOf: rooflineOf, typeColor: typeColor,
       fillRows: fillRows, tbodyOf: tbodyOf, missing: missing, spread: spread, value: value,
       orNull: orNull, percent: percent, median: median, addSorted: addSorted, scoreView: scoreView,
-      stepAdder: stepAdder
+      stepAdder: stepAdder, seriesColor: seriesColor, positionTally: positionTally, positionChart: positionChart
     }
   };
 })();

@@ -17,11 +17,13 @@ def spread(median: float, width: float, n: int = 18) -> dict[str, Any]:
     return {"median": median, "min": median - width, "max": median + width, "n": n}
 
 
-def speed_summary(tps: float, ttft: float = 0.21, acceptance: float | None = None) -> dict[str, Any]:
+def speed_summary(
+    tps: float, ttft: float = 0.21, acceptance: float | None = None, positions: list[float] | None = None
+) -> dict[str, Any]:
     return {
         "decode_tps_client": spread(tps, 2.0), "decode_tps_engine": spread(tps + 1, 2.0),
         "ttft_s": spread(ttft, 0.01), "acceptance_rate": spread(acceptance, 0.05) if acceptance else None,
-        "requests": 18, "prompt_set": PROMPT_SET,
+        "acceptance_by_position": positions, "requests": 18, "prompt_set": PROMPT_SET,
     }
 
 
@@ -41,12 +43,11 @@ def succeeded(config: EngineConfig, job: str, summary: dict[str, Any], minute: i
 
 
 def speed_runs(
-    config: EngineConfig, *tps: float, acceptance: float | None = None, **fields: Any
+    config: EngineConfig, *tps: float, acceptance: float | None = None, positions: list[float] | None = None,
+    **fields: Any,
 ) -> list[Run]:
-    return [
-        succeeded(config, "speed", speed_summary(v, acceptance=acceptance), minute=i, **fields)
-        for i, v in enumerate(tps)
-    ]
+    summaries = [speed_summary(v, acceptance=acceptance, positions=positions) for v in tps]
+    return [succeeded(config, "speed", summary, minute=i, **fields) for i, summary in enumerate(summaries)]
 
 
 def three_configs() -> tuple[EngineConfig, EngineConfig, EngineConfig]:

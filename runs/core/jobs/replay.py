@@ -171,6 +171,7 @@ def _per_request(index: int, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "index": index,
         "e2e_s": _median(r["e2e_s"] for r in rows),
         "ttft_s": _median(r["ttft_s"] for r in rows),
+        "ttft_engine_s": _median(r.get("ttft_engine_s") for r in rows),  # the engine's own (vLLM)
         "output_tokens": _median(r["output_tokens"] for r in rows),
         "decode_tps": _median(r["decode_tps_client"] or r["decode_tps_engine"] for r in rows),
         "generation_s": _median(generation_s(r) for r in rows),

@@ -1,9 +1,10 @@
 """Any number of configs side by side, without Django: the table, its export rows and chart data.
 
 Each config is a Group of runs (run id, job, summary). Every metric of runs.core.scoring.figures, plus
-the concurrency sweep's figures per level, is one table row with a cell per config: the figure
-as median [min-max] (n = runs) and, against the baseline config, the delta, the delta in % and
-the verdict (noise where the ranges overlap). The charts read the same figures.
+the speed runs' acceptance at each draft position and the concurrency sweep's figures per level,
+is one table row with a cell per config: the figure as median [min-max] (n = runs) and, against
+the baseline config, the delta, the delta in % and the verdict (noise where the ranges overlap).
+The charts read the same figures.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from runs.core.stats import Spread, summarize
 
 __all__ = [
     "EXPORT_COLUMNS",
+    "POSITION_KEY",
     "Group",
     "TableCell",
     "TableRow",
@@ -30,6 +32,10 @@ __all__ = [
 ]
 
 CONCURRENCY = "Concurrency"
+SPEED = "Speed"
+# A speed run's acceptance at draft position i (1-based): docs/metrics.md, Per-position acceptance.
+POSITION_KEY = "acceptance_pos_"
+ROW_JOBS = {SPEED: "speed", CONCURRENCY: "concurrency"}  # the job of each benchmark with rows of its own
 DASH = "\u2014"
 # (summary key of a level, label, unit, higher is better, digits)
 LEVEL_FIGURES = [
@@ -91,7 +97,12 @@ class TableRow(TypedDict):
 def compare_groups(groups: Sequence[Group], baseline_id: int) -> list[TableRow]:
     """One row per metric that any config has runs of; each config's cell against the baseline's."""
     levels = sorted({int(c) for g in groups for c in _levels(g.runs)})
-    scored = {g.config_id: score_rows(g.runs) + _level_rows(g.runs, levels) for g in groups}
+    positions = max((len(p) for g in groups for _, p in _positions(g.runs)), default=0)
+    scored = {
+        g.config_id: _after_speed(score_rows(g.runs), _position_rows(g.runs, positions))
+        + _level_rows(g.runs, levels)
+        for g in groups
+    }
     base = scored[baseline_id]
     table: list[TableRow] = []
     for i, first in enumerate(base):
@@ -124,13 +135,8 @@ def _cell(config_id: int, base: ScoreRow, row: ScoreRow, is_baseline: bool) -> T
 
 
 def _versus(base: ScoreRow, row: ScoreRow) -> Versus:
-    if row["benchmark"] == CONCURRENCY:
-        result = compare(base["spread"], row["spread"], row["higher_is_better"])
-        delta, pct = result["delta"], result["delta_pct"]
-        digits = 1 if row["unit"] == "tok/s" else 2
-        delta_text = DASH if delta is None else f"{delta:+.{digits}f} {row['unit']}"
-        pct_text = DASH if pct is None else f"{pct:+.1f} %"
-        return {**result, "delta_text": delta_text, "delta_pct_text": pct_text}
+    if (row["benchmark"], row["key"]) not in SCALES:  # a level's or a position's row: no Metric of its own
+        return _row_versus(base, row)
     paired = compare_rows([base], [row])
     if not paired:
         return {"delta": None, "delta_pct": None, "verdict": "n/a", "delta_text": DASH,
@@ -138,6 +144,56 @@ def _versus(base: ScoreRow, row: ScoreRow) -> Versus:
     pair = paired[0]
     return {"delta": pair["delta"], "delta_pct": pair["delta_pct"], "verdict": pair["verdict"],
             "delta_text": pair["delta_text"], "delta_pct_text": pair["delta_pct_text"]}
+
+
+def _row_versus(base: ScoreRow, row: ScoreRow) -> Versus:
+    result = compare(base["spread"], row["spread"], row["higher_is_better"])
+    delta, pct = result["delta"], result["delta_pct"]
+    if delta is None:
+        delta_text = DASH
+    elif row["unit"] == "%":
+        delta_text = f"{delta * 100:+.1f} pp"  # a difference of two shares is in percentage points
+    else:
+        delta_text = f"{delta:+.{1 if row['unit'] == 'tok/s' else 2}f} {row['unit']}"
+    pct_text = DASH if pct is None else f"{pct:+.1f} %"
+    return {**result, "delta_text": delta_text, "delta_pct_text": pct_text}
+
+
+def _row(benchmark: str, key: str, label: str, unit: str, higher: bool, spread: Spread | None,
+         run_ids: list[int], text: str) -> ScoreRow:
+    """A table row of a figure that has no Metric of its own (per level, per position)."""
+    return {
+        "benchmark": benchmark, "job": ROW_JOBS[benchmark], "key": key,
+        "label": label, "unit": unit, "higher_is_better": higher, "count": False, "spread": spread,
+        "tally": None, "runs": len(run_ids) if spread else 0, "run_ids": run_ids, "out_of": "",
+        "text": text,
+    }
+
+
+# --- Speed runs: acceptance at each draft position, read from summary["acceptance_by_position"] --
+
+
+def _positions(runs: Iterable[tuple[int, str, Summary]]) -> list[tuple[int, list[float]]]:
+    return [(run_id, p) for run_id, job, summary in runs if job == "speed"
+            and (p := summary.get("acceptance_by_position"))]
+
+
+def _position_rows(runs: Sequence[tuple[int, str, Summary]], count: int) -> list[ScoreRow]:
+    """Per draft position 1..count: the spread over the speed runs that drafted that far."""
+    measured = _positions(runs)
+    rows: list[ScoreRow] = []
+    for i in range(count):
+        at = [(run_id, p[i]) for run_id, p in measured if i < len(p)]
+        spread = summarize(value for _, value in at)
+        rows.append(_row(SPEED, f"{POSITION_KEY}{i + 1}", f"acceptance at draft position {i + 1}", "%", True,
+                         spread, [run_id for run_id, _ in at], spread_text(spread, "%", 1, 100)))
+    return rows
+
+
+def _after_speed(rows: list[ScoreRow], extra: list[ScoreRow]) -> list[ScoreRow]:
+    """`extra` placed after the last Speed row (the same place in every config's rows)."""
+    at = 1 + max((i for i, row in enumerate(rows) if row["benchmark"] == SPEED), default=len(rows) - 1)
+    return rows[:at] + extra + rows[at:]
 
 
 # --- The concurrency sweep: its figures per level, read from each run's summary["levels"] ------
@@ -157,16 +213,9 @@ def _level_rows(runs: Sequence[tuple[int, str, Summary]], levels: list[int]) -> 
     for c in levels:
         for key, label, unit, higher, digits in LEVEL_FIGURES:
             spread = summarize(_level_value(summary, c, key) for _, summary in sweeps)
-            rows.append({
-                "benchmark": CONCURRENCY, "job": "concurrency", "key": f"{key}@{c}",
-                "label": f"{label}, {c} at once", "unit": unit, "higher_is_better": higher, "count": False,
-                "spread": spread, "tally": None, "runs": len(sweeps) if spread else 0,
-                "run_ids": [run_id for run_id, _ in sweeps], "out_of": "",
-                "text": spread_text(spread, unit, digits),
-            })
+            rows.append(_row(CONCURRENCY, f"{key}@{c}", f"{label}, {c} at once", unit, higher, spread,
+                             [run_id for run_id, _ in sweeps], spread_text(spread, unit, digits)))
     return rows
-
-
 
 
 def concurrency_curve(runs: Iterable[tuple[int, str, Summary]]) -> list[dict[str, float]]:
@@ -266,7 +315,8 @@ def export_rows(groups: Sequence[Group], rows: Sequence[TableRow]) -> list[dict[
 
 def _export_row(row: TableRow, config: str, cell: TableCell) -> dict[str, Any]:
     metric = (row["benchmark"], row["key"])
-    scale = SCALES.get(metric, 1.0)
+    # A position's acceptance is a 0..1 share shown in % (its row has no Metric to give the scale).
+    scale = SCALES.get(metric, 100.0 if row["key"].startswith(POSITION_KEY) else 1.0)
     spread, tally, delta = cell["spread"], cell["tally"], cell["delta"]
     shares = metric in COUNTS or row["unit"] == "%"
     return {

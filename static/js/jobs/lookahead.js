@@ -1,11 +1,14 @@
 /* The lookahead sweep: decode speed and acceptance per output type at each lookahead length,
- * with the roofline ceiling, and a summary row per (length, output type).
+ * with the roofline ceiling, acceptance by draft position per length, and a summary row per
+ * (length, output type).
  * Registers itself as the "lookahead" view of RunCharts.
  */
 (function () {
   "use strict";
   var h = window.RunCharts.helpers;
   var NOT_EXPOSED = window.RunCharts.NOT_EXPOSED;
+
+  function byLength(a, b) { return a - b; }
 
   function lengthRows(summary, k) {
     var at = summary.lengths[k];
@@ -21,7 +24,7 @@
   }
 
   function summaryRows(summary) {
-    var lengths = Object.keys(summary.lengths).sort(function (a, b) { return a - b; });
+    var lengths = Object.keys(summary.lengths).sort(byLength);
     return [].concat.apply([], lengths.map(function (k) { return lengthRows(summary, k); }));
   }
 
@@ -31,6 +34,22 @@
       var at = s.byLength[k] && s.byLength[k][outputType];
       return at ? h.median(at[key]) : null;
     });
+  }
+
+  /** One series per lookahead length with per-position figures (length -> rates, null where none). */
+  function positionSeries(rates) {
+    var lengths = Object.keys(rates).filter(function (k) { return rates[k]; }).sort(byLength);
+    return lengths.map(function (k, i) {
+      return { label: "lookahead " + k, color: h.seriesColor(i), rates: rates[k] };
+    });
+  }
+
+  function summaryPositions(summary) {
+    var rates = {};
+    Object.keys(summary.lengths).forEach(function (k) {
+      rates[k] = (summary.lengths[k].all || {}).acceptance_by_position || null;
+    });
+    return positionSeries(rates);
   }
 
   function add(s, sample) {
@@ -43,6 +62,7 @@
     var at = s.byLength[k][t] = s.byLength[k][t] || { tps: [], acc: [] };
     at.tps.push(h.orNull(v.decode_tps_client));
     at.acc.push(h.percent(v.acceptance_rate));
+    s.tally.add(String(k), v.accepted_by_position, v.verifications);
     return true;
   }
 
@@ -60,6 +80,7 @@
     h.setCeiling(s.chart, ceiling, "y");
     s.chart.update("none");
     h.markPoints(s.canvas, s.lengths.filter(function (k) { return s.byLength[k]; }).length);
+    s.positions.live(positionSeries(s.tally.rates()));
   }
 
   function lookaheadView(run) {
@@ -69,14 +90,18 @@
       lengths: ((run.params && run.params.lengths) || []).slice(),
       chart: h.chart(canvas, "lookahead (draft tokens per verification)", [], {
         y: h.axis("decode (tok/s)"), acc: h.rightAxis("acceptance (%)", { min: 0, max: 100, beginAtZero: true })
-      })
+      }),
+      positions: h.positionChart(), tally: h.positionTally()  // tally: length -> per-position counts
     };
     var ceiling = null;
     return {
       add: function (sample) { return add(s, sample); },
       draw: function () { draw(s, ceiling); },
       applyRun: function (run) {
-        if (run.summary && run.summary.lengths) h.fillRows(h.tbodyOf("job-summary"), summaryRows(run.summary));
+        if (run.summary && run.summary.lengths) {
+          h.fillRows(h.tbodyOf("job-summary"), summaryRows(run.summary));
+          s.positions.settle(summaryPositions(run.summary));
+        }
         var next = h.ceilingOf(run);
         if (next !== ceiling) { ceiling = next; draw(s, ceiling); }
       }

@@ -23,8 +23,8 @@
 
   function requestRow(r) {
     return ["#" + (r.index + 1), h.value(r.decode_tps, "tok/s", 1), h.value(r.e2e_s, "s", 2),
-      h.value(r.ttft_s, "s", 3), h.value(r.output_tokens, "", 0), h.value(r.generation_s, "s", 2),
-      h.value(r.finish_reason, "", 0)];
+      h.value(r.ttft_s, "s", 3), h.value(r.ttft_engine_s, "s", 3), h.value(r.output_tokens, "", 0),
+      h.value(r.generation_s, "s", 2), h.value(r.finish_reason, "", 0)];
   }
 
   function add(s, sample) {

@@ -1,5 +1,6 @@
 /* The speed run: decode speed (client and engine) and TTFT per request with the roofline
- * ceiling, acceptance per request, and the summary tables (overall, by output type, roofline).
+ * ceiling, acceptance per request, acceptance by draft position (per output type), and the
+ * summary tables (overall, by output type, roofline).
  * Registers itself as the "speed" view of RunCharts.
  */
 (function () {
@@ -8,6 +9,7 @@
   var NOT_EXPOSED = window.RunCharts.NOT_EXPOSED;
   // Beyond this many points a line chart drops its point markers: they hide the line and cost the most to draw.
   var MARKED_POINTS = 300;
+  var ALL_COLOR = "#8e24aa";
 
   /** The summary figure of `key` in `summary`, formatted as the page's metrics table says. */
   function figurer() {
@@ -45,7 +47,28 @@
         return [t, figure(byType[t], "decode_tps_client"), figure(byType[t], "acceptance_rate")];
       }));
     }
+    var positions = document.getElementById("positions-text");
+    var byPosition = run.summary && run.summary.acceptance_by_position;
+    if (positions && byPosition) positions.replaceChildren(h.value(SparkFormat.positions(byPosition), "", 0));
     renderRoofline(run);
+  }
+
+  /** One series per output type that has per-position figures; else `all` (the run's counters), if any. */
+  function positionSeries(byType, all) {
+    var types = Object.keys(byType).filter(function (t) { return byType[t]; }).sort();
+    if (types.length) {
+      return types.map(function (t, i) { return { label: t, color: h.typeColor(t, i), rates: byType[t] }; });
+    }
+    if (!all) return [];
+    return [{ label: "all requests (engine's counters, warm-up included)", color: ALL_COLOR, rates: all }];
+  }
+
+  function summaryPositions(summary) {
+    var byType = {};
+    Object.keys(summary.by_output_type || {}).forEach(function (t) {
+      byType[t] = summary.by_output_type[t].acceptance_by_position || null;
+    });
+    return positionSeries(byType, summary.acceptance_by_position);
   }
 
   /** The two charts and the arrays their datasets keep across draws. */
@@ -65,6 +88,8 @@
     s.speed.data.datasets = s.speedSets.slice();
     s.accept.data.labels = s.numbers;
     s.accept.data.datasets = s.acceptSets;
+    s.positions = h.positionChart();
+    s.tally = h.positionTally();  // output type -> per-position counts of its requests
     return s;
   }
 
@@ -77,6 +102,7 @@
     s.engine.push(h.orNull(v.decode_tps_engine));
     s.ttft.push(h.orNull(v.ttft_s));
     s.acceptance.push(h.percent(v.acceptance_rate));
+    s.tally.add(v.output_type || "all requests", v.accepted_by_position, v.verifications);
     return true;
   }
 
@@ -90,6 +116,7 @@
     s.accept.update("none");
     h.markPoints(s.speedCanvas, n);
     h.markPoints(s.acceptanceCanvas, n);
+    s.positions.live(positionSeries(s.tally.rates(), null));
   }
 
   function speedView() {
@@ -101,6 +128,9 @@
       draw: function () { draw(s, ceiling); },
       applyRun: function (run) {
         renderTables(run, figure);
+        // The run's summary (its end) has the final figures, the counters' fallback included.
+        var summary = run.summary;
+        if (summary && "acceptance_by_position" in summary) s.positions.settle(summaryPositions(summary));
         var next = h.ceilingOf(run);
         if (next !== ceiling) { ceiling = next; draw(s, ceiling); }
       }

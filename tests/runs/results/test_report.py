@@ -16,7 +16,8 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, chromium
-from tests.runs.compare_helpers import full_comparison
+from tests.factories import EngineConfigFactory
+from tests.runs.compare_helpers import full_comparison, speed_runs
 
 pytestmark = pytest.mark.django_db
 
@@ -83,6 +84,17 @@ def test_it_downloads_the_same_report_from_the_compare_page(alice_client, compar
     assert html.startswith("<!doctype html>") and _vendor_chart_js() in html
     page = alice_client.get(reverse("runs:compare"), {"configs": ids(*compared)}).content.decode()
     assert f'href="?configs={ids(*compared)}&amp;format=html"' in page
+
+
+def test_it_reports_acceptance_at_each_draft_position(tmp_path):
+    near, fast = EngineConfigFactory(name="near"), EngineConfigFactory(name="fast")
+    runs = speed_runs(near, 41.0, positions=[0.8, 0.6])
+    runs += speed_runs(fast, 60.0, positions=[0.9, 0.75, 0.6, 0.45])
+    out = tmp_path / "report.html"
+    call_command("report", "--runs", ids(*runs), "--out", str(out), stdout=io.StringIO())
+    html = out.read_text(encoding="utf-8")
+    assert '<tr data-metric="Speed/acceptance_pos_4">' in html
+    assert "acceptance at draft position 4" in html and "45.0 [45.0\u201345.0] % (n=1)" in html
 
 
 @pytest.mark.parametrize(

@@ -240,3 +240,25 @@ def test_it_reads_the_page_in_as_many_queries_for_more_runs(alice_client, django
         assert compare(alice_client, **query).status_code == 200
     with django_assert_max_num_queries(len(few.captured_queries)):
         assert compare(alice_client, **query, format="csv").status_code == 200
+
+
+def test_it_shows_and_exports_acceptance_at_each_draft_position(alice_client):
+    near, fast = EngineConfigFactory(name="near", lookahead=2), EngineConfigFactory(name="fast", lookahead=4)
+    speed_runs(near, 41.0, 42.0, acceptance=0.6, positions=[0.8, 0.6])
+    speed_runs(fast, 60.0, 61.0, acceptance=0.7, positions=[0.9, 0.75, 0.6, 0.45])
+    query = {"configs": ids(near, fast)}
+    response = compare(alice_client, **query)
+    first = cells(response, key="acceptance_pos_1")
+    assert (first["near"]["text"], first["fast"]["text"]) == (fig("80.0", "80.0", "80.0", 2, "%"),
+                                                              fig("90.0", "90.0", "90.0", 2, "%"))
+    assert first["fast"]["delta_text"] == "+10.0 pp"
+    html = response.content.decode()
+    for i in (1, 2, 3, 4):
+        assert f'data-metric="Speed/acceptance_pos_{i}"' in html
+    assert "acceptance at draft position 4" in html
+    rows = json.loads(compare(alice_client, **query, format="json").content)["rows"]
+    exported = {(r["metric"], r["config"]): r["median"] for r in rows}
+    assert exported[("acceptance_pos_4", "fast")] == pytest.approx(45.0)
+    assert exported[("acceptance_pos_4", "near")] is None
+    as_csv = compare(alice_client, **query, format="csv").content.decode()
+    assert "Speed,acceptance_pos_2,acceptance at draft position 2,%,fast," in as_csv

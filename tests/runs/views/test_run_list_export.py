@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from runs.models import Run
 from tests.factories import EngineConfigFactory
-from tests.runs.compare_helpers import speed_runs, succeeded
+from tests.runs.compare_helpers import speed_runs, speed_summary, spread, succeeded
 
 pytestmark = pytest.mark.django_db
 
@@ -45,3 +45,17 @@ def test_it_exports_in_one_query_however_many_runs(alice_client, runs, django_as
     # Session, user, the runs with their config, engine and machine.
     with django_assert_max_num_queries(3):
         alice_client.get(reverse("runs:list"), {"format": "csv"})
+
+
+def test_it_exports_the_engines_ttft_and_acceptance_at_each_draft_position(alice_client, runs):
+    fast, _ = runs
+    summary = speed_summary(50.0, positions=[0.9, 0.75, 0.6, 0.45]) | {"ttft_engine_s": spread(0.18, 0.01)}
+    succeeded(fast, "speed", summary, minute=9)
+    response = alice_client.get(reverse("runs:list"), {"config": fast.pk, "format": "csv"})
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    positions = ["acceptance_pos_1", "acceptance_pos_2", "acceptance_pos_3", "acceptance_pos_4"]
+    assert list(rows[0])[-5:] == ["url", *positions]
+    assert [rows[0][f"acceptance_pos_{i}"] for i in (1, 2, 3, 4)] == ["90.0", "75.0", "60.0", "45.0"]
+    assert rows[0]["ttft_engine_s"] == "0.18"
+    # Runs without per-position figures (or an engine's TTFT) leave those cells empty.
+    assert (rows[1]["acceptance_pos_1"], rows[1]["ttft_engine_s"]) == ("", "")

@@ -10,6 +10,7 @@ from django.urls import reverse
 from runs.core import registry
 from runs.models import Run
 from tests.factories import EngineConfigFactory, EngineFactory, RunFactory, SampleFactory
+from tests.runs import spec_helpers
 
 SECRET = "sk-very-secret-key-123"
 SPREAD = {"median": 41.25, "min": 39.8, "max": 43.0, "n": 9}
@@ -186,3 +187,51 @@ def test_it_shows_run_warnings_on_the_run_page(alice_client):
     run = RunFactory(warnings=[{"kind": "cache-discard", "message": "prompt dropped from the RAM cache"}])
     page = alice_client.get(f"/runs/{run.pk}/").content.decode()
     assert "prompt dropped from the RAM cache" in page
+
+
+POSITIONS_TEXT = "position 1: 90.0 %, 2: 75.0 %, 3: 60.0 %, 4: 45.0 %"
+
+
+def test_it_shows_acceptance_by_draft_position_in_the_summary_and_the_counters(alice_client):
+    html = alice_client.get(spec_helpers.speed_run().get_absolute_url()).content.decode()
+    assert f'<td id="positions-text"><span>{POSITIONS_TEXT}</span></td>' in html
+    # The counters' figure with its sum: accepted per draft = tokens per verification (3.70) - 1.
+    assert (f"{POSITIONS_TEXT} (sum 2.70 accepted per draft = tokens per verification \u2212 1)</span>"
+            " over 1200 drafts") in html
+    assert 'id="positions-chart" data-points="0"' in html
+    assert ">TTFT (engine)</th>" in html and "0.201 [0.181\u20130.221] s (n=24)" in html
+
+
+def test_it_shows_the_client_and_engine_ttft_beside_the_decode_cross_check(alice_client):
+    run = spec_helpers.speed_run()
+
+    def page() -> str:
+        return alice_client.get(run.get_absolute_url()).content.decode()
+
+    assert '<td id="ttft-check">0.213 vs 0.201 s (6.0 %)</td>' in page()
+    run.summary["ttft_check"] |= {"client_s": 0.3, "diff_pct": 49.3, "agree": False}
+    run.save()
+    assert "0.300 vs 0.201 s (49.3 %) <strong>disagree</strong>" in page()
+
+
+def test_it_says_acceptance_by_position_is_not_exposed(alice_client):
+    summary = spec_helpers.speed_summary() | {"acceptance_by_position": None, "spec_decode_metrics": None}
+    html = alice_client.get(RunFactory(summary=summary).get_absolute_url()).content.decode()
+    missing = 'title="not exposed by this engine (SGLang, Ollama), or no drafting">\u2014</span>'
+    assert f'<td id="positions-text"><span class="missing" {missing}</td>' in html
+    assert f'<td id="positions-counters"><span class="missing" {missing}</td>' in html
+
+
+def test_it_shows_a_lookahead_sweeps_counters_per_length(alice_client):
+    html = alice_client.get(spec_helpers.lookahead_run().get_absolute_url()).content.decode()
+    assert 'id="positions-chart"' in html
+    at_4 = html[html.index('data-positions-length="4"'):]
+    assert at_4.startswith(f'data-positions-length="4"><span>{POSITIONS_TEXT} (sum 2.70')
+    assert 'data-positions-length="0"><span class="missing"' in html
+    at_8 = "position 1: 90.0 %, 2: 76.0 %, 3: 61.0 %, 4: 47.0 %, 5: 36.0 %, 6: 27.0 %, 7: 20.0 %, 8: 14.0 %"
+    assert f'data-positions-length="8"><span>{at_8} (sum 3.71' in html
+
+
+def test_it_lists_the_engines_ttft_per_recorded_request_of_a_replay(alice_client):
+    html = alice_client.get(RunFactory(job="replay").get_absolute_url()).content.decode()
+    assert "<th>TTFT</th><th>TTFT (engine)</th>" in html

@@ -4,7 +4,7 @@ import pytest
 
 from engines.clients import EngineError, client_for
 from engines.simulator import SimProfile, serve_in_thread
-from runs.core.jobs.replay import ReplayJob, normalize, parse_jsonl, run_replay
+from runs.core.jobs.replay import ReplayJob, normalize, parse_jsonl, run_replay, summarize_replay
 from tests.runs.core.progress import CollectingProgress
 
 TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]
@@ -93,3 +93,14 @@ async def test_it_names_the_request_that_failed():
         async with client_for("llama-server", sim.url) as client:
             with pytest.raises(EngineError, match=r"request 1 of 2, repetition 1: .*500"):
                 await run_replay(client, job, CollectingProgress())
+
+
+def test_it_keeps_the_engines_own_ttft_per_recorded_request():
+    def row(index, rep, engine_ttft):
+        return {"index": index, "rep": rep, "e2e_s": 1.0, "ttft_s": 0.2, "ttft_engine_s": engine_ttft,
+                "output_tokens": 10, "decode_tps_client": 50.0, "decode_tps_engine": None,
+                "finish_reason": "stop"}
+
+    rows = [row(0, 0, 0.15), row(0, 1, 0.17), row(1, 0, None), row(1, 1, None)]
+    per_request = summarize_replay(rows, [1.0, 1.1])["per_request"]
+    assert [r["ttft_engine_s"] for r in per_request] == [pytest.approx(0.16), None]

@@ -75,3 +75,47 @@ def test_it_exports_figures_in_the_unit_shown():
     b = next(r for r in rows if r["config"] == "b")
     assert (b["median"], b["min"], b["n"], b["delta_unit"], b["verdict"]) == (51.0, 50.0, 2, "pp", "better")
     assert round(b["delta"], 6) == 10.0
+
+
+def with_positions(tps, positions):
+    return speed(tps) | {"acceptance_by_position": positions}
+
+
+def test_it_compares_acceptance_at_each_draft_position_after_the_speed_rows():
+    groups = [
+        Group(1, "a", [(1, "speed", with_positions(40.0, [0.80, 0.60])),
+                       (2, "speed", with_positions(41.0, [0.82, 0.62]))]),
+        Group(2, "b", [(3, "speed", with_positions(60.0, [0.90, 0.75, 0.60, 0.45])),
+                       (4, "speed", with_positions(61.0, [0.92, 0.77, 0.62, 0.47])),
+                       (5, "speed", speed(62.0))]),  # an engine that exposes none: left out
+    ]
+    rows = compare_groups(groups, baseline_id=1)
+    keys = [r["key"] for r in rows]
+    positions = [f"acceptance_pos_{i}" for i in (1, 2, 3, 4)]
+    assert keys[keys.index("acceptance_pos_1"):] == positions
+    by_key = {r["key"]: r for r in rows}
+    first = by_key["acceptance_pos_1"]
+    assert (first["benchmark"], first["label"], first["unit"]) == (
+        "Speed", "acceptance at draft position 1", "%")
+    a, b = first["cells"]
+    assert (a["text"], b["text"]) == ("81.0 [80.0\u201382.0] % (n=2)", "91.0 [90.0\u201392.0] % (n=2)")
+    assert (b["delta_text"], b["verdict"], b["runs"]) == ("+10.0 pp", "better", 2)
+    # Only b drafted 4 tokens: a's cell at position 4 has no figure.
+    a4, b4 = by_key["acceptance_pos_4"]["cells"]
+    assert (a4["text"], a4["runs"], b4["verdict"]) == ("\u2014", 0, "n/a")
+
+
+def test_it_exports_acceptance_by_position_in_percent_with_deltas_in_points():
+    runs = {"a": [(1, 40.0, 0.80), (2, 41.0, 0.82)], "b": [(3, 60.0, 0.90), (4, 61.0, 0.92)]}
+    groups = [Group(i, name, [(run, "speed", with_positions(tps, [p])) for run, tps, p in runs[name]])
+              for i, name in enumerate(runs, 1)]
+    exported = export_rows(groups, compare_groups(groups, 1))
+    b = next(r for r in exported if r["metric"] == "acceptance_pos_1" and r["config"] == "b")
+    figures = (b["unit"], b["median"], b["min"], b["max"], b["n"], b["delta_unit"])
+    assert figures == ("%", 91.0, 90.0, 92.0, 2, "pp")
+    assert round(b["delta"], 6) == 10.0 and b["figure"] == "91.0 [90.0\u201392.0] % (n=2)"
+
+
+def test_it_has_no_position_rows_without_per_position_figures():
+    groups = [Group(1, "a", [(1, "speed", speed(40.0))]), Group(2, "b", [(2, "speed", speed(41.0))])]
+    assert not [r for r in compare_groups(groups, 1) if r["key"].startswith("acceptance_pos_")]
