@@ -31,9 +31,10 @@ browser:
 # llama.cpp's llama-server and the Gemma 3 270M GGUF, then vLLM's CPU build and that model converted
 # for it, built once into a cache outside the repo (~/.cache/sparkdash/engine); the real-engine
 # tests use them. Each part is skipped when the cache has it.
+# vLLM's install (downloads) runs beside the llama.cpp compile (CPU); its model waits for the GGUF.
 engine:
-	PYTHON=$(PYTHON) bin/build-engine
-	PYTHON=$(PYTHON) bin/build-vllm
+	PYTHON=$(PYTHON) bin/build-vllm --install-only & PYTHON=$(PYTHON) bin/build-engine; \
+	  built=$$?; wait $$! || built=1; [ $$built = 0 ] && PYTHON=$(PYTHON) bin/build-vllm
 
 # Known vulnerabilities in the installed dependencies (pip-audit); CI runs it.
 audit: install

@@ -78,6 +78,10 @@ def test_it_reads_acceptance_from_timings_metrics_and_log_with_a_self_draft():
     assert run.summary["acceptance_rate"]["median"] >= 0.95
     spec = run.summary["spec_decode_metrics"]
     assert spec["tokens_per_verification"] > 2
+    # b11434 counts accepted tokens per draft position too; position i needs 0..i-1 accepted.
+    by_position = spec["acceptance_by_position"]
+    assert len(by_position) == 8 and by_position == sorted(by_position, reverse=True)
+    assert sum(by_position) == pytest.approx(spec["tokens_per_verification"] - 1)
     assert spec["draft_tokens"] == sum(r["draft_tokens"] for r in rows)
     # The log's per-request "draft acceptance" lines say what the timings said, request by request.
     from_log = [(e["accepted"], e["generated"]) for e in _log_events(run)]

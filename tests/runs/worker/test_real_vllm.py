@@ -10,6 +10,7 @@ import threading
 import time
 
 import pytest
+from django.core.management.base import CommandError
 
 from engines.lifecycle import port_is_free
 from engines.models import Engine, EngineSession
@@ -120,10 +121,10 @@ def test_it_runs_mmlu_pro_and_evalplus_through_vllms_v1_api(vllm, inprocess, cap
 
 def test_it_fails_a_run_with_vllms_400_when_the_prompt_is_over_its_context(vllm, inprocess, capsys):
     vllm.config("vllm-small")
-    run = bench(capsys, "vllm-small", "needle", "--lengths", "4096", "--depths", "0.5",
-                "--answer-tokens", "8")
-    assert run["status"] == "failed"
-    assert "HTTP 400" in run["error"] and "2048" in run["error"]
+    with pytest.raises(CommandError, match=r"HTTP 400: .*maximum context length is 2048 tokens"):
+        bench(capsys, "vllm-small", "needle", "--lengths", "4096", "--depths", "0.5", "--answer-tokens", "8")
+    run = Run.objects.get(config__name="vllm-small")
+    assert run.status == Run.Status.FAILED and run.finished is not None
 
 
 def test_it_fails_a_run_within_5_s_keeping_its_samples_when_vllm_is_killed(vllm):
