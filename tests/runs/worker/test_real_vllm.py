@@ -43,38 +43,31 @@ def request_rows(run):
     return [s.values for s in run.samples.filter(kind="request").order_by("seq")]
 
 
-def test_it_matches_vllms_own_decode_and_ttft_figures_in_a_speed_run(vllm):
-    run = run_to_end(vllm.config("vllm-ngram"), params={"reps": 1, "warmup": 1, "max_tokens": 64})
+def test_it_matches_vllms_own_figures_and_reads_per_position_acceptance_in_a_speed_run(vllm):
+    run = run_to_end(vllm.config("vllm-ngram"), params={"reps": 1, "warmup": 0, "max_tokens": 48})
     assert run.status == Run.Status.SUCCEEDED, run.error
     rows = request_rows(run)
     client = statistics.median(r["decode_tps_client"] for r in rows)
     engine = statistics.median(r["decode_tps_engine"] for r in rows)
+    spec = run.summary["spec_decode_metrics"]
+    by_position = spec["acceptance_by_position"]
     print(f"\nvLLM speed: client {client:.2f} tok/s, engine {engine:.2f} tok/s (from /metrics), "
-          f"ttft check {run.summary['ttft_check']}, startup {vllm.startup_s:.0f} s")
+          f"ttft check {run.summary['ttft_check']}, startup {vllm.startup_s:.0f} s; ngram 4: acceptance "
+          f"{spec['acceptance_rate']:.3f}, tokens/verification {spec['tokens_per_verification']:.2f}, "
+          f"by position {[round(p, 3) for p in by_position]}")
     assert client == pytest.approx(engine, rel=0.02)
     assert run.summary["cross_check"]["agree"]
     # The engine's TTFT starts when the request reaches its engine; the client's before the HTTP request.
     ttft = run.summary["ttft_check"]
     assert 0 < ttft["engine_s"] <= ttft["client_s"]
-    flagged = any(w["kind"] == "ttft-check" for w in run.warnings)
-    assert flagged is not ttft["agree"]
+    assert any(w["kind"] == "ttft-check" for w in run.warnings) is not ttft["agree"]
     assert run.provenance["engine_version"] == "0.32.0"
-
-
-def test_it_reads_acceptance_and_per_position_acceptance_from_vllms_counters(vllm):
-    run = run_to_end(vllm.config("vllm-ngram-spec"), params={"reps": 1, "warmup": 0, "max_tokens": 64})
-    assert run.status == Run.Status.SUCCEEDED, run.error
-    spec = run.summary["spec_decode_metrics"]
-    rows = [r for r in request_rows(run) if r["verifications"]]
-    assert rows, "ngram drafted on none of the speed prompts"
+    drafted = [r for r in rows if r["verifications"]]
+    assert drafted, "ngram drafted on none of the speed prompts"
     # Each lone request's share of the counters adds up to the run's (no warm-up here).
-    assert spec["drafts"] == sum(r["verifications"] for r in rows)
-    assert spec["accepted"] == sum(r["accepted_tokens"] for r in rows)
-    by_position = spec["acceptance_by_position"]
-    print(f"\nvLLM ngram 4: acceptance {spec['acceptance_rate']:.3f}, tokens/verification "
-          f"{spec['tokens_per_verification']:.2f}, by position {[round(p, 3) for p in by_position]}")
-    assert len(by_position) == 4
-    assert all(a >= b for a, b in itertools.pairwise(by_position))
+    assert spec["drafts"] == sum(r["verifications"] for r in drafted)
+    assert spec["accepted"] == sum(r["accepted_tokens"] for r in drafted)
+    assert len(by_position) == 4 and all(a >= b for a, b in itertools.pairwise(by_position))
     assert sum(by_position) == pytest.approx(spec["tokens_per_verification"] - 1)
     assert run.summary["acceptance_by_position"] == pytest.approx(by_position)
 
@@ -114,7 +107,7 @@ def test_it_runs_mmlu_pro_and_evalplus_through_vllms_v1_api(vllm, inprocess, cap
     assert mmlu["status"] == "succeeded", mmlu["error"]
     assert mmlu["summary"]["total"] == 2
     plus = bench(capsys, "vllm-quality", "evalplus", "--suite", "humaneval", "--dataset", "sample",
-                 "--limit", "1", "--max-tokens", "64")
+                 "--limit", "1", "--max-tokens", "48")
     assert plus["status"] == "succeeded", plus["error"]
     assert plus["summary"]["total"] == 1
 
@@ -160,7 +153,7 @@ def managed_vllm(**fields):
 def test_it_sweeps_lookahead_on_vllm_by_relaunch_with_per_position_acceptance(vllm):
     vllm.stop()  # one engine per machine: the sweep starts its own at each length
     config = managed_vllm(speculative_method="ngram", lookahead=4)
-    params = {"lengths": [0, 2, 4, 8], "reps": 1, "warmup": 1, "max_tokens": 48}
+    params = {"lengths": [0, 2, 4, 8], "reps": 1, "warmup": 0, "max_tokens": 32}
     run = run_to_end(config, "lookahead", params)
     assert run.status == Run.Status.SUCCEEDED, run.error
     lengths, spec = run.summary["lengths"], run.summary["spec_by_length"]
