@@ -197,6 +197,9 @@ SPARKDASH_LOST_RUN_S = envint("SPARKDASH_LOST_RUN_S", 300)
 SPARKDASH_WATCH_INTERVAL_S = envfloat("SPARKDASH_WATCH_INTERVAL_S", 1.0)
 # How often each Celery worker looks for lost runs on every machine.
 SPARKDASH_REAP_INTERVAL_S = envfloat("SPARKDASH_REAP_INTERVAL_S", 30.0)
+# How long a managed engine may take to answer /health: vLLM's CPU build took 90 to over 300 s on
+# 2 busy cores, and a large model loads for minutes on a Spark; a start that dies fails at once.
+SPARKDASH_ENGINE_START_TIMEOUT_S = envfloat("SPARKDASH_ENGINE_START_TIMEOUT_S", 900.0)
 # How long an engine may send nothing before a request fails (agent steps are not streamed).
 SPARKDASH_REQUEST_TIMEOUT_S = envfloat("SPARKDASH_REQUEST_TIMEOUT_S", 300.0)
 SPARKDASH_AGENT_REQUEST_TIMEOUT_S = envfloat("SPARKDASH_AGENT_REQUEST_TIMEOUT_S", 1800.0)

@@ -42,7 +42,6 @@ from runs.models import Run
 
 T = TypeVar("T")
 LOG_TAIL_LINES = 5000
-HEALTH_TIMEOUT_S = 300.0
 
 
 class MachineBusy(EngineError):
@@ -157,7 +156,9 @@ class RunEngine:
         self.process = ManagedEngine(recipe.argv, env=env, log_path=log_path, on_line=self.on_line)
         try:
             await self.process.start()
-            self.startup_s = await self.process.wait_healthy(self.engine.base_url, HEALTH_TIMEOUT_S)
+            self.startup_s = await self.process.wait_healthy(
+                self.engine.base_url, settings.SPARKDASH_ENGINE_START_TIMEOUT_S
+            )
             self.startups.append({"lookahead": launch.lookahead, "startup_s": self.startup_s})
         except BaseException:
             await self._stop_managed()
