@@ -174,7 +174,7 @@ def _row(benchmark: str, key: str, label: str, unit: str, higher: bool, spread: 
 
 
 def _positions(runs: Iterable[tuple[int, str, Summary]]) -> list[tuple[int, list[float]]]:
-    return [(run_id, p) for run_id, job, summary in runs if job == "speed"
+    return [(run_id, p) for run_id, job, summary in runs if job == ROW_JOBS[SPEED]
             and (p := summary.get("acceptance_by_position"))]
 
 

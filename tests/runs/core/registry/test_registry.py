@@ -14,8 +14,9 @@ ROOT = Path(__file__).resolve().parents[4]
 # Where a job kind's name may be written: its registry entry and its own core module (the names of
 # the samples and summaries it makes), the migrations, and these, each for the reason given.
 ALLOWED = {
-    # The compare page draws the concurrency sweep's curve per level: that chart is its own.
-    "runs/core/scoring/table.py": {"concurrency"},
+    # The compare page draws the concurrency sweep's curve per level, and the speed runs' acceptance
+    # per draft position: those rows are its own.
+    "runs/core/scoring/table.py": {"concurrency", "speed"},
     # "lookahead" is also a config setting (the draft length), not only the job kind.
     "engines/admin.py": {"lookahead"}, "engines/forms.py": {"lookahead"},
     "engines/recipes/__init__.py": {"lookahead"}, "engines/recipes/llama_server.py": {"lookahead"},
