@@ -14,6 +14,7 @@ from runs.worker import execution
 from runs.worker.engine_session import MachineBusy, RunEngine
 from tests.factories import EngineConfigFactory, MachineFactory, RunFactory
 from tests.real_engine import GEMMA_270M, LLAMA_SERVER, free_port, requires_engine
+from tests.runs.worker.real_runs import request_rows, run_to_end
 
 pytestmark = [requires_engine, pytest.mark.django_db(transaction=True), pytest.mark.timeout(600)]
 
@@ -34,16 +35,6 @@ def managed_config(machine=None, **config):
     return EngineConfigFactory(**engine, **(settings | config))
 
 
-def run_to_end(config, params=None):
-    run = RunFactory(config=config, params=params or {"reps": 1, "warmup": 1})
-    assert execution.claim(run.pk) == execution.CLAIMED
-    execution.execute(run.pk)
-    run.refresh_from_db()
-    return run
-
-
-def request_rows(run):
-    return [s.values for s in run.samples.filter(kind="request").order_by("seq")]
 
 
 def test_it_runs_a_speed_job_on_a_real_llama_server_and_stops_it():

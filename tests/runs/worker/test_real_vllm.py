@@ -20,6 +20,7 @@ from tests.factories import EngineConfigFactory, RunFactory
 from tests.real_engine import VLLM, free_port, requires_vllm
 from tests.real_vllm import SharedVllm, vllm_settings
 from tests.runs.bench_helpers import bench
+from tests.runs.worker.real_runs import request_rows, run_to_end
 
 pytestmark = [requires_vllm, pytest.mark.django_db(transaction=True), pytest.mark.timeout(900)]
 
@@ -31,16 +32,6 @@ def vllm(tmp_path_factory):
     server.stop()
 
 
-def run_to_end(config, job="speed", params=None):
-    run = RunFactory(config=config, job=job, params=params or {"reps": 1, "warmup": 1})
-    assert execution.claim(run.pk) == execution.CLAIMED
-    execution.execute(run.pk)
-    run.refresh_from_db()
-    return run
-
-
-def request_rows(run):
-    return [s.values for s in run.samples.filter(kind="request").order_by("seq")]
 
 
 def test_it_matches_vllms_own_figures_and_reads_per_position_acceptance_in_a_speed_run(vllm):
@@ -154,7 +145,7 @@ def test_it_sweeps_lookahead_on_vllm_by_relaunch_with_per_position_acceptance(vl
     vllm.stop()  # one engine per machine: the sweep starts its own at each length
     config = managed_vllm(speculative_method="ngram", lookahead=4)
     params = {"lengths": [0, 2, 4, 8], "reps": 1, "warmup": 0, "max_tokens": 32}
-    run = run_to_end(config, "lookahead", params)
+    run = run_to_end(config, params, job="lookahead")
     assert run.status == Run.Status.SUCCEEDED, run.error
     lengths, spec = run.summary["lengths"], run.summary["spec_by_length"]
     shown = {}
