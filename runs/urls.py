@@ -2,11 +2,12 @@
 from django.urls import path
 
 from runs.results import prometheus
-from runs.views import api, compare, configs, run_page, schedules, sweeps
+from runs.views import api, compare, configs, run_page, schedules, sweeps, tour
 
 app_name = "runs"
 urlpatterns = [
     path("", configs.home, name="home"),
+    path("tour/", tour.tour_page, name="tour"),
     path("configs/", configs.config_list, name="config-list"),
     path("configs/<int:pk>/", configs.config_detail, name="config-detail"),
     path("configs/<int:pk>/start/", configs.config_start_run, name="config-start-run"),

@@ -1,0 +1,80 @@
+"""The demo tour: one click queues what a newcomer should see first, on the demo's simulated engines.
+
+A speed run of each demo config, then a lookahead sweep of each (queued behind the speed run on
+the same machine), and a comparison of the two speed runs. Every run is a real run of the
+SparkDash simulator through the usual path (queue, worker, engine, results); nothing is prefilled.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from django.contrib.auth.models import AnonymousUser, User
+from django.db.models import QuerySet
+
+from engines.models import EngineConfig
+from runs.actions.runs import start_run
+from runs.models import Run
+
+__all__ = ["TOUR_CONFIGS", "Tour", "TourUnavailable", "start_tour", "tour_runs"]
+
+# The demo configs the tour runs (examples/demo.yaml): an MoE on llama-server, a dense 27B on Ollama.
+TOUR_CONFIGS = ("sim-moe-mtp8", "sim-27b-q8-la12")
+SPEED_PARAMS = {"reps": 1, "warmup": 0}
+SWEEP_PARAMS = {"lengths": [0, 2, 4, 8, 12], "reps": 1, "warmup": 0}
+
+
+class TourUnavailable(Exception):
+    """The demo configs the tour needs are not loaded (or are not the simulator)."""
+
+
+@dataclass(frozen=True)
+class Tour:
+    """The runs one tour queued: a speed run and a lookahead sweep per demo config."""
+
+    speed: list[Run]
+    sweeps: list[Run]
+
+    @property
+    def compare_url(self) -> str:
+        """The compare page of the speed runs."""
+        return "/compare/?" + urlencode({"runs": ",".join(str(r.pk) for r in self.speed)})
+
+    @property
+    def ids(self) -> list[int]:
+        return [r.pk for r in self.speed + self.sweeps]
+
+
+def demo_configs(configs: QuerySet[EngineConfig]) -> list[EngineConfig]:
+    """The tour's configs among `configs` (those the user may see), in TOUR_CONFIGS order.
+
+    Raises TourUnavailable if one is missing or is not on the simulator.
+    """
+    found = {c.name: c for c in configs.select_related("engine").filter(name__in=TOUR_CONFIGS)}
+    missing = [name for name in TOUR_CONFIGS if name not in found or not found[name].engine.simulator]
+    if missing:
+        raise TourUnavailable(
+            f"the demo configs {', '.join(missing)} are not loaded: run `manage.py demo` (make run does)"
+        )
+    return [found[name] for name in TOUR_CONFIGS]
+
+
+def start_tour(configs: QuerySet[EngineConfig], user: User | AnonymousUser | None = None) -> Tour:
+    """Queue the tour's runs: each config's speed run first, so the comparison is ready soonest."""
+    demo = demo_configs(configs)
+    speed = [start_run(config, "speed", SPEED_PARAMS, user) for config in demo]
+    sweeps = [start_run(config, "lookahead", SWEEP_PARAMS, user) for config in demo]
+    return Tour(speed, sweeps)
+
+
+def tour_runs(runs_seen: QuerySet[Run], ids: list[int]) -> Tour | None:
+    """A tour from its run ids among `runs_seen`; None if one is not there or is not a tour job."""
+    runs = runs_seen.select_related("config__engine").in_bulk(ids)
+    found = [runs[pk] for pk in ids if pk in runs]
+    if len(found) != len(ids) or not found:
+        return None
+    speed = [r for r in found if r.job == "speed"]
+    sweeps = [r for r in found if r.job == "lookahead"]
+    if len(speed) + len(sweeps) != len(found):
+        return None
+    return Tour(speed, sweeps)

@@ -1,0 +1,39 @@
+"""The demo tour's page: GET explains it (or shows a started tour's runs), POST starts it."""
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from engines.access import visible
+from engines.models import EngineConfig
+from runs.actions.tour import TOUR_CONFIGS, TourUnavailable, start_tour, tour_runs
+from runs.models import Run
+
+REFRESH_S = 3  # the page reloads while a run of the tour is unfinished
+
+
+@login_required
+def tour_page(request: HttpRequest) -> HttpResponse:
+    """?runs=<ids>: the tour those runs make up; without it, what the tour does and its button."""
+    if request.method == "POST":
+        return _start(request)
+    ids = _ids(request.GET.get("runs", ""))
+    tour = tour_runs(visible(request.user, Run), ids) if ids else None
+    if ids and tour is None:
+        return render(request, "runs/tour.html", {"error": "these runs are not a demo tour"}, status=404)
+    unfinished = tour is not None and any(r.finished is None for r in tour.speed + tour.sweeps)
+    ctx = {"tour": tour, "configs": TOUR_CONFIGS, "refresh_s": REFRESH_S if unfinished else None}
+    return render(request, "runs/tour.html", ctx)
+
+
+def _start(request: HttpRequest) -> HttpResponse:
+    try:
+        tour = start_tour(visible(request.user, EngineConfig), request.user)
+    except (TourUnavailable, ValueError) as exc:
+        return render(request, "runs/tour.html", {"error": str(exc), "configs": TOUR_CONFIGS}, status=400)
+    return redirect(f"/tour/?runs={','.join(str(pk) for pk in tour.ids)}")
+
+
+def _ids(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part.strip().isdigit()]
