@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 
-.PHONY: run test faults audit aarch64-check lint install browser engine clean bench
+.PHONY: run test faults audit aarch64-check lint install browser engine clean bench screenshots
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -66,6 +66,11 @@ lint: install node_modules/.installed
 test: install engine browser lint
 	$(BIN)/python manage.py makemigrations --check --dry-run -v 0
 	$(BIN)/pytest
+
+# The newcomer's walk (a fresh demo install, the tour, a run, the lookahead sweep, compare) in
+# headless Chromium, its pictures written to docs/img/ (the README shows them).
+screenshots: install browser
+	$(BIN)/python -m tests.screenshots docs/img
 
 # Fault injection that takes more than a minute (killed workers, restarted Redis and Postgres);
 # CI runs it after `make test`.
