@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 
-.PHONY: run test faults audit aarch64-check lint install browser engine clean bench screenshots
+.PHONY: run worker test faults audit aarch64-check lint install browser engine clean bench screenshots
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,15 @@ run: install
 	$(BIN)/python manage.py migrate --noinput -v 0
 	$(BIN)/python manage.py demo
 	$(BIN)/python manage.py serve --port $(PORT)
+
+# On a team machine (e.g. your own Spark): its worker, against the team's Postgres and Redis.
+#   make worker MACHINE=spark-1 DATABASE_URL=postgres://... REDIS_URL=redis://...
+# MACHINE is the machine's name in the dashboard; the worker consumes its queue, concurrency 1.
+# The usage check comes before the (first-time, minutes-long) install.
+worker:
+	@test -n "$(MACHINE)" || { echo "usage: make worker MACHINE=<name> DATABASE_URL=postgres://... REDIS_URL=redis://..." >&2; exit 2; }
+	@$(MAKE) -s install
+	$(BIN)/python manage.py worker "$(MACHINE)"
 
 # Headless Chromium for the live-page tests (Debian packages; needs root, as on CI).
 browser:

@@ -195,6 +195,10 @@ SPARKDASH_HARNESS_COMMIT = os.getenv("SPARKDASH_HARNESS_COMMIT", "")
 SPARKDASH_LOST_RUN_S = envint("SPARKDASH_LOST_RUN_S", 300)
 # A running job's heartbeat, and how soon it notices a cancel from the UI.
 SPARKDASH_WATCH_INTERVAL_S = envfloat("SPARKDASH_WATCH_INTERVAL_S", 1.0)
+# Worker presence on the pages: how long one broadcast asking workers for their queues waits for
+# answers, and how long its answer is reused (Django's cache), so pages stay fast.
+SPARKDASH_WORKER_INSPECT_TIMEOUT_S = envfloat("SPARKDASH_WORKER_INSPECT_TIMEOUT_S", 1.0)
+SPARKDASH_WORKER_PRESENCE_TTL_S = envfloat("SPARKDASH_WORKER_PRESENCE_TTL_S", 12.0)
 # How often each Celery worker looks for lost runs on every machine.
 SPARKDASH_REAP_INTERVAL_S = envfloat("SPARKDASH_REAP_INTERVAL_S", 30.0)
 # How long a managed engine may take to answer /health: vLLM's CPU build took 90 to over 300 s on

@@ -20,6 +20,7 @@ from engines.models import EngineConfig, Machine
 from engines.recipes import render_config
 from engines.roofline import model_findings
 from runs.actions.runs import start_run
+from runs.actions.workers import presence_for, presence_of
 from runs.models import Alert, Run, Sweep, SweepExecution
 from runs.results.export import table_response, wants_export
 from runs.results.scorecard import SCORECARD_COLUMNS, scorecard, scorecard_export
@@ -60,18 +61,18 @@ def _recent_ids(machine_ids: list[int]) -> QuerySet | list[int]:
 
 
 def _machine_overview(machines: list[Machine]) -> list[dict[str, Any]]:
-    """Each machine with its running run, how many wait in its queue, and its latest runs."""
+    """Each machine with its running run, its worker's presence, how many runs wait, its latest runs."""
     ids = [m.pk for m in machines]
     runs = Run.objects.filter(machine_id__in=ids)
     running: dict[int, Run] = {}
     now = runs.filter(status=Run.Status.RUNNING).select_related("config__engine", "execution__sweep")
     for run in now.order_by("created"):  # one job per box; were there two, the newest shows
         running[run.machine_id] = run
-    queued = runs.filter(status=Run.Status.QUEUED).order_by().values("machine_id")
-    counts = dict(queued.annotate(n=Count("pk")).values_list("machine_id", "n"))
+    presence = presence_for(machines)
     recent = _recent_runs(ids)
     return [
-        {"machine": m, "running": running.get(m.pk), "queued": counts.get(m.pk, 0), "recent": recent[m.pk]}
+        {"machine": m, "running": running.get(m.pk), "queued": presence[m.pk].queued,
+         "presence": presence[m.pk], "recent": recent[m.pk]}
         for m in machines
     ]
 
@@ -128,6 +129,7 @@ def _render_detail(request: HttpRequest, config: EngineConfig, form: StartJobFor
     ctx = {"config": config, "runs": runs, "form": form, "recipe": recipe, "recipe_error": recipe_error}
     ctx["gguf"] = model_findings(config)
     ctx["scorecard"] = scorecard(config)
+    ctx["presence"] = presence_of(config.machine)
     return render(request, "engines/config_detail.html", ctx, status=400 if form.errors else 200)
 
 

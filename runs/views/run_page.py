@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST
 from engines.access import get_visible_or_404, visible
 from engines.models import EngineConfig, Machine
 from runs.actions.runs import cancel_run
+from runs.actions.workers import queued_warning
 from runs.core import registry
 from runs.core.readings import median_of
 from runs.models import Run
@@ -87,7 +88,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = _get_run(request, pk)
     job = registry.get(run.job)
     ctx = {"run": run, "run_data": run.to_dict(), "metrics": SUMMARY_METRICS, "job": job,
-           "progress_unit": job.progress_unit, "params_text": job.params_text(run.params)}
+           "progress_unit": job.progress_unit, "params_text": job.params_text(run.params),
+           "worker_warning": queued_warning(run)}
     return render(request, "runs/detail.html", ctx)
 
 

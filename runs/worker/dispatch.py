@@ -26,6 +26,16 @@ _lock = threading.Lock()
 BUSY_RETRY_S = 2.0
 
 
+def worker_argv(queue: str, loglevel: str = "info") -> list[str]:
+    """`celery worker` arguments for one machine's queue: concurrency 1, named after the queue.
+
+    The default (prefork) pool keeps the worker's main process free to answer the pages'
+    presence broadcast while its one child runs a job.
+    """
+    name = f"{queue}@%h"
+    return ["-m", "celery", "-A", "sparkdash", "worker", "-Q", queue, "-c", "1", "-n", name, "-l", loglevel]
+
+
 def enqueue_on_commit(run: Run) -> None:
     """Queue the run once the transaction that created it commits (a worker never sees it early)."""
     run_id, machine = run.pk, run.machine

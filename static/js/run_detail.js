@@ -74,6 +74,8 @@
     var error = document.getElementById("run-error");
     error.textContent = run.error || "";
     error.hidden = !run.error;
+    var noWorker = document.getElementById("run-no-worker");
+    if (noWorker) noWorker.hidden = run.status !== "queued";
     view.applyRun(run);
     renderProvenance(run.provenance);
     var cancel = document.getElementById("cancel-form");

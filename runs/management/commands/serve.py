@@ -17,6 +17,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
 from engines.models import Machine
+from runs.worker.dispatch import worker_argv
 
 
 class Command(BaseCommand):
@@ -55,9 +56,7 @@ class Command(BaseCommand):
     def _celery(self) -> list[subprocess.Popen]:
         procs = []
         for machine in Machine.objects.all():
-            name = f"{machine.queue_name}@%h"
-            args = ["worker", "-Q", machine.queue_name, "-c", "1", "-n", name, "-l", "info"]
-            procs.append(_spawn(["-m", "celery", "-A", "sparkdash", *args]))
+            procs.append(_spawn(worker_argv(machine.queue_name)))
             self.stdout.write(f"celery worker for {machine.name} on queue {machine.queue_name}")
         procs.append(_spawn(["-m", "celery", "-A", "sparkdash", "beat", "-l", "info"]))
         return procs
