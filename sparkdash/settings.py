@@ -199,6 +199,9 @@ SPARKDASH_WATCH_INTERVAL_S = envfloat("SPARKDASH_WATCH_INTERVAL_S", 1.0)
 # answers, and how long its answer is reused (Django's cache), so pages stay fast.
 SPARKDASH_WORKER_INSPECT_TIMEOUT_S = envfloat("SPARKDASH_WORKER_INSPECT_TIMEOUT_S", 1.0)
 SPARKDASH_WORKER_PRESENCE_TTL_S = envfloat("SPARKDASH_WORKER_PRESENCE_TTL_S", 12.0)
+# The machines whose Celery workers `manage.py serve` starts beside the dashboard: "all", "none", or
+# names (comma-separated). A team whose Sparks run their own `make worker` names only the local box.
+SPARKDASH_SERVE_WORKERS = os.getenv("SPARKDASH_SERVE_WORKERS", "all").strip()
 # How often each Celery worker looks for lost runs on every machine.
 SPARKDASH_REAP_INTERVAL_S = envfloat("SPARKDASH_REAP_INTERVAL_S", 30.0)
 # How long a managed engine may take to answer /health: vLLM's CPU build took 90 to over 300 s on

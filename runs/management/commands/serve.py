@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from engines.models import Machine
 from runs.worker.dispatch import worker_argv
@@ -55,11 +55,23 @@ class Command(BaseCommand):
 
     def _celery(self) -> list[subprocess.Popen]:
         procs = []
-        for machine in Machine.objects.all():
+        for machine in served_here(settings.SPARKDASH_SERVE_WORKERS):
             procs.append(_spawn(worker_argv(machine.queue_name)))
             self.stdout.write(f"celery worker for {machine.name} on queue {machine.queue_name}")
         procs.append(_spawn(["-m", "celery", "-A", "sparkdash", "beat", "-l", "info"]))
         return procs
+
+
+def served_here(setting: str) -> list[Machine]:
+    """The machines SPARKDASH_SERVE_WORKERS names ("all", "none" or names); unknown names are refused."""
+    if setting.lower() == "all":
+        return list(Machine.objects.all())
+    names = [] if setting.lower() == "none" else [n.strip() for n in setting.split(",") if n.strip()]
+    found = list(Machine.objects.filter(name__in=names))
+    unknown = sorted(set(names) - {m.name for m in found})
+    if unknown:
+        raise CommandError(f"SPARKDASH_SERVE_WORKERS names unknown machines: {', '.join(unknown)}")
+    return found
 
 
 def _spawn(args: list[str]) -> subprocess.Popen:
