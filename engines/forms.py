@@ -63,8 +63,8 @@ class MatrixForm(forms.Form):
         help_text="comma-separated; none turns speculative decoding off",
     )
     engines = forms.ModelMultipleChoiceField(
-        queryset=Engine.objects.none(), required=False, widget=forms.CheckboxSelectMultiple,
-        help_text="none ticked: the base config's engine",
+        queryset=Engine.objects.none(), required=False, widget=forms.SelectMultiple(attrs={"size": 4}),
+        help_text="none chosen: the base config's engine",
     )
 
     def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:

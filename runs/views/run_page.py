@@ -72,7 +72,8 @@ def _compare_selected(request: HttpRequest) -> tuple[str, str]:
     if len(ids) < COMPARE_AT_LEAST:
         return "", (f"Compare selected: tick at least {COMPARE_AT_LEAST} runs to compare "
                     f"({len(ids)} {'is' if len(ids) == 1 else 'are'} ticked).")
-    return f"{reverse('runs:compare')}?runs={','.join(str(pk) for pk in ids)}", ""
+    # Oldest first: compare takes the first run's config as the baseline.
+    return f"{reverse('runs:compare')}?runs={','.join(str(pk) for pk in sorted(ids))}", ""
 
 
 @login_required

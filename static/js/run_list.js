@@ -14,7 +14,9 @@
 
   function count() {
     var n = ticked();
+    var message = document.getElementById("compare-error");
     button.textContent = n ? "Compare selected (" + n + ")" : "Compare selected";
+    if (message && n >= 2) message.remove();
   }
 
   function refuse(event) {

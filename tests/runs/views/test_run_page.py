@@ -248,7 +248,7 @@ def test_it_offers_a_checkbox_per_run_and_compare_selected(alice_client, run):
 
 def test_it_opens_the_compare_page_with_the_selected_runs(alice_client, run):
     other = RunFactory(status=Run.Status.SUCCEEDED)
-    response = alice_client.get(reverse("runs:list"), {"compare": "selected", "runs": [run.pk, other.pk]})
+    response = alice_client.get(reverse("runs:list"), {"compare": "selected", "runs": [other.pk, run.pk]})
     assert response.status_code == 302
     assert response.url == f"{reverse('runs:compare')}?runs={run.pk},{other.pk}"
     assert alice_client.get(response.url).status_code == 200
