@@ -1,4 +1,5 @@
-"""Forms of the engines app: editing a config (the form that starts a run of it is runs')."""
+"""Forms of the engines app: editing a config and a config matrix's axes (the form that starts a run
+of a config is runs')."""
 from __future__ import annotations
 
 from typing import Any, cast
@@ -6,9 +7,11 @@ from typing import Any, cast
 from django import forms
 
 from engines.access import User, visible
+from engines.matrix import Axes, ModelFile
 from engines.models import Engine, EngineConfig
 
-__all__ = ["EngineConfigForm"]
+__all__ = ["EngineConfigForm", "MatrixForm"]
+
 
 class EngineConfigForm(forms.ModelForm):
     """Every setting of a config; the model's validators bound each field."""
@@ -32,3 +35,64 @@ class EngineConfigForm(forms.ModelForm):
         # Only the user's teams' engines are offered; another team's posted pk is an invalid choice.
         field = cast("forms.ModelChoiceField[Engine]", self.fields["engine"])
         field.queryset = visible(user, Engine.objects.select_related("machine"))
+
+
+MODEL_FILES_EXAMPLE = "Q4_K_M /models/qwen3-Q4_K_M.gguf\nQ8_0 /models/qwen3-Q8_0.gguf"
+
+
+def _items(text: str) -> list[str]:
+    return [item.strip() for item in text.replace("\n", ",").split(",") if item.strip()]
+
+
+class MatrixForm(forms.Form):
+    """The axes of a config matrix (engines.matrix); a blank axis keeps the base config's setting."""
+
+    lookaheads = forms.CharField(
+        label="lookahead lengths", required=False, max_length=200,
+        widget=forms.TextInput(attrs={"placeholder": "e.g. 0,4,8"}),
+        help_text="comma-separated draft tokens per verification, each 0\u201364",
+    )
+    model_files = forms.CharField(
+        label="model files", required=False, max_length=4000,
+        widget=forms.Textarea(attrs={"rows": 3, "placeholder": MODEL_FILES_EXAMPLE}),
+        help_text="one a line: a quantization label, a space, then the model path or tag",
+    )
+    methods = forms.CharField(
+        label="speculative methods", required=False, max_length=300,
+        widget=forms.TextInput(attrs={"placeholder": "e.g. none,draft-mtp"}),
+        help_text="comma-separated; none turns speculative decoding off",
+    )
+    engines = forms.ModelMultipleChoiceField(
+        queryset=Engine.objects.none(), required=False, widget=forms.SelectMultiple(attrs={"size": 4}),
+        help_text="none chosen: the base config's engine",
+    )
+
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = cast("forms.ModelChoiceField[Engine]", self.fields["engines"])
+        field.queryset = visible(user, Engine.objects.select_related("machine").order_by("name"))
+
+    def clean_lookaheads(self) -> list[int]:
+        values = []
+        for item in _items(self.cleaned_data["lookaheads"]):
+            if not item.isdigit() or not 0 <= int(item) <= 64:
+                raise forms.ValidationError(f"each lookahead must be a whole number 0\u201364, not {item!r}")
+            values.append(int(item))
+        return list(dict.fromkeys(values))
+
+    def clean_model_files(self) -> list[ModelFile]:
+        files = []
+        for line in filter(None, (line.strip() for line in self.cleaned_data["model_files"].splitlines())):
+            label, _, model = line.partition(" ")
+            if not model.strip():
+                raise forms.ValidationError(f"{line!r}: give a quantization label, a space, then the model")
+            files.append(ModelFile(label, model.strip()))
+        return list(dict.fromkeys(files))
+
+    def clean_methods(self) -> list[str]:
+        return list(dict.fromkeys(_items(self.cleaned_data["methods"])))
+
+    def axes(self) -> Axes:
+        """The cleaned axes (call after is_valid())."""
+        data = self.cleaned_data
+        return Axes(data["lookaheads"], data["model_files"], data["methods"], list(data["engines"]))

@@ -1,4 +1,5 @@
-"""URLs of the engines app: creating and editing a config (its page and the home overview are runs')."""
+"""URLs of the engines app: creating and editing a config, and a config matrix (a config's page and
+the home overview are runs')."""
 from django.urls import path
 
 from engines import views
@@ -7,4 +8,5 @@ app_name = "engines"
 urlpatterns = [
     path("configs/new/", views.config_create, name="config-create"),
     path("configs/<int:pk>/edit/", views.config_edit, name="config-edit"),
+    path("configs/<int:pk>/matrix/", views.config_matrix, name="config-matrix"),
 ]

@@ -97,15 +97,20 @@ def _last_nightly(sweeps: QuerySet[Sweep]) -> list[SweepExecution]:
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
+    """The machines with their runs, the nightly results and open alerts; first steps while no run exists."""
     machines = list(visible(request.user, Machine.objects.prefetch_related("engines")))
     open_alerts = visible(request.user, Alert.objects.filter(resolved__isnull=True))
     shown = open_alerts.select_related("config__engine", "execution__sweep")[:HOME_ALERTS]
+    overview = _machine_overview(machines)
     ctx = {
-        "overview": _machine_overview(machines),
+        "overview": overview,
         "nightly": _last_nightly(visible(request.user, Sweep)),
         "alert_rows": alert_rows(list(shown)),
         "open_alerts": open_alerts.count(),
     }
+    # Every run is on a visible machine, so no recent run on any of them means no run at all.
+    if not any(row["recent"] for row in overview):
+        ctx["first_steps"] = {"config": visible(request.user, EngineConfig.objects.order_by("name")).first()}
     return render(request, "engines/home.html", ctx)
 
 

@@ -6,6 +6,7 @@ from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from engines.access import get_visible_or_404, visible
@@ -15,6 +16,7 @@ from runs.actions.workers import queued_warning
 from runs.core import registry
 from runs.core.readings import median_of
 from runs.models import Run
+from runs.results.comparison import SelectionError, parse_selection
 from runs.results.export import position_columns, position_values, table_response, wants_export
 from runs.templatetags.run_format import SUMMARY_METRICS
 
@@ -57,14 +59,38 @@ def _export_row(run: Run) -> dict[str, object]:
     }
 
 
+# The runs list's "Compare selected" button sends ?compare=selected with a `runs` value per ticked run.
+COMPARE_SELECTED = "selected"
+COMPARE_AT_LEAST = 2
+
+
+def _compare_selected(request: HttpRequest) -> tuple[str, str]:
+    """(the compare page's URL for the ticked runs, "") or ("", why they cannot be compared)."""
+    try:
+        ids = parse_selection({"runs": request.GET.getlist("runs")}).runs
+    except SelectionError as error:
+        return "", f"Compare selected: {error.message}"
+    if len(ids) < COMPARE_AT_LEAST:
+        return "", (f"Compare selected: tick at least {COMPARE_AT_LEAST} runs to compare "
+                    f"({len(ids)} {'is' if len(ids) == 1 else 'are'} ticked).")
+    # Oldest first: compare takes the first run's config as the baseline.
+    return f"{reverse('runs:compare')}?runs={','.join(str(pk) for pk in sorted(ids))}", ""
+
+
 @login_required
 def run_list(request: HttpRequest) -> HttpResponse:
-    """The runs, filtered; ?format=csv|json downloads the filtered list (newest EXPORT_LIMIT)."""
+    """The runs, filtered; ?format=csv|json downloads the filtered list (newest EXPORT_LIMIT);
+    ?compare=selected&runs=<id>&runs=<id> opens the compare page with the ticked runs."""
     runs, chosen = _filtered(request)
     if fmt := wants_export(request):
         exported = list(runs.defer("engine_log", "params", "provenance", "warnings")[:EXPORT_LIMIT])
         rows = [_export_row(run) for run in exported]
         return table_response(rows, EXPORT_COLUMNS + position_columns(rows), fmt, "sparkdash-runs")
+    compare_error = ""
+    if request.GET.get("compare") == COMPARE_SELECTED:
+        url, compare_error = _compare_selected(request)
+        if url:
+            return redirect(url)
     page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))
     ctx = {
         "page": page,
@@ -73,8 +99,10 @@ def run_list(request: HttpRequest) -> HttpResponse:
         "machines": visible(request.user, Machine.objects.only("pk", "name")),
         "jobs": registry.job_choices(),
         "statuses": Run.Status.choices,
+        "compare_error": compare_error,
+        "ticked": set(request.GET.getlist("runs")),
     }
-    return render(request, "runs/list.html", ctx)
+    return render(request, "runs/list.html", ctx, status=400 if compare_error else 200)
 
 
 def _get_run(request: HttpRequest, pk: int) -> Run:

@@ -17,14 +17,14 @@ from runs.core.registry.params import (
     RequestsParam,
 )
 
-__all__ = ["REPLAY_MAX_BYTES", "StartJobForm"]
+__all__ = ["REPLAY_MAX_BYTES", "StartJobForm", "param_field", "read_upload"]
 
 # The replay file's limit, as runs.core.jobs.replay.parse_jsonl applies it to the text.
 REPLAY_MAX_BYTES = 5_000_000
 
 
-def _field(param: Param) -> forms.Field:
-    """The form field of one parameter; ranges are checked by start_run, which names the field."""
+def param_field(param: Param) -> forms.Field:
+    """The form field of one parameter; ranges are checked by its clean(), which names the field."""
     if isinstance(param, IntParam):
         return forms.IntegerField(label=param.label, required=False)
     if isinstance(param, ChoiceParam):
@@ -40,6 +40,19 @@ def _field(param: Param) -> forms.Field:
     return forms.CharField(label=param.label, required=False, max_length=500)
 
 
+def read_upload(upload: Any) -> str | None:
+    """An uploaded file of recorded requests as text (None: no file); ValidationError if too big
+    or not UTF-8."""
+    if not upload:
+        return None
+    if upload.size > REPLAY_MAX_BYTES:
+        raise forms.ValidationError(f"the file is {upload.size:,} bytes; the limit is 5 MB")
+    try:
+        return str(upload.read().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise forms.ValidationError("the file is not UTF-8 text") from None
+
+
 class StartJobForm(forms.Form):
     """A run of any job: which job, and its parameters (blank: the job's default).
 
@@ -52,7 +65,7 @@ class StartJobForm(forms.Form):
         self.fields["job"] = forms.ChoiceField(choices=registry.job_choices(), required=False)
         self.takers = {name: jobs for name, (_, jobs) in registry.params_by_name().items()}
         for name, (param, _) in registry.params_by_name().items():
-            self.fields[name] = _field(param)
+            self.fields[name] = param_field(param)
 
     @property
     def chosen_job(self) -> str:
@@ -79,15 +92,7 @@ class StartJobForm(forms.Form):
         return self.cleaned_data.get("job") or registry.DEFAULT_JOB
 
     def clean_requests(self) -> str | None:
-        upload = self.cleaned_data.get("requests")
-        if not upload:
-            return None
-        if upload.size > REPLAY_MAX_BYTES:
-            raise forms.ValidationError(f"the file is {upload.size:,} bytes; the limit is 5 MB")
-        try:
-            return upload.read().decode("utf-8")
-        except UnicodeDecodeError:
-            raise forms.ValidationError("the file is not UTF-8 text") from None
+        return read_upload(self.cleaned_data.get("requests"))
 
     def params(self) -> dict[str, Any]:
         """The chosen job's parameters that were filled in, for start_run."""

@@ -1,11 +1,15 @@
-"""The sweep form: configs, jobs (a checkbox and an optional JSON params box each), repetitions.
+"""The sweep form: configs, jobs (a checkbox each, with a field per parameter from the job
+registry), repetitions.
 
-The webhook URL is never rendered back: the form says whether one is set, a blank field keeps
-it, a new URL replaces it and "remove the webhook" clears it.
+A job's parameter fields are the start form's (param_field), named `<job>__<parameter>`, each
+with its range and default as help; a blank field takes the job's default. Stored parameters fill
+them in when a sweep is edited; a stored replay's recorded requests are kept unless a new file is
+given. The webhook URL is never rendered back: the form says whether one is set, a blank field
+keeps it, a new URL replaces it and "remove the webhook" clears it.
 """
 from __future__ import annotations
 
-import json
+import re
 from typing import Any, cast
 
 from django import forms
@@ -15,7 +19,9 @@ from engines.access import User, visible
 from engines.models import EngineConfig
 from runs.actions.sweeps import clean_jobs
 from runs.core import registry
+from runs.core.registry.params import IntParam, Param, RequestsParam
 from runs.models import Sweep
+from runs.views.start_form import param_field, read_upload
 
 __all__ = ["SweepForm"]
 
@@ -24,14 +30,30 @@ def _slug(job: str) -> str:
     return job.replace("-", "_")
 
 
-def _defaults(job: str) -> str:
-    """The job's defaults as JSON (the params box's placeholder): what a blank box means."""
-    defaults = {}
-    for name, spec in registry.get(job).params.items():
-        default = getattr(spec, "default", None)
-        if default not in (None, ""):
-            defaults[name] = list(default) if isinstance(default, tuple) else default
-    return json.dumps(defaults)
+def _name(job: str, param: str) -> str:
+    """The form field of one job's parameter, e.g. "lookahead__lengths"."""
+    return f"{_slug(job)}__{param}"
+
+
+def _shown(value: Any) -> Any:
+    """A stored parameter as its field shows it: a list as "0,2,4"."""
+    return ",".join(str(v) for v in value) if isinstance(value, list | tuple) else value
+
+
+def _job_field(param: Param, stored: dict[str, Any], name: str) -> forms.Field:
+    """A parameter's field with its range and default as help (and as the browser's bounds)."""
+    field = param_field(param)
+    field.help_text = param.help()
+    if isinstance(param, IntParam):
+        field.widget.attrs |= {"min": param.low, "max": param.high}
+        if param.default is not None:
+            field.widget.attrs["placeholder"] = param.default
+    if isinstance(param, RequestsParam):
+        if stored.get(name):
+            field.help_text = f"{len(stored[name])} recorded requests are stored; a new file replaces them"
+    else:
+        field.initial = _shown(stored.get(name))
+    return field
 
 
 def _config_label(config: EngineConfig) -> str:
@@ -53,7 +75,7 @@ class ConfigsChoiceField(forms.ModelMultipleChoiceField):
 
 
 class SweepForm(forms.ModelForm):
-    """A sweep; `jobs` is built from the job checkboxes and their params boxes in clean()."""
+    """A sweep; `jobs` is built from the job checkboxes and their parameter fields in clean()."""
 
     webhook_url = forms.URLField(
         label="webhook URL", required=False, max_length=500, assume_scheme="https",
@@ -85,14 +107,10 @@ class SweepForm(forms.ModelForm):
             self._add_job_fields(job, label, chosen)
 
     def _add_job_fields(self, job: str, label: str, chosen: dict[str, dict[str, Any]]) -> None:
-        slug, names = _slug(job), ", ".join(registry.get(job).params)
-        self.fields[f"job_{slug}"] = forms.BooleanField(label=label, required=False, initial=job in chosen)
-        self.fields[f"params_{slug}"] = forms.CharField(
-            label=f"{job} parameters (JSON)", required=False,
-            widget=forms.Textarea(attrs={"rows": 2, "placeholder": _defaults(job)}),
-            initial=json.dumps(chosen[job]) if chosen.get(job) else "",
-            help_text=f"a JSON object with any of: {names}; blank: the defaults shown",
-        )
+        box = forms.BooleanField(label=label, required=False, initial=job in chosen)
+        self.fields[f"job_{_slug(job)}"] = box
+        for name, param in registry.get(job).params.items():
+            self.fields[_name(job, name)] = _job_field(param, chosen.get(job, {}), name)
 
     @property
     def webhook_is_set(self) -> bool:
@@ -102,15 +120,20 @@ class SweepForm(forms.ModelForm):
         """The sweep's own settings (the model fields), for the template."""
         return [self[name] for name in self.Meta.fields]
 
-    def job_fields(self) -> list[tuple[BoundField, BoundField]]:
-        """(checkbox, params box) of each job, in the registry's order, for the template."""
-        return [(self[f"job_{_slug(job)}"], self[f"params_{_slug(job)}"]) for job in registry.JOBS]
+    def job_fields(self) -> list[dict[str, Any]]:
+        """Each job's checkbox, its parameter fields and whether to show them (ticked or in error)."""
+        rows = []
+        for job, spec in registry.JOBS.items():
+            box, params = self[f"job_{_slug(job)}"], [self[_name(job, name)] for name in spec.params]
+            shown = bool(box.value()) or any(field.errors for field in [box, *params])
+            rows.append({"job": job, "box": box, "params": params, "open": shown})
+        return rows
 
     def clean(self) -> dict[str, Any]:
         super().clean()
         cleaned = self.cleaned_data
         jobs = [entry for job in registry.JOBS if (entry := self._clean_job(job, cleaned))]
-        if not jobs and not any(name.startswith("params_") for name in self.errors):
+        if not jobs and not any("__" in name for name in self.errors):
             self.add_error(None, "jobs: choose at least one job")
         self.instance.jobs = jobs
         configs, baseline = cleaned.get("configs"), cleaned.get("baseline")
@@ -123,16 +146,32 @@ class SweepForm(forms.ModelForm):
         return cleaned
 
     def _clean_job(self, job: str, cleaned: dict[str, Any]) -> dict[str, Any] | None:
-        """The job's entry if its box is ticked, its params validated; errors go to its params box."""
-        slug = _slug(job)
-        if not cleaned.get(f"job_{slug}"):
+        """The job's entry if its box is ticked, its params validated; an error goes to its field."""
+        if not cleaned.get(f"job_{_slug(job)}"):
             return None
-        text = (cleaned.get(f"params_{slug}") or "").strip()
+        params = self._posted_params(job, cleaned)
+        if params is None:
+            return None
         try:
-            params = json.loads(text) if text else {}
             return clean_jobs([{"job": job, "params": params}])[0]
-        except json.JSONDecodeError as exc:
-            self.add_error(f"params_{slug}", f"{job}: the parameters are not valid JSON ({exc.msg})")
         except ValueError as exc:
-            self.add_error(f"params_{slug}", str(exc))
+            # clean_jobs says "<job>: <parameter> ...": the error goes on that parameter's field.
+            first = re.split(r"[\s:]", str(exc).removeprefix(f"{job}: "), maxsplit=1)[0]
+            self.add_error(_name(job, first) if first in registry.get(job).params else None, str(exc))
         return None
+
+    def _posted_params(self, job: str, cleaned: dict[str, Any]) -> dict[str, Any] | None:
+        """The job's filled-in parameters (a stored replay file kept); None after an upload error."""
+        stored = next((e.get("params") or {} for e in self.instance.jobs or [] if e["job"] == job), {})
+        params = {}
+        for name, param in registry.get(job).params.items():
+            value = cleaned.get(_name(job, name))
+            if isinstance(param, RequestsParam):
+                try:
+                    value = read_upload(value) or stored.get(name)
+                except forms.ValidationError as exc:
+                    self.add_error(_name(job, name), exc)
+                    return None
+            if value not in (None, ""):
+                params[name] = value
+        return params

@@ -40,8 +40,12 @@ def sweep_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def sweep_new(request: HttpRequest) -> HttpResponse:
+    """The form for a new sweep; GET ?configs=<id>&configs=<id> ticks those configs (the config
+    matrix links here)."""
     user = request.user
-    return _edit(request, Sweep(created_by=user if user.is_authenticated else None))
+    chosen = [pk for pk in request.GET.getlist("configs") if pk.isdigit()]
+    initial = {"configs": chosen} if chosen else {}
+    return _edit(request, Sweep(created_by=user if user.is_authenticated else None), initial)
 
 
 @login_required
@@ -49,8 +53,9 @@ def sweep_edit(request: HttpRequest, pk: int) -> HttpResponse:
     return _edit(request, get_visible_or_404(request.user, Sweep, pk=pk))
 
 
-def _edit(request: HttpRequest, sweep: Sweep) -> HttpResponse:
-    form = SweepForm(request.POST or None, instance=sweep, user=request.user)
+def _edit(request: HttpRequest, sweep: Sweep, initial: dict[str, Any] | None = None) -> HttpResponse:
+    data, files = (request.POST, request.FILES) if request.method == "POST" else (None, None)
+    form = SweepForm(data, files, instance=sweep, user=request.user, initial=initial)
     if request.method == "POST" and form.is_valid():
         return redirect("runs:sweep-detail", form.save().pk)
     status = 400 if form.is_bound else 200

@@ -13,6 +13,7 @@ from tests.factories import EngineConfigFactory, SweepFactory, UserFactory
 URLS = {
     "engines:config-create": Endpoint(),
     "engines:config-edit": Endpoint("config"),
+    "engines:config-matrix": Endpoint("config"),
 }
 # The project's own URLs: public on purpose (the admin has its own staff login).
 PUBLIC = {"login", "logout"}

@@ -396,3 +396,45 @@ def test_it_shows_what_the_configs_gguf_holds(alice_client):
     assert 'data-mtp="no"' in page
     assert "Q8_0" in page
     assert "tok/s at 273.0 GB/s" in page
+
+
+def _matrix_data(base, ollama, action):
+    return {"lookaheads": "4, 8", "engines": [base.engine.pk, ollama.pk], "action": action,
+            "model_files": "Q4_K_M /models/qwen3-Q4_K_M.gguf\nQ8_0 /models/qwen3-Q8_0.gguf"}
+
+
+def test_it_links_a_config_page_to_its_config_matrix(alice_client, config):
+    html = alice_client.get(config.get_absolute_url()).content.decode()
+    assert f'href="{reverse("engines:config-matrix", args=[config.pk])}"' in html
+    assert "Make a config matrix" in html
+
+
+def test_it_previews_a_config_matrix_and_then_creates_it_and_offers_a_sweep(alice_client, config):
+    ollama = EngineFactory(name="ollama", kind="ollama", machine=config.engine.machine)
+    url = reverse("engines:config-matrix", args=[config.pk])
+    preview = alice_client.post(url, _matrix_data(config, ollama, "preview"))
+    html = preview.content.decode()
+    assert preview.status_code == 200 and html.count('data-state="new"') == 8
+    assert f"<code>{config.name}-la8-q4_k_m-ollama</code>" in html and "Create 8 configs" in html
+    assert EngineConfig.objects.count() == 1
+    created = alice_client.post(url, _matrix_data(config, ollama, "create"))
+    made = EngineConfig.objects.exclude(pk=config.pk).order_by("pk")
+    assert created.status_code == 200 and made.count() == 8
+    sweep_url = created.context["sweep_url"]
+    assert sweep_url == reverse("runs:sweep-new") + "?" + "&".join(f"configs={c.pk}" for c in made)
+    assert "Put these 8 configs in a new sweep" in created.content.decode()
+    form = alice_client.get(sweep_url).context["form"]
+    assert sorted(int(pk) for pk in form["configs"].value()) == [c.pk for c in made]
+    again = alice_client.post(url, _matrix_data(config, ollama, "preview")).content.decode()
+    assert again.count('data-state="exists"') == 8 and "Create " not in again
+
+
+def test_it_says_what_is_wrong_with_a_config_matrixs_axes(alice_client, config):
+    url = reverse("engines:config-matrix", args=[config.pk])
+    cases = [({"lookaheads": "4,x"}, "each lookahead must be a whole number 0\u201364, not &#x27;x&#x27;"),
+             ({"model_files": "Q4_K_M"}, "give a quantization label, a space, then the model"),
+             ({}, "axes: choose at least one lookahead")]
+    for data, message in cases:
+        response = alice_client.post(url, data | {"action": "preview"})
+        assert response.status_code == 400 and message in response.content.decode(), data
+    assert EngineConfig.objects.count() == 1

@@ -235,3 +235,41 @@ def test_it_shows_a_lookahead_sweeps_counters_per_length(alice_client):
 def test_it_lists_the_engines_ttft_per_recorded_request_of_a_replay(alice_client):
     html = alice_client.get(RunFactory(job="replay").get_absolute_url()).content.decode()
     assert "<th>TTFT</th><th>TTFT (engine)</th>" in html
+
+
+def test_it_offers_a_checkbox_per_run_and_compare_selected(alice_client, run):
+    other = RunFactory(status=Run.Status.SUCCEEDED)
+    html = alice_client.get(reverse("runs:list")).content.decode()
+    for pk in (run.pk, other.pk):
+        assert f'<input type="checkbox" name="runs" value="{pk}"' in html
+    assert '<button type="submit" name="compare" value="selected">Compare selected</button>' in html
+    assert "js/run_list.js" in html
+
+
+def test_it_opens_the_compare_page_with_the_selected_runs(alice_client, run):
+    other = RunFactory(status=Run.Status.SUCCEEDED)
+    response = alice_client.get(reverse("runs:list"), {"compare": "selected", "runs": [other.pk, run.pk]})
+    assert response.status_code == 302
+    assert response.url == f"{reverse('runs:compare')}?runs={run.pk},{other.pk}"
+    assert alice_client.get(response.url).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("ticked", "message"),
+    [
+        ([], "tick at least 2 runs to compare (0 are ticked)"),
+        (["one"], "tick at least 2 runs to compare (1 is ticked)"),
+        (["one", "one"], "tick at least 2 runs to compare (1 is ticked)"),
+        (["one", "x1"], "Compare selected: x1 is not an id"),
+    ],
+)
+def test_it_says_so_when_fewer_than_two_runs_are_selected(alice_client, run, ticked, message):
+    ids = [str(run.pk) if tick == "one" else tick for tick in ticked]
+    query = {"compare": "selected", "runs": ids, "status": "succeeded"}
+    response = alice_client.get(reverse("runs:list"), query)
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert message in html and 'id="compare-error"' in html
+    assert '<input type="hidden" name="status" value="succeeded">' in html
+    if ids[:1] == [str(run.pk)]:
+        assert f'name="runs" value="{run.pk}" aria-label="compare run #{run.pk}" checked' in html

@@ -5,6 +5,7 @@ import io
 import json
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from runs.models import Run, Sweep, SweepExecution
@@ -170,13 +171,13 @@ def test_it_requires_login_everywhere(client, finished_run):
 def form_data(configs, **fields) -> dict:
     data = {"name": "nightly", "configs": [c.pk for c in configs], "repetitions": 3,
             "baseline": configs[0].pk, "noise_floor_pct": 3.0,
-            "job_speed": "on", "params_speed": '{"reps": 2, "warmup": 0}'}
+            "job_speed": "on", "speed__reps": 2, "speed__warmup": 0}
     return data | fields
 
 
 def test_it_creates_a_sweep_from_the_form(alice_client):
     configs = [EngineConfigFactory(), EngineConfigFactory()]
-    data = form_data(configs, job_needle="on", params_needle="", params_replay='{"ignored": 1}',
+    data = form_data(configs, job_needle="on", needle__lengths="", replay__requests="ignored",
                      webhook_url=WEBHOOK)
     response = alice_client.post(reverse("runs:sweep-new"), data)
     sweep = Sweep.objects.get(name="nightly")
@@ -191,21 +192,86 @@ def test_it_creates_a_sweep_from_the_form(alice_client):
 
 
 @pytest.mark.parametrize(
-    ("fields", "message"),
+    ("fields", "field", "message"),
     [
-        ({"params_speed": '{"reps": 99}'}, "speed: reps must be between 1 and 50, not 99"),
-        ({"params_speed": '{"reps": 2,}'}, "speed: the parameters are not valid JSON"),
-        ({"job_concurrency": "on", "params_concurrency": '{"levels": "1,x"}'},
+        ({"speed__reps": 99}, "speed__reps", "speed: reps must be between 1 and 50, not 99"),
+        ({"speed__reps": "2x"}, "speed__reps", "Enter a whole number."),
+        ({"job_concurrency": "on", "concurrency__levels": "1,x"}, "concurrency__levels",
          "concurrency: levels item must be a whole number"),
-        ({"job_speed": ""}, "jobs: choose at least one job"),
+        ({"job_lookahead": "on", "lookahead__lengths": "0,65"}, "lookahead__lengths",
+         "lookahead: lengths item must be between 0 and 64, not 65"),
+        ({"job_speed": ""}, None, "jobs: choose at least one job"),
     ],
 )
-def test_it_names_the_job_and_field_of_a_bad_form(alice_client, fields, message):
+def test_it_names_the_job_and_field_of_a_bad_form(alice_client, fields, field, message):
     configs = [EngineConfigFactory()]
     response = alice_client.post(reverse("runs:sweep-new"), form_data(configs, **fields))
     assert response.status_code == 400
     assert message in response.content.decode()
+    form = response.context["form"]
+    assert [error for error in form.errors[field or "__all__"] if message in error]
     assert not Sweep.objects.exists()
+
+
+def test_it_offers_a_field_per_job_parameter_with_its_range_and_default(alice_client):
+    html = alice_client.get(reverse("runs:sweep-new")).content.decode()
+    assert "parameters (JSON)" not in html and "<textarea" not in html
+    assert 'name="lookahead__lengths"' in html and 'placeholder="0,2,4,8,12"' in html
+    assert f"comma-separated, each 0{EN}64, default 0,2,4,8,12" in html
+    assert 'name="speed__reps"' in html and 'min="1"' in html and 'max="50"' in html
+    assert f"1{EN}50, default 3" in html
+    assert 'name="agent_table__fixture"' in html
+
+
+def test_it_stores_a_lookahead_sweep_from_its_fields(alice_client):
+    configs = [EngineConfigFactory()]
+    data = form_data(configs, job_speed="", job_lookahead="on", lookahead__lengths="0, 4,8",
+                     lookahead__reps="2")
+    assert alice_client.post(reverse("runs:sweep-new"), data).status_code == 302
+    assert Sweep.objects.get().jobs == [
+        {"job": "lookahead", "params": {"lengths": [0, 4, 8], "reps": 2, "warmup": 1}},
+    ]
+
+
+def test_it_edits_a_sweeps_stored_parameters_in_their_fields(alice_client):
+    config = EngineConfigFactory()
+    stored = [{"job": "speed", "params": {"reps": 2, "warmup": 0}},
+              {"job": "lookahead", "params": {"lengths": [0, 8], "reps": 1, "warmup": 1}}]
+    sweep = SweepFactory(configs=[config], jobs=stored)
+    url = reverse("runs:sweep-edit", args=[sweep.pk])
+    form = alice_client.get(url).context["form"]
+    assert form["lookahead__lengths"].value() == "0,8" and form["speed__reps"].value() == 2
+    assert form["job_lookahead"].value() is True and form["job_needle"].value() is False
+    values = {name: form[name].value() for name in form.fields}
+    data = {name: value for name, value in values.items() if value is not None and value is not False}
+    data["configs"] = [config.pk]
+    data["baseline"] = ""
+    assert alice_client.post(url, data).status_code == 302
+    sweep.refresh_from_db()
+    assert sweep.jobs == stored
+
+
+def test_it_keeps_a_stored_replay_unless_a_new_file_is_given(alice_client):
+    config = EngineConfigFactory()
+    recorded = [{"messages": [{"role": "user", "content": "hi"}]}]
+    sweep = SweepFactory(configs=[config], jobs=[{"job": "replay", "params": {"requests": recorded}}])
+    url = reverse("runs:sweep-edit", args=[sweep.pk])
+    assert "1 recorded requests are stored" in alice_client.get(url).content.decode()
+    data = form_data([config], name=sweep.name, job_speed="", job_replay="on")
+    assert alice_client.post(url, data).status_code == 302
+    sweep.refresh_from_db()
+    assert sweep.jobs[0]["params"]["requests"] == recorded
+    upload = SimpleUploadedFile("new.jsonl", b'{"messages": [{"role": "user", "content": "new"}]}\n')
+    assert alice_client.post(url, data | {"replay__requests": upload}).status_code == 302
+    sweep.refresh_from_db()
+    assert sweep.jobs[0]["params"]["requests"][0]["messages"][0]["content"] == "new"
+
+
+def test_it_ticks_the_configs_named_in_the_query(alice_client):
+    chosen, other = EngineConfigFactory(), EngineConfigFactory()
+    form = alice_client.get(reverse("runs:sweep-new"), {"configs": [chosen.pk, "x"]}).context["form"]
+    assert [str(pk) for pk in form["configs"].value()] == [str(chosen.pk)]
+    assert str(other.pk) not in [str(pk) for pk in form["configs"].value()]
 
 
 def test_it_refuses_a_baseline_outside_the_sweep(alice_client):
@@ -222,7 +288,7 @@ def test_it_never_renders_the_webhook_and_keeps_it_unless_replaced(alice_client)
     url = reverse("runs:sweep-edit", args=[sweep.pk])
     html = alice_client.get(url).content.decode()
     assert WEBHOOK not in html and "hooks.example.org" not in html
-    assert "A webhook URL is set" in html and "{&quot;reps&quot;: 2}" in html
+    assert "A webhook URL is set" in html and 'name="speed__reps" value="2"' in html
 
     alice_client.post(url, form_data([config], name=sweep.name, webhook_url=""))
     sweep.refresh_from_db()
