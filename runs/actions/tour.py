@@ -16,7 +16,7 @@ from engines.models import EngineConfig
 from runs.actions.runs import start_run
 from runs.models import Run
 
-__all__ = ["TOUR_CONFIGS", "Tour", "TourUnavailable", "start_tour", "tour_runs"]
+__all__ = ["TOUR_CONFIGS", "Tour", "TourUnavailable", "has_tour", "start_tour", "tour_runs"]
 
 # The demo configs the tour runs (examples/demo.yaml): an MoE on llama-server, a dense 27B on Ollama.
 TOUR_CONFIGS = ("sim-moe-mtp8", "sim-27b-q8-la12")
@@ -57,6 +57,15 @@ def demo_configs(configs: QuerySet[EngineConfig]) -> list[EngineConfig]:
             f"the demo configs {', '.join(missing)} are not loaded: run `manage.py demo` (make run does)"
         )
     return [found[name] for name in TOUR_CONFIGS]
+
+
+def has_tour(configs: QuerySet[EngineConfig]) -> bool:
+    """Whether the tour's demo configs are among `configs`, on the simulator."""
+    try:
+        demo_configs(configs)
+    except TourUnavailable:
+        return False
+    return True
 
 
 def start_tour(configs: QuerySet[EngineConfig], user: User | AnonymousUser | None = None) -> Tour:

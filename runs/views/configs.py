@@ -20,6 +20,7 @@ from engines.models import EngineConfig, Machine
 from engines.recipes import render_config
 from engines.roofline import model_findings
 from runs.actions.runs import start_run
+from runs.actions.tour import has_tour
 from runs.actions.workers import presence_for, presence_of
 from runs.models import Alert, Run, Sweep, SweepExecution
 from runs.results.export import table_response, wants_export
@@ -110,7 +111,8 @@ def home(request: HttpRequest) -> HttpResponse:
     }
     # Every run is on a visible machine, so no recent run on any of them means no run at all.
     if not any(row["recent"] for row in overview):
-        ctx["first_steps"] = {"config": visible(request.user, EngineConfig.objects.order_by("name")).first()}
+        configs = visible(request.user, EngineConfig.objects.order_by("name"))
+        ctx["first_steps"] = {"config": configs.first(), "tour": has_tour(configs)}
     return render(request, "engines/home.html", ctx)
 
 

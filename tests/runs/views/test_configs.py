@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from tests.factories import EngineConfigFactory, MachineFactory, RunFactory
+from runs.actions.tour import TOUR_CONFIGS
+from tests.factories import EngineConfigFactory, EngineFactory, MachineFactory, RunFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -18,7 +19,6 @@ def test_it_tells_a_new_user_what_to_do_first_while_no_run_exists(alice_client):
     assert f'<a href="{config.get_absolute_url()}">sim-lookahead-4</a>' in html
     assert f'href="{config.get_absolute_url()}#start-job"' in html
     assert f'href="{reverse("runs:list")}"' in html and "Compare selected" in html
-    assert 'id="demo-tour-slot"' in html
 
 
 def test_it_says_to_add_a_config_when_there_is_none(alice_client):
@@ -31,3 +31,13 @@ def test_it_drops_the_first_steps_once_a_run_exists(alice_client):
     RunFactory()
     html = alice_client.get(reverse("runs:home")).content.decode()
     assert "No runs yet: start here" not in html and 'id="first-steps"' not in html
+
+
+def test_it_offers_the_demo_tour_when_the_demo_configs_are_loaded(alice_client):
+    machine = MachineFactory()
+    engine = EngineFactory(machine=machine, simulator=True, launch="managed")
+    EngineConfigFactory(name=TOUR_CONFIGS[0], engine=engine)
+    assert "Start the demo tour" not in alice_client.get(reverse("runs:home")).content.decode()
+    EngineConfigFactory(name=TOUR_CONFIGS[1], engine=EngineFactory(machine=machine, kind="ollama", simulator=True))
+    html = alice_client.get(reverse("runs:home")).content.decode()
+    assert "Start the demo tour" in html and f'action="{reverse("runs:tour")}"' in html
