@@ -87,3 +87,8 @@ class ReadWatchdog:
 
     def max_reads(self) -> int:
         return max(self.reads.values(), default=0)
+
+    @property
+    def intervened(self) -> bool:
+        """Whether the run got the read note or lost its tools (an answer after it is "rescued")."""
+        return not self.tools_offered or self.max_reads() >= self.note_at
