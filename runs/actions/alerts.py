@@ -1,7 +1,8 @@
 """Regression alerts: a scheduled sweep run worse than the sweep's recent scheduled runs.
 
 When a scheduled sweep run (SweepExecution, trigger "schedule") has finished, every
-config x job cell of it is checked, metric by metric (each job kind's metrics in runs.core.registry):
+config x job cell of it is checked, metric by metric (each job kind's metrics in runs.core.registry,
+less those marked `alert=False`, such as the agent table's raw score that its F1 covers):
 
 - baseline: the cell's values in the previous BASELINE_EXECUTIONS finished scheduled runs of the
   same sweep (succeeded runs only; a run's value is e.g. its median decode tok/s). Values of a
@@ -60,6 +61,8 @@ WEBHOOK_TIMEOUT_S = 5.0
 SENDING = "sending"
 EN_DASH, EM_DASH = "\u2013", "\u2014"
 _METRICS = {(m.benchmark, m.key): m for m in METRICS}
+# The agent table alerts on its F1, not its raw score (docs/metrics.md, "table F1").
+ALERTED = [m for m in METRICS if m.alert]
 # (config id, job, parameters as JSON): one cell of a sweep
 SweepCell = tuple[int, str, str]
 
@@ -121,7 +124,7 @@ def check_execution(execution: SweepExecution) -> list[Alert]:
     floor = execution.sweep.noise_floor_pct
     found = []
     for cell, (base, current) in _cells(execution.pk, previous).items():
-        for metric in METRICS:
+        for metric in ALERTED:
             if alert := _check(execution, cell, metric, _kept(base, cell, metric, held_out), current, floor):
                 found.append(alert)
     return Alert.objects.bulk_create(found)

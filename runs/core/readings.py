@@ -35,6 +35,7 @@ class Metric:
 
     `count` metrics read True/False per run and are shown as "k of n runs".
     `out_of` reads the denominator a score is out of (table rows, questions), shown by the label.
+    `alert` False keeps a metric out of regression alerts (one that another metric already covers).
     """
 
     benchmark: str
@@ -48,6 +49,7 @@ class Metric:
     digits: int = 1
     out_of: Callable[[Summary], Any] | None = None
     out_of_unit: str = ""
+    alert: bool = True
 
 
 def median_of(key: str) -> Callable[[Summary], float | None]:

@@ -5,6 +5,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from runs.core.jobs.agent_table import AgentTableJob, load_fixture, run_agent_table
+from runs.core.jobs.agent_table.grader import table_f1
 from runs.core.readings import Benchmark, Exported, Metric, Summary, field_of, one
 from runs.core.registry.params import FixtureParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
@@ -20,10 +21,34 @@ def _outcome_is(outcome: str) -> Callable[[Summary], bool | None]:
     return lambda summary: summary.get("outcome") == outcome if summary.get("outcome") else None
 
 
-def _correct(summary: Summary) -> bool | None:
-    if summary.get("score") is None or not summary.get("rows"):
+def _counts(summary: Summary) -> tuple[int, int, int] | None:
+    """(correct rows, truth rows, rows answered) of a summary; None where one is missing."""
+    score, rows, answered = summary.get("score"), summary.get("rows"), summary.get("answer_rows")
+    if score is None or not rows or answered is None:
         return None
-    return summary["score"] == summary["rows"]
+    return score, rows, answered
+
+
+# Summaries stored before precision, F1 and exact existed hold the counts they come from.
+def _f1(summary: Summary) -> float | None:
+    if "f1" in summary:
+        return summary["f1"]
+    counts = _counts(summary)
+    return table_f1(*counts) if counts else None
+
+
+def _precision(summary: Summary) -> float | None:
+    if "precision" in summary:
+        return summary["precision"]
+    counts = _counts(summary)
+    return counts[0] / counts[2] if counts and counts[2] else None
+
+
+def _exact(summary: Summary) -> bool | None:
+    if "exact" in summary:
+        return summary["exact"]
+    counts = _counts(summary)
+    return counts[0] == counts[1] == counts[2] if counts else None
 
 
 def _completed_task_s(summary: Summary) -> float | None:
@@ -31,18 +56,26 @@ def _completed_task_s(summary: Summary) -> float | None:
     return summary.get("task_s") if summary.get("outcome") == "completed" else None
 
 
+# F1 first: it is the job's headline (sweep grid, scorecard, compare); docs/metrics.md, "table F1".
 METRICS = (
-    Metric("Agent table", "score", "table score", "rows", True, field_of("score"), digits=0,
-           out_of=field_of("rows"), out_of_unit="rows"),
+    Metric("Agent table", "f1", "table F1", "%", True, _f1, scale=100.0),
+    Metric("Agent table", "score", "table score (correct rows)", "rows", True, field_of("score"), digits=0,
+           out_of=field_of("rows"), out_of_unit="rows", alert=False),
+    Metric("Agent table", "precision", "precision (correct of rows answered)", "%", True, _precision,
+           scale=100.0, alert=False),
+    Metric("Agent table", "exact", "exact (the truth table, nothing else)", "runs", True, _exact, count=True),
     Metric("Agent table", "task_s", "task time (completed runs)", "s", False, _completed_task_s),
-    Metric("Agent table", "correct", "correct (full score)", "runs", True, _correct, count=True),
     Metric("Agent table", "completed", "completed", "runs", True, _outcome_is("completed"), count=True),
+    Metric("Agent table", "rescued", "rescued (answered after the watchdog)", "runs", False,
+           _outcome_is("rescued"), count=True),
     Metric("Agent table", "loop", "loop", "runs", False, _outcome_is("loop"), count=True),
     Metric("Agent table", "error", "error", "runs", False, _outcome_is("error"), count=True),
 )
 EXPORTED = (
     Exported("sparkdash_agent_table_score", "Rows of the API table right in the latest agent-table run",
              one(field_of("score"))),
+    Exported("sparkdash_agent_table_f1", "F1 (0..1) of the API table in the latest agent-table run",
+             one(_f1)),
     Exported("sparkdash_agent_table_rows", "Rows of the API table's truth in the latest agent-table run",
              one(field_of("rows"))),
     Exported("sparkdash_agent_table_task_seconds", "Wall time of the latest agent-table run, when it "

@@ -49,7 +49,7 @@ QUALITY = [
     ("MMLU-Pro", "accuracy", 100.0, "MMLU-Pro accuracy, %"),
     ("HumanEval+", "pass_at_1_plus", 100.0, "HumanEval+ pass@1 (plus tests), %"),
     ("MBPP+", "pass_at_1_plus", 100.0, "MBPP+ pass@1 (plus tests), %"),
-    ("Agent table", "score", 1.0, "agent table score, rows"),
+    ("Agent table", "f1", 100.0, "agent table F1, %"),
 ]
 
 

@@ -9,6 +9,14 @@
     var steps = [];
     var c = h.chart(canvas, "step", [], { y: h.axis("step time (s)"), tokens: h.rightAxis("output tokens") });
 
+    function share(v) { return typeof v === "number" ? (v * 100).toFixed(1) + " %" : "—"; }
+
+    function precision(s) {
+      if (s.answer_rows === undefined) return share(s.precision);
+      if (!s.answer_rows) return "— (no rows answered)";
+      return share(s.precision) + " (" + s.score + " of " + s.answer_rows + " rows answered)";
+    }
+
     function label(r) { return r.tool ? [String(r.step), r.tool] : [String(r.step), "answer"]; }
 
     return {
@@ -27,9 +35,13 @@
       applyRun: function (run) {
         var s = run.summary || {};
         if (s.outcome === undefined) return;
+        // Summaries stored before F1, precision and exact lack them: those rows show as not reported.
         h.fillRows(h.tbodyOf("job-summary"), [
           ["outcome", s.outcome + (s.stop_reason ? " (" + s.stop_reason + ")" : "")],
-          ["score", s.score + " / " + s.rows + (s.correct ? " (correct)" : "")],
+          ["table F1", share(s.f1)],
+          ["score (correct rows)", s.score + " / " + s.rows + (s.exact ? " (exact)" : "")],
+          ["precision (correct of rows answered)", precision(s)],
+          ["exact", s.exact === undefined ? null : (s.exact ? "yes" : "no")],
           ["steps", String(s.steps)], ["task time", h.value(s.task_s, "s", 1)],
           ["most reads of one file", String(s.max_reads)]
         ], true);

@@ -110,6 +110,29 @@ def test_it_raises_an_alert_per_worse_metric_of_a_scheduled_sweep_run(sweep):
     assert alert.resolved is None
 
 
+def agent_night(sweep: Sweep, ago_h: float, score: int, answered: int) -> SweepExecution:
+    """A finished scheduled sweep run of three agent-table runs that each answered like this."""
+    when = timezone.now() - timedelta(hours=ago_h)
+    execution = SweepExecution.objects.create(sweep=sweep, trigger="schedule", created=when, finished=when)
+    summary = {"score": score, "rows": 47, "answer_rows": answered, "precision": score / answered,
+               "f1": 2 * score / (47 + answered), "exact": score == answered == 47, "outcome": "completed",
+               "task_s": 60.0}
+    for rep in (1, 2, 3):
+        RunFactory(config=sweep.configs.get(), execution=execution, repetition=rep, job="agent-table",
+                   params={"fixture": "routes_47"}, summary=summary, status=Run.Status.SUCCEEDED)
+    return execution
+
+
+@pytest.mark.django_db
+def test_it_alerts_on_the_agent_tables_f1_and_exact_when_rows_are_padded(sweep):
+    for ago_h in (72, 48, 24):
+        agent_night(sweep, ago_h, 47, 47)
+    raised = check_execution(agent_night(sweep, 0, 47, 560))
+    assert sorted(a.metric for a in raised) == ["exact", "f1"]
+    fewer = check_execution(agent_night(sweep, -1, 40, 40))
+    assert "score" not in {a.metric for a in fewer} and "f1" in {a.metric for a in fewer}
+
+
 @pytest.mark.django_db
 def test_it_takes_a_one_percent_change_for_noise(sweep):
     nights(sweep, *BASELINE)

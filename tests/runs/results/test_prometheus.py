@@ -44,7 +44,7 @@ def config():
     for suite, plus in (("humaneval", 0.8), ("mbpp", 0.6)):
         summary = {"dataset": suite, "pass_at_1_plus": plus, "pass_at_1_base": plus + 0.05, "total": 164}
         succeeded(config, "evalplus", summary, minute=7)
-    agent = {"score": 45, "rows": 47, "outcome": "completed", "task_s": 60.2}
+    agent = {"score": 45, "rows": 47, "answer_rows": 50, "outcome": "completed", "task_s": 60.2}
     succeeded(config, "agent-table", agent, minute=8)
     succeeded(config, "speed", {"decode_tps_client": {"median": 999.0}}, minute=9,
               status=Run.Status.FAILED)
@@ -69,6 +69,7 @@ def test_it_exposes_the_latest_figures_per_config(alice_client, config):
     assert values[(pass_at_1, labels(config, "evalplus", suite="humaneval", tests="plus"))] == 0.8
     assert values[(pass_at_1, labels(config, "evalplus", suite="mbpp", tests="base"))] == pytest.approx(0.65)
     assert values[("sparkdash_agent_table_score", labels(config, "agent-table"))] == 45.0
+    assert values[("sparkdash_agent_table_f1", labels(config, "agent-table"))] == pytest.approx(90 / 97)
     assert values[("sparkdash_agent_table_task_seconds", labels(config, "agent-table"))] == 60.2
     finished = values[("sparkdash_run_finished_timestamp_seconds", labels(config, "speed"))]
     assert finished == T0.timestamp() + 60 + 50

@@ -23,9 +23,17 @@ def speed_summary(tps, ttft=0.21):
             "ttft_s": spread(ttft, 0.01), "acceptance_rate": None}
 
 
-def agent_summary(score, outcome, task_s):
-    return {"score": score, "rows": 47, "correct": score == 47, "outcome": outcome, "task_s": task_s,
+def agent_summary(score, outcome, task_s, answered=None):
+    answered = score if answered is None else answered
+    return {"score": score, "rows": 47, "answer_rows": answered,
+            "precision": score / answered if answered else None, "f1": 2 * score / (47 + answered),
+            "exact": score == answered == 47, "outcome": outcome, "task_s": task_s,
             "steps": 12 if outcome == "completed" else 26, "answer": "GET,/users,12\n" * score}
+
+
+# An agent-table summary as stored before precision, F1, exact and answer_rows existed.
+OLD_AGENT_SUMMARY = {"score": 47, "rows": 47, "correct": True, "outcome": "completed", "task_s": 61.0,
+                     "steps": 9, "answer": "GET,/users,12"}
 
 
 def evalplus_summary(dataset, plus, base, total):
@@ -80,7 +88,8 @@ def test_it_scores_agent_table_runs():
     assert rows["score"]["spread"] == {"median": 47.0, "min": 30.0, "max": 47.0, "n": 3}
     assert rows["score"]["out_of"] == "47 rows"
     assert rows["task_s"]["spread"] == {"median": 61.35, "min": 60.2, "max": 62.5, "n": 2}
-    assert rows["correct"]["tally"] == {"count": 2, "n": 3}
+    assert rows["exact"]["tally"] == {"count": 2, "n": 3}
+    assert rows["f1"]["spread"]["median"] == 1.0 and rows["f1"]["spread"]["min"] == pytest.approx(60 / 77)
     assert rows["completed"]["tally"] == {"count": 2, "n": 3}
     assert rows["loop"]["tally"] == {"count": 1, "n": 3}
     assert rows["error"]["tally"] == {"count": 0, "n": 3}
@@ -174,6 +183,31 @@ def test_it_compares_agent_outcomes_and_missing_benchmarks(alice_client):
     assert agent["loop"]["verdict"] == "worse"
     assert agent["task_s"]["verdict"] == "n/a"
     assert by_key(rows, "MMLU-Pro")["accuracy"]["verdict"] == "n/a"
+
+
+def test_it_puts_the_agent_tables_f1_first_and_counts_rescued_runs(alice_client):
+    config = EngineConfigFactory()
+    succeeded(config, "agent-table", agent_summary(47, "completed", 60.0), minute=0)
+    succeeded(config, "agent-table", agent_summary(47, "rescued", 95.0, answered=560), minute=1)
+    rows = [row for row in scorecard(config) if row["benchmark"] == "Agent table"]
+    assert [row["key"] for row in rows][:4] == ["f1", "score", "precision", "exact"]
+    assert {row["key"]: row["text"] for row in rows}["rescued"] == "1 of 2 runs"
+    html = alice_client.get(config.get_absolute_url()).content.decode()
+    assert "table F1" in html and "rescued (answered after the watchdog)" in html
+    assert "57.7 [15.5\u2013100.0] % (n=2)" in html
+
+
+def test_it_shows_agent_summaries_stored_before_f1_without_breaking(alice_client):
+    a, b = EngineConfigFactory(), EngineConfigFactory()
+    succeeded(a, "agent-table", OLD_AGENT_SUMMARY)
+    succeeded(b, "agent-table", agent_summary(47, "completed", 60.0))
+    assert alice_client.get(a.get_absolute_url()).status_code == 200
+    response = compare_page(alice_client, a, b)
+    assert response.status_code == 200
+    agent = by_key(response.context["rows"], "Agent table")
+    assert agent["score"]["a"]["text"] == "47 [47\u201347] rows (n=1)"
+    assert (agent["f1"]["a"]["text"], agent["f1"]["verdict"]) == ("\u2014", "n/a")
+    assert agent["exact"]["a"]["tally"] is None
 
 
 def test_it_reads_the_compare_page_in_four_queries(alice_client, django_assert_max_num_queries):

@@ -216,7 +216,21 @@ def test_it_draws_an_agent_table_run_step_by_step(inprocess, sim, browser):
     run = _bench(_external(sim), "agent-table", "--fixture", "routes_12", "--max-steps", "3")
     drawn = _open(browser, run, "agent-chart", 1)
     assert _series(drawn)["step time, s"] == 1
-    assert "0 / 12" in _table(browser)
+    summary = _table(browser)
+    assert "0 / 12" in summary
+    assert "table F1 0.0 %" in summary and "exact no" in summary and "(no rows answered)" in summary
+    assert _severe(browser) == []
+
+
+def test_it_shows_an_agent_table_run_stored_before_f1_existed(browser):
+    old = {"score": 45, "rows": 47, "correct": False, "outcome": "completed", "stop_reason": "answered",
+           "steps": 9, "task_s": 61.0, "max_reads": 4}
+    run = RunFactory(job="agent-table", status=Run.Status.SUCCEEDED, summary=old)
+    _open(browser, run, "agent-chart", 0, shot="agent-table-old")
+    WebDriverWait(browser, 10).until(lambda d: "45 / 47" in _table(d))
+    summary = _table(browser)
+    assert "outcome completed (answered)" in summary
+    assert "table F1 \u2014" in summary and "(exact)" not in summary
     assert _severe(browser) == []
 
 

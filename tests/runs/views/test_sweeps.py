@@ -22,7 +22,9 @@ def speed(tps: float) -> dict:
 
 
 def agent(score: int) -> dict:
-    return {"score": score, "rows": 47, "outcome": "completed", "steps": 9, "task_s": 60.0}
+    """An agent run that answered 47 rows, `score` of them right."""
+    return {"score": score, "rows": 47, "answer_rows": 47, "f1": score / 47, "outcome": "completed",
+            "steps": 9, "task_s": 60.0}
 
 
 @pytest.fixture
@@ -76,7 +78,8 @@ def test_it_answers_the_grid_with_medians_spreads_and_progress(alice_client, fin
     assert got[("fast", "speed")]["spread"] == {"median": 42.0, "min": 40.0, "max": 44.0, "n": 3}
     assert got[("fast", "speed")]["text"] == f"42.0 [40.0{EN}44.0] tok/s (n=3)"
     assert got[("base", "speed")]["spread"] == {"median": 31.0, "min": 30.0, "max": 32.0, "n": 3}
-    assert got[("base", "agent-table")]["text"] == f"47 [46{EN}47] rows (n=3)"
+    assert got[("base", "agent-table")]["text"] == f"100.0 [97.9{EN}100.0] % (n=3)"
+    assert grid["columns"][1]["metric"] == "table F1"
     assert got[("flaky", "speed")]["spread"] == {"median": 38.0, "min": 38.0, "max": 38.0, "n": 1}
     flaky = got[("flaky", "speed")]
     assert (flaky["total"], flaky["done"], flaky["running"], flaky["failed"]) == (3, 2, 1, 1)
@@ -91,7 +94,7 @@ def test_it_labels_deltas_against_the_baseline(alice_client, finished_run):
     assert (fast_speed["delta"], fast_speed["verdict"]) == (11.0, "better")
     assert (fast_speed["delta_text"], fast_speed["delta_pct_text"]) == ("+11.0 tok/s", "+35.5 %")
     assert fast_speed["delta_pct"] == pytest.approx(11 / 31 * 100)
-    assert (fast_agent["delta"], fast_agent["delta_text"]) == (-1.0, "-1 rows")
+    assert (fast_agent["delta"], fast_agent["delta_text"]) == (pytest.approx(-1 / 47), "-2.1 pp")
     assert fast_agent["verdict"] == "noise"
     assert got[("flaky", "speed")]["verdict"] == "no spread"
     assert got[("flaky", "agent-table")]["verdict"] == "n/a"
@@ -109,6 +112,7 @@ def test_it_renders_the_sweep_run_page(alice_client, finished_run):
     assert f"42.0 [40.0{EN}44.0] tok/s (n=3)" in html
     assert "\u0394 +11.0 tok/s (+35.5 %)" in html and 'class="verdict verdict-better">better<' in html
     assert 'class="verdict verdict-noise">noise<' in html
+    assert "table F1, % \u2191" in html and f"100.0 [97.9{EN}100.0] % (n=3)" in html
     assert "16 of 18 runs done · 1 running · 3 failed" in html
     assert f'href="/compare/?sweep_runs={finished_run.pk}"' in html
     assert 'data-finished="true"' in html and "js/sweep_grid" in html
@@ -128,7 +132,9 @@ def test_it_exports_the_grid_as_csv_and_json(alice_client, finished_run):
     data = alice_client.get(url, {"format": "json"}).json()
     assert data["columns"][:3] == ["config", "engine", "machine"]
     base = next(r for r in data["rows"] if (r["config"], r["job"]) == ("base", "agent-table"))
-    assert (base["median"], base["min"], base["max"], base["n"], base["baseline"]) == (47, 46, 47, 3, True)
+    assert (base["median"], base["min"], base["max"], base["n"], base["baseline"]) == (
+        1.0, pytest.approx(46 / 47), 1.0, 3, True)
+    assert (base["metric"], base["unit"]) == ("table F1", "%")
     assert WEBHOOK not in response.content.decode() + json.dumps(data)
 
 

@@ -16,6 +16,7 @@ def test_it_grades_an_engine_that_answers_without_tools(inprocess, capsys):
     assert run["status"] == "succeeded", run["error"]
     summary = run["summary"]
     assert (summary["rows"], summary["score"], summary["outcome"]) == (12, 0, "completed")
+    assert (summary["f1"], summary["exact"]) == (0.0, False)
 
 
 def test_it_refuses_a_fixture_folder_without_a_truth_table(inprocess, capsys, tmp_path, settings):
@@ -40,8 +41,10 @@ def test_it_classifies_the_real_270m_model_on_the_agent_task(inprocess, capsys):
     summary = run["summary"]
     print(
         f"\nreal 270M agent task: outcome {summary['outcome']}, score {summary['score']}/{summary['rows']}, "
+        f"F1 {summary['f1']:.2f}, "
         f"steps {summary['steps']}, {summary['task_s']:.1f} s, stop {summary.get('stop_reason')}"
     )
-    assert summary["outcome"] in ("completed", "loop", "error")
+    # One reply may hold a dozen reads, so even 4 steps can end "rescued".
+    assert summary["outcome"] in ("completed", "rescued", "loop", "error")
     assert summary["rows"] == 12 and 0 <= summary["score"] <= 12
     assert 1 <= summary["steps"] <= 4

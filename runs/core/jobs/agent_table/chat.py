@@ -5,6 +5,11 @@ the client's httpx session: OpenAI's /v1/chat/completions (tool arguments are a 
 Ollama's /api/chat with stream false (tool arguments are an object). The clients' streaming
 path is untouched. Several system messages are merged into one before sending, since some chat
 templates answer HTTP 500 to two.
+
+Malformed tool-call arguments (not JSON, or JSON that is no object) are treated alike for both
+APIs: the history sends them back as an empty object (Ollama takes only objects, and chat
+templates that parse the arguments fail on broken JSON), and the tool result tells the model
+what was wrong, quoting what it wrote (`arguments_error`).
 """
 from __future__ import annotations
 
@@ -25,9 +30,13 @@ from engines.clients.base import (
 )
 from engines.clients.openai import OpenAIClient, add_timings, raise_reported_error
 
-__all__ = ["ChatReply", "ToolCall", "assistant_message", "chat", "merge_system", "tool_message"]
+__all__ = [
+    "ChatReply", "ToolCall", "arguments_error", "assistant_message", "chat", "merge_system", "tool_message",
+]
 
 PATHS = {OpenAIClient.kind: "/v1/chat/completions", ollama.OllamaClient.kind: "/api/chat"}
+QUOTED_CHARS = 200
+EXAMPLE_ARGUMENTS = {"search": '{"pattern": "def "}', "read_file": '{"path": "app.py", "start_line": 1}'}
 
 
 @dataclass(frozen=True)
@@ -71,18 +80,41 @@ def merge_system(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def assistant_message(client: EngineClient, reply: ChatReply) -> dict[str, Any]:
-    """The reply as the assistant turn to send back, tool calls in the API's own shape."""
+    """The reply as the assistant turn to send back, tool calls in the API's own shape.
+
+    Malformed arguments go back as an empty object in both shapes (see the module docstring).
+    """
     message: dict[str, Any] = {"role": "assistant", "content": reply.text}
     if reply.tool_calls and _kind(client) == "openai":
         message["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.raw_arguments}}
+            {"id": c.id, "type": "function", "function": {
+                "name": c.name, "arguments": c.raw_arguments if c.arguments is not None else "{}"}}
             for c in reply.tool_calls
         ]
     elif reply.tool_calls:
         message["tool_calls"] = [
-            {"function": {"name": c.name, "arguments": c.arguments or {}}} for c in reply.tool_calls
+            {"function": {"name": c.name, "arguments": c.arguments if c.arguments is not None else {}}}
+            for c in reply.tool_calls
         ]
     return message
+
+
+def arguments_error(call: ToolCall) -> str | None:
+    """The tool result for a call whose arguments are not a JSON object; None when they are one."""
+    if call.arguments is not None:
+        return None
+    try:
+        json.loads(call.raw_arguments)
+    except ValueError:
+        problem = "were not valid JSON"
+    else:
+        problem = "were valid JSON but not an object"
+    quoted = call.raw_arguments[:QUOTED_CHARS] + ("..." if len(call.raw_arguments) > QUOTED_CHARS else "")
+    example = EXAMPLE_ARGUMENTS.get(call.name, '{"name": "value"}')
+    return (
+        f"error: not executed: the arguments of this {call.name} call {problem}: {quoted!r}. "
+        f"Call the tool again with its arguments as one JSON object, e.g. {example}."
+    )
 
 
 def tool_message(client: EngineClient, call: ToolCall, content: str) -> dict[str, Any]:

@@ -5,6 +5,10 @@ tables (outer pipes optional, alignment rows skipped), comma, semicolon or tab s
 lines, columns in any order named by a header ("line, method, path", "Method | Path | Line no."),
 loose lines such as "GET /users (line 12)" or "12: get /users", JSON lists of objects, and
 all of these inside code fences. Paths are read but not scored (docs/metrics.md, "table score").
+
+Extra rows cost: `precision` is correct rows over rows answered, `f1` weighs it with recall, and
+`exact` holds only for the truth table itself, so an answer listing every method on every line
+scores every row but is neither precise nor exact.
 """
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ from dataclasses import dataclass
 
 from runs.core.jobs.agent_table.fixture import Row
 
-__all__ = ["Grade", "grade", "parse_rows"]
+__all__ = ["Grade", "grade", "parse_rows", "table_f1"]
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 _METHOD = re.compile(rf"\b({'|'.join(METHODS)})\b", re.IGNORECASE)
@@ -46,8 +50,36 @@ class Grade:
     missing: tuple[Row, ...]
 
     @property
-    def correct(self) -> bool:
-        return self.score == self.rows
+    def answered(self) -> int:
+        """Rows the answer gave: the matched ones and the extra ones (duplicates included)."""
+        return self.score + len(self.extra)
+
+    @property
+    def precision(self) -> float | None:
+        """Correct rows over rows answered; None when the answer gave no row."""
+        return self.score / self.answered if self.answered else None
+
+    @property
+    def recall(self) -> float:
+        """Correct rows over truth rows."""
+        return self.score / self.rows if self.rows else 0.0
+
+    @property
+    def f1(self) -> float:
+        """The harmonic mean of precision and recall; 0.0 when no row is correct (or none given)."""
+        return table_f1(self.score, self.rows, self.answered)
+
+    @property
+    def exact(self) -> bool:
+        """Every truth row there and no other row (a repeated row counts as another)."""
+        return self.score == self.rows and not self.extra
+
+
+def table_f1(score: int, rows: int, answered: int) -> float:
+    """F1 of `score` correct rows out of `rows` truth rows and `answered` rows given."""
+    if score <= 0 or not rows or not answered:
+        return 0.0
+    return 2 * score / (rows + answered)
 
 
 def grade(answer_text: str, truth_rows: Sequence[Row]) -> Grade:

@@ -3,8 +3,9 @@
 Each step is one model request. The run ends when the model answers with text and no tool call,
 when a tool call comes back after the tools were withdrawn and the one retry is spent, when
 `max_steps` requests were sent, or on an engine error. Outcome (docs/metrics.md, "run outcome"):
-"error" for an engine error or an empty reply; else "loop" at 26 or more steps, or when the run
-stopped without an answer; else "completed". The last text the model wrote is graded either way.
+"error" for an engine error or an empty reply; else "loop" when the run stopped without an
+answer; else "rescued" when the answer came after the watchdog's read note or withdrawal; else
+"loop" at 26 or more steps; else "completed". The last text the model wrote is graded either way.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from engines.clients.base import EngineClient, EngineError, GenerationRequest, n
 from runs.core.jobs.agent_table.chat import (
     ChatReply,
     ToolCall,
+    arguments_error,
     assistant_message,
     chat,
     merge_system,
@@ -152,7 +154,9 @@ def _execute(run: _Run, call: ToolCall) -> tuple[str, dict[str, Any]]:
     """Run one call past the watchdog: its result (with any note) and its record for the sample."""
     file = run.workspace.file_read_by(call.name, call.arguments)
     decision = run.watchdog.on_call(file)
-    result = run.workspace.call(call.name, call.arguments) if decision.execute else ""
+    result = ""
+    if decision.execute:
+        result = arguments_error(call) or run.workspace.call(call.name, call.arguments)
     content = "\n\n".join(part for part in (result, decision.note) if part)
     record = _call_record(call, decision.execute, decision.note) | {"file": file, "reads": decision.reads}
     return content, record
@@ -194,13 +198,18 @@ def _step_sample(run: _Run, reply: ChatReply, offered: bool, calls: list[dict[st
     }
 
 
-def outcome(stop_reason: str | None, steps: int) -> str:
-    """completed, loop or error, per docs/metrics.md "run outcome" (see the module docstring)."""
+def outcome(stop_reason: str | None, steps: int, intervened: bool = False) -> str:
+    """completed, rescued, loop or error, per docs/metrics.md "run outcome" (the module docstring).
+
+    :param intervened: the watchdog noted a read loop or withdrew the tools during the run
+    """
     if stop_reason in ("engine error", "empty reply"):
         return "error"
-    if steps >= LOOP_STEPS or stop_reason != "answered":
+    if stop_reason != "answered":
         return "loop"
-    return "completed"
+    if intervened:
+        return "rescued"
+    return "loop" if steps >= LOOP_STEPS else "completed"
 
 
 def summarize(run: _Run, task_s: float) -> dict[str, Any]:
@@ -210,12 +219,14 @@ def summarize(run: _Run, task_s: float) -> dict[str, Any]:
         "fixture": run.fixture.name,
         "score": result.score,
         "rows": result.rows,
-        "correct": result.correct,
-        "outcome": outcome(run.stop_reason, run.steps),
+        "precision": result.precision,
+        "f1": result.f1,
+        "exact": result.exact,
+        "outcome": outcome(run.stop_reason, run.steps, run.watchdog.intervened),
         "stop_reason": run.stop_reason,
         "steps": run.steps,
         "task_s": task_s,
-        "answer_rows": result.score + len(result.extra),
+        "answer_rows": result.answered,
         "extra_rows": len(result.extra),
         "missing_rows": len(result.missing),
         "max_reads": run.watchdog.max_reads(),

@@ -82,16 +82,29 @@ class Workspace:
             return f"error: {exc}"
 
     def file_read_by(self, name: str, arguments: dict[str, Any] | None) -> str | None:
-        """The file a call reads, as the watchdog counts it: read_file's path, or a search's path
-        when it names a file; None for a search over a folder or every file."""
-        path = arguments.get("path") if isinstance(arguments, dict) else None
-        if name not in ("read_file", "search") or not isinstance(path, str) or not path.strip():
+        """The file a call reads, as the watchdog counts it: read_file's path, or the one file a
+        search covers (its path, or no path or "." where the workspace holds one file); None for
+        a search over several files."""
+        if not isinstance(arguments, dict):
+            return None
+        path = arguments.get("path")
+        if name == "search":
+            return self._searched_file(path)
+        if name != "read_file" or not isinstance(path, str) or not path.strip():
             return None
         try:
             target = self._resolve(path)
         except ToolError:
-            return path.strip() if name == "read_file" else None
+            return path.strip()
         return self._name(target) if target.is_file() else None
+
+    def _searched_file(self, path: Any) -> str | None:
+        try:
+            targets = self._targets(path)
+        except ToolError:
+            return None
+        # Searching the only file there is reads it, whatever the path says.
+        return self._name(targets[0]) if len(targets) == 1 else None
 
     def search(self, pattern: Any = None, path: Any = None) -> str:
         if not isinstance(pattern, str) or not pattern:

@@ -1,7 +1,8 @@
 """The read-loop watchdog: count reads per file; note at the 12th, withdraw the tools at the 20th.
 
 Agents fall into loops that read one file again and again with shifting ranges, so the count is
-per file, whatever the range or search pattern: read_file calls and searches naming the file.
+per file, whatever the range or search pattern: read_file calls and searches that cover that file
+alone (naming it, or with no path in a workspace of one file; Workspace.file_read_by decides).
 Thresholds from the seed: completed runs read one file at most 10 times, looping runs 20 to 150.
 A pure state machine: the agent loop asks it what to do and does it.
 """
@@ -87,3 +88,8 @@ class ReadWatchdog:
 
     def max_reads(self) -> int:
         return max(self.reads.values(), default=0)
+
+    @property
+    def intervened(self) -> bool:
+        """Whether the run got the read note or lost its tools (an answer after it is "rescued")."""
+        return not self.tools_offered or self.max_reads() >= self.note_at

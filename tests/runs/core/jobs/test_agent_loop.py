@@ -74,6 +74,15 @@ def last_content(body):
     return body["messages"][-1]["content"]
 
 
+def two_file_fixture(tmp_path):
+    """routes_47 with a second file (docs/notes.md), so a search without a path reads no one file."""
+    for name in ("server.py", "truth.csv"):
+        (tmp_path / name).write_text((ROUTES_47.root / name).read_text())
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.md").write_text("route notes\n")
+    return tmp_path
+
+
 def looping_reads(n):
     shifting = ({"path": "server.py", "start_line": 1 + 10 * i, "end_line": 60 + 10 * i} for i in range(n))
     return [openai_call("read_file", arguments, f"call_{i}") for i, arguments in enumerate(shifting)]
@@ -184,7 +193,8 @@ async def test_it_scores_a_correct_tool_using_run_as_completed():
         openai_text(table(ROUTES_47)),
     ])
     summary, progress = await run(engine)
-    assert (summary["score"], summary["rows"], summary["correct"]) == (47, 47, True)
+    assert (summary["score"], summary["rows"], summary["exact"]) == (47, 47, True)
+    assert (summary["precision"], summary["f1"], summary["answer_rows"]) == (1.0, 1.0, 47)
     assert (summary["outcome"], summary["stop_reason"], summary["steps"]) == ("completed", "answered", 5)
     assert summary["task_s"] > 0 and summary["output_tokens"] == 150 and summary["max_reads"] == 4
     assert progress.total == 40
@@ -202,7 +212,7 @@ async def test_it_scores_a_correct_tool_using_run_as_completed():
     assert 'server.py:241:         if method == "GET" and path == "/health":' in second[-1]["content"]
 
 
-async def test_it_notes_at_read_12_withdraws_tools_at_read_20_then_completes():
+async def test_it_notes_at_read_12_withdraws_tools_at_read_20_and_calls_the_forced_answer_rescued():
     engine = ScriptedEngine([*looping_reads(21), openai_text(table(ROUTES_47))])
     summary, progress = await run(engine)
     requests = engine.requests
@@ -216,7 +226,7 @@ async def test_it_notes_at_read_12_withdraws_tools_at_read_20_then_completes():
     assert "\t" not in refused  # no file lines: the 20th read did not run
     assert last_content(requests[21]) == UNAVAILABLE_NOTE
     assert all([m["role"] for m in body["messages"]].count("system") == 1 for body in requests)
-    assert (summary["outcome"], summary["steps"], summary["score"]) == ("completed", 22, 47)
+    assert (summary["outcome"], summary["steps"], summary["score"]) == ("rescued", 22, 47)
     assert summary["tools_withdrawn"] and summary["max_reads"] == 20
     assert [v["tools_offered"] for _, v in progress.samples] == [True] * 20 + [False] * 2
     assert [c["executed"] for _, v in progress.samples[18:21] for c in v["calls"]] == [True, False, False]
@@ -232,19 +242,19 @@ async def test_it_ends_as_a_loop_when_the_model_calls_tools_again_after_the_retr
     assert (summary["score"], summary["answer"]) == (0, "")
 
 
-async def test_it_stops_at_the_step_limit_as_a_loop_and_grades_the_last_text():
+async def test_it_stops_at_the_step_limit_as_a_loop_and_grades_the_last_text(tmp_path):
     engine = ScriptedEngine(
         [openai_call("search", {"pattern": f"route{i}"}) | {"content": table(ROUTES_47)} for i in range(30)]
     )
-    summary, progress = await run(engine, max_steps=30)
+    summary, progress = await run(engine, fixture=two_file_fixture(tmp_path), max_steps=30)
     assert (summary["outcome"], summary["stop_reason"], summary["steps"]) == ("loop", "step limit", 30)
     assert summary["score"] == 47 and summary["max_reads"] == 0
     assert len(progress.samples) == 30
 
 
-async def test_it_calls_a_completed_run_of_26_steps_a_loop():
+async def test_it_calls_a_completed_run_of_26_steps_a_loop(tmp_path):
     engine = ScriptedEngine([*[openai_call("search", {"pattern": "x"})] * 25, openai_text(table(ROUTES_47))])
-    summary, _ = await run(engine)
+    summary, _ = await run(engine, fixture=two_file_fixture(tmp_path))
     assert (summary["outcome"], summary["stop_reason"], summary["steps"], summary["score"]) == (
         "loop", "answered", 26, 47,
     )
@@ -305,3 +315,52 @@ def test_it_refuses_a_broken_fixture_or_job_before_any_request(tmp_path):
         load_fixture(tmp_path)
     with pytest.raises(ValueError, match="at least 1"):
         AgentTableJob("agent", "routes_47", max_steps=0)
+
+
+async def test_it_counts_searches_without_a_path_in_a_one_file_workspace_as_reads():
+    paths = ({}, {"path": "."}, {"path": ""})
+    engine = ScriptedEngine(
+        [openai_call("search", {"pattern": f"route{i}"} | paths[i % 3], f"call_{i}") for i in range(40)]
+    )
+    summary, progress = await run(engine)
+    requests = engine.requests
+    assert "you have read server.py 12 times" in last_content(requests[12])
+    assert last_content(requests[20]).startswith("Not executed: this would be read number 20 of server.py")
+    assert ["tools" in body for body in requests] == [True] * 20 + [False] * 2
+    assert (summary["outcome"], summary["stop_reason"], summary["steps"]) == (
+        "loop", "tool call without tools", 22,
+    )
+    assert summary["max_reads"] == 20 and summary["tools_withdrawn"]
+    assert [c["reads"] for _, v in progress.samples[:3] for c in v["calls"]] == [1, 2, 3]
+
+
+@pytest.mark.parametrize("kind", ["llama-server", "ollama"])
+async def test_it_tells_the_model_its_arguments_were_not_json_the_same_way_on_both_apis(kind):
+    broken = '{"path": "server.py", start_line: 1'
+    call = {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": broken}}
+    engine = ScriptedEngine([
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "assistant", "content": table(ROUTES_47)},
+    ], kind=kind)
+    summary, progress = await run(engine)
+    assistant, result = engine.requests[1]["messages"][-2:]
+    sent_back = assistant["tool_calls"][0]["function"]["arguments"]
+    assert sent_back == ("{}" if kind == "llama-server" else {})
+    assert result["role"] == "tool" and result["content"].startswith(
+        "error: not executed: the arguments of this read_file call were not valid JSON: "
+    )
+    assert repr(broken) in result["content"] and '"path": "app.py"' in result["content"]
+    assert progress.samples[0][1]["calls"][0]["arguments"] == broken
+    assert (summary["outcome"], summary["max_reads"]) == ("completed", 0)
+
+
+async def test_it_tells_the_model_when_its_arguments_are_json_but_not_an_object():
+    call = {"function": {"name": "search", "arguments": ["GET"]}}
+    engine = ScriptedEngine([
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "assistant", "content": table(ROUTES_47)},
+    ], kind="ollama")
+    await run(engine)
+    assistant, result = engine.requests[1]["messages"][-2:]
+    assert assistant["tool_calls"][0]["function"]["arguments"] == {}
+    assert "search call were valid JSON but not an object: '[\"GET\"]'" in result["content"]

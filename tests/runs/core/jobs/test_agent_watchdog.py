@@ -75,8 +75,9 @@ def test_it_allows_one_more_request_after_a_tool_call_without_tools():
         ("read_file", {"path": "./server.py", "start_line": 400}, "server.py"),
         ("search", {"pattern": "method ==", "path": "server.py"}, "server.py"),
         ("search", {"pattern": "def ", "path": " server.py "}, "server.py"),
-        ("search", {"pattern": "method =="}, None),
-        ("search", {"pattern": "method ==", "path": "."}, None),
+        ("search", {"pattern": "method =="}, "server.py"),
+        ("search", {"pattern": "method ==", "path": "."}, "server.py"),
+        ("search", {"pattern": "method ==", "path": "./"}, "server.py"),
         ("search", {"pattern": "x", "path": "nowhere.py"}, None),
         ("read_file", {"path": "nowhere.py"}, "nowhere.py"),
         ("read_file", None, None),
@@ -86,3 +87,21 @@ def test_it_allows_one_more_request_after_a_tool_call_without_tools():
 def test_it_counts_reads_and_searches_naming_a_file_whatever_the_range_or_pattern(name, arguments, file):
     workspace = Workspace(load_fixture("routes_47").root)
     assert workspace.file_read_by(name, arguments) == file
+
+
+def test_it_counts_no_file_for_a_search_over_a_workspace_of_several_files(tmp_path):
+    for name in ("app.py", "lib/util.py"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n")
+    workspace = Workspace(tmp_path)
+    assert workspace.file_read_by("search", {"pattern": "x"}) is None
+    assert workspace.file_read_by("search", {"pattern": "x", "path": "."}) is None
+    assert workspace.file_read_by("search", {"pattern": "x", "path": "lib"}) == "lib/util.py"
+
+
+def test_it_reports_an_intervention_from_the_read_note_on():
+    watchdog = ReadWatchdog()
+    read_n(watchdog, 11)
+    assert not watchdog.intervened
+    read_n(watchdog, 1)
+    assert watchdog.intervened and watchdog.tools_offered

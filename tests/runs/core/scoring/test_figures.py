@@ -1,3 +1,6 @@
+import pytest
+
+from runs.core.registry import JOBS
 from runs.core.scoring.figures import compare, compare_counts, compare_rows, score_rows
 from runs.core.stats import summarize
 
@@ -58,8 +61,10 @@ def test_it_compares_counts_of_runs_by_their_share():
     assert compare_counts(None, mixed, True)["verdict"] == "n/a"
 
 
-def agent_run(run_id, score, outcome, task_s):
-    return run_id, "agent-table", {"score": score, "rows": 47, "outcome": outcome, "task_s": task_s}
+def agent_run(run_id, score, outcome, task_s, answered=None):
+    answered = score if answered is None else answered
+    summary = {"score": score, "rows": 47, "answer_rows": answered, "outcome": outcome, "task_s": task_s}
+    return run_id, "agent-table", summary
 
 
 def rows_by_key(rows, benchmark):
@@ -74,9 +79,39 @@ def test_it_times_agent_tasks_over_completed_runs_only():
     assert rows["task_s"]["runs"] == 3
     assert rows["score"]["text"] == "47 [30\u201347] rows (n=3)"
     assert rows["score"]["out_of"] == "47 rows"
-    assert rows["correct"]["tally"] == {"count": 2, "n": 3}
+    assert rows["exact"]["tally"] == {"count": 2, "n": 3}
     assert rows["loop"]["text"] == "1 of 3 runs"
     assert rows["error"]["tally"] == {"count": 0, "n": 3}
+
+
+def test_it_heads_the_agent_table_with_f1_so_extra_rows_cost():
+    runs = [agent_run(1, 47, "completed", 60.0), agent_run(2, 47, "rescued", 90.0, answered=560),
+            agent_run(3, 47, "completed", 61.0, answered=49)]
+    rows = score_rows(runs)
+    agent = [row for row in rows if row["benchmark"] == "Agent table"]
+    assert agent[0]["key"] == "f1" and JOBS["agent-table"].headline.key == "f1"
+    by_key = rows_by_key(rows, "Agent table")
+    assert by_key["score"]["spread"]["min"] == 47.0
+    f1 = by_key["f1"]["spread"]
+    assert f1["max"] == 1.0 and f1["min"] == pytest.approx(2 * 47 / (47 + 560))
+    assert by_key["f1"]["text"] == f"{100 * 2 * 47 / 96:.1f} [15.5\u2013100.0] % (n=3)"
+    assert by_key["precision"]["spread"]["min"] == pytest.approx(47 / 560)
+    assert by_key["exact"]["tally"] == {"count": 1, "n": 3}
+    assert by_key["rescued"]["tally"] == {"count": 1, "n": 3}
+    assert by_key["task_s"]["spread"]["n"] == 2  # the rescued run's time is not a task time
+
+
+def test_it_reads_stored_agent_summaries_that_predate_f1():
+    new = dict(agent_run(1, 40, "completed", 60.0, answered=50)[2], f1=0.2, precision=0.3, exact=False)
+    older = agent_run(2, 47, "completed", 60.0)[2]
+    oldest = {"score": 47, "rows": 47, "correct": True, "outcome": "completed", "task_s": 60.0}
+    rows = rows_by_key(score_rows([(1, "agent-table", new)]), "Agent table")
+    assert (rows["f1"]["spread"]["median"], rows["precision"]["spread"]["median"]) == (0.2, 0.3)
+    rows = rows_by_key(score_rows([(2, "agent-table", older)]), "Agent table")
+    assert (rows["f1"]["spread"]["median"], rows["exact"]["tally"]) == (1.0, {"count": 1, "n": 1})
+    rows = rows_by_key(score_rows([(3, "agent-table", oldest)]), "Agent table")
+    assert (rows["f1"]["text"], rows["exact"]["tally"], rows["score"]["spread"]["median"]) == (
+        "\u2014", None, 47.0)
 
 
 def test_it_splits_evalplus_runs_by_dataset():

@@ -58,14 +58,14 @@ def test_it_compares_concurrency_levels_and_draws_their_curves():
 
 def test_it_plots_speed_against_the_quality_metric_most_configs_have():
     groups = [
-        Group(1, "a", [(1, "speed", speed(40.0)), (2, "agent-table", {"score": 47, "rows": 47})]),
-        Group(2, "b", [(3, "speed", speed(60.0)), (4, "agent-table", {"score": 30, "rows": 47}),
+        Group(1, "a", [(1, "speed", speed(40.0)), (2, "agent-table", {"score": 47, "rows": 47, "f1": 1.0})]),
+        Group(2, "b", [(3, "speed", speed(60.0)), (4, "agent-table", {"score": 47, "rows": 47, "f1": 0.5}),
                        (5, "mmlu-pro", {"accuracy": 0.5})]),
     ]
     scatter = chart_data(groups, compare_groups(groups, 1), 1)["scatter"]
-    assert scatter["label"] == "agent table score, rows"
+    assert scatter["label"] == "agent table F1, %"
     assert [(p["config"], p["x"], p["y"], p["front"]) for p in scatter["points"]] == [
-        ("a", 40.0, 47.0, True), ("b", 60.0, 30.0, True)]
+        ("a", 40.0, 100.0, True), ("b", 60.0, 50.0, True)]
 
 
 def test_it_exports_figures_in_the_unit_shown():
