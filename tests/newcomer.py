@@ -76,7 +76,7 @@ class DemoSite:
     def __enter__(self) -> DemoSite:
         self._manage("migrate", "--noinput", "-v", "0")
         self._manage("demo")
-        log = open(Path(self.folder.name) / "serve.log", "wb")  # noqa: SIM115 (closed with the folder)
+        log = open(Path(self.folder.name) / "serve.log", "wb")  # closed when serve stops
         self.process = subprocess.Popen(
             [sys.executable, "manage.py", "serve", "--port", str(self.port)],
             cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
@@ -133,7 +133,7 @@ def walk(driver: Any, site: DemoSite, shots: Path | None = None) -> Walk:
     seen.tour_url = driver.current_url
     speed = _links(driver, "speed")
     sweep = _links(driver, "lookahead")[0]
-    _wait_finished(driver, speed + [sweep])
+    _wait_finished(driver, [*speed, sweep])
     seen.speed_run, seen.by_type = _speed_page(driver, speed[0])
     _shot(driver, shots, "demo-run", seen)
     seen.lookahead = _sweep_page(driver, sweep)
@@ -207,11 +207,13 @@ def _compare_selected(driver: Any, url: str, speed_urls: list[str]) -> str:
 def _recipe_errors(driver: Any, url: str) -> list[str]:
     """The red recipe errors on every config's page of the demo."""
     driver.get(url + "/configs/")
-    pages = {a.get_attribute("href") for a in driver.find_elements(By.CSS_SELECTOR, "main a[href*='/configs/']")}
+    links = driver.find_elements(By.CSS_SELECTOR, "main a[href*='/configs/']")
+    pages = {a.get_attribute("href") for a in links}
     errors = []
     for page in sorted(p for p in pages if p.rstrip("/").rsplit("/", 1)[-1].isdigit()):
         driver.get(page)
-        errors += [e.text for e in driver.find_elements(By.CSS_SELECTOR, ".error") if "recipe" in e.text.lower()]
+        shown = driver.find_elements(By.CSS_SELECTOR, ".error")
+        errors += [e.text for e in shown if "recipe" in e.text.lower()]
     return errors
 
 

@@ -27,7 +27,10 @@ def demo_like(simulator: bool = True) -> list[EngineConfig]:
     """Configs named as the demo's: a managed llama-server simulator and an Ollama one."""
     llama = EngineFactory(kind="llama-server", simulator=simulator, launch="managed")
     ollama = EngineFactory(kind="ollama", simulator=simulator)
-    return [EngineConfigFactory(name=TOUR_CONFIGS[0], engine=llama), EngineConfigFactory(name=TOUR_CONFIGS[1], engine=ollama)]
+    return [
+        EngineConfigFactory(name=TOUR_CONFIGS[0], engine=llama),
+        EngineConfigFactory(name=TOUR_CONFIGS[1], engine=ollama),
+    ]
 
 
 def test_it_queues_each_configs_speed_run_before_any_sweep(handed, django_capture_on_commit_callbacks):

@@ -38,6 +38,7 @@ def test_it_offers_the_demo_tour_when_the_demo_configs_are_loaded(alice_client):
     engine = EngineFactory(machine=machine, simulator=True, launch="managed")
     EngineConfigFactory(name=TOUR_CONFIGS[0], engine=engine)
     assert "Start the demo tour" not in alice_client.get(reverse("runs:home")).content.decode()
-    EngineConfigFactory(name=TOUR_CONFIGS[1], engine=EngineFactory(machine=machine, kind="ollama", simulator=True))
+    ollama = EngineFactory(machine=machine, kind="ollama", simulator=True)
+    EngineConfigFactory(name=TOUR_CONFIGS[1], engine=ollama)
     html = alice_client.get(reverse("runs:home")).content.decode()
     assert "Start the demo tour" in html and f'action="{reverse("runs:tour")}"' in html
