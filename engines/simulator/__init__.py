@@ -5,17 +5,21 @@ a deterministic schedule, so the dashboard can be demoed and tested without a GP
 version string it reports contains "sparkdash-simulator". No Django import here.
 """
 from .app import ASGIApp, build_app
-from .schedule import FAULTS, Emission, Schedule, SimProfile, plan, schedule
+from .output_type import output_type
+from .schedule import ACCEPTANCE_BY_TYPE, FAULTS, OUTPUT_TYPES, Emission, Schedule, SimProfile, plan, schedule
 from .server import SimServer, serve_forever, serve_in_thread
 
 __all__ = [
+    "ACCEPTANCE_BY_TYPE",
     "FAULTS",
+    "OUTPUT_TYPES",
     "ASGIApp",
     "Emission",
     "Schedule",
     "SimProfile",
     "SimServer",
     "build_app",
+    "output_type",
     "plan",
     "schedule",
     "serve_forever",
