@@ -189,9 +189,6 @@ async def _route(http: _Http, box: Box, method: str, path: str, n: int) -> None:
     finally:
         box.batch.active -= 1
     box.counters.add(reply.sched)
-    line = acceptance_line(n, reply.sched)
-    if line:
-        box.log(line)
 
 
 def _create_alias(box: Box, body: Any) -> dict[str, str]:
@@ -244,6 +241,7 @@ async def _stream(http: _Http, box: Box, fmt: Format, reply: Reply) -> None:
     if profile.fault == "malformed":
         await http.write(fmt.malformed())
     elif profile.fault != "cut":
+        _log_acceptance(box, reply)
         await http.write(fmt.tail(_as_paced(reply, emitted)))
     await http.write(b"", more=False)
 
@@ -260,8 +258,18 @@ async def _whole(http: _Http, box: Box, fmt: Format, reply: Reply) -> None:
         body = fmt.malformed()
     elif profile.fault == "cut":
         body = body[: len(body) // 2]
+    else:
+        _log_acceptance(box, reply)
     await http.start(200, "application/json")
     await http.write(body, more=False)
+
+
+def _log_acceptance(box: Box, reply: Reply) -> None:
+    """The reply's acceptance line, written before its last bytes leave (as llama-server prints
+    timings when the slot is released), so a client that reads the log after a reply finds it."""
+    line = acceptance_line(reply.id, reply.sched)
+    if line:
+        box.log(line)
 
 
 def _as_paced(reply: Reply, emitted: list[Emission]) -> Reply:

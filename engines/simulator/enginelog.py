@@ -32,7 +32,7 @@ def engine_log(path: str | Path | None = None) -> Log:
     return write
 
 
-def acceptance_line(task: int, sched: Schedule) -> str | None:
+def acceptance_line(task: str, sched: Schedule) -> str | None:
     """llama-server's per-request draft acceptance line (b9829+ wording), or None without drafts."""
     if not sched.draft_tokens:
         return None
