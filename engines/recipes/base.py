@@ -79,7 +79,8 @@ class LaunchSettings:
     :param binary: the program; empty means the kind's ``default_binary``.
     :param host: the address to listen on.
     :param port: the port to listen on; None means the kind's ``default_port``.
-    :param lookahead: draft tokens per verification; 0 leaves the engine's default.
+    :param lookahead: draft tokens per verification; 0 is no drafting on every engine kind (no
+        speculative flags for llama-server, vLLM and SGLang; draft_num_predict 0 in Ollama's alias).
     :param extra_flags: typed as on a command line; split with ``shlex`` and appended verbatim.
     :param metrics: turn on the Prometheus endpoint where the engine needs a flag for it.
     """

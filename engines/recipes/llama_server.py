@@ -69,20 +69,26 @@ def _speculative(b: Builder, s: LaunchSettings) -> None:
         for name in ("lookahead", "draft_n_min", "draft_p_min"):
             b.unused(name, "speculative_method is empty, so speculative decoding is off")
         return
+    if s.draft_model and not drafts:
+        raise ValueError(f"draft_model: set, but {','.join(types)} uses no draft model")
+    if not s.lookahead:
+        # 0 draft tokens is no drafting; llama-server would otherwise draft its default length.
+        b.notes.append(f"lookahead is 0: speculative decoding is off ({','.join(types)} is not rendered)")
+        for name in ("draft_model", "draft_n_min", "draft_p_min"):
+            b.unused(name, "lookahead is 0, so speculative decoding is off")
+        return
     missing = [t for t in types if t in NEEDS_DRAFT_MODEL]
     if missing and not s.draft_model:
         raise ValueError(f"draft_model: {missing[0]} needs a draft model (-md), and none is set")
-    if s.draft_model and not drafts:
-        raise ValueError(f"draft_model: set, but {','.join(types)} uses no draft model")
     b.flag("--spec-type", ",".join(types))
     b.flag("-md", s.draft_model or None)
     if drafts:
-        b.flag("--spec-draft-n-max", s.lookahead or None)
+        b.flag("--spec-draft-n-max", s.lookahead)
         b.flag("--spec-draft-n-min", s.draft_n_min)
         b.flag("--spec-draft-p-min", s.draft_p_min)
     for t in types:
         if t in NGRAM_LENGTH_FLAG:
-            b.flag(NGRAM_LENGTH_FLAG[t], s.lookahead or None)
+            b.flag(NGRAM_LENGTH_FLAG[t], s.lookahead)
         if t == "ngram-mod":
             b.flag("--spec-ngram-mod-n-min", s.draft_n_min)
     if not drafts:
@@ -91,6 +97,3 @@ def _speculative(b: Builder, s: LaunchSettings) -> None:
             b.unused("draft_n_min", f"{','.join(types)} has no minimum draft length")
     if types == ["ngram-cache"]:
         b.unused("lookahead", "ngram-cache drafts a fixed 8 tokens")
-    if not s.lookahead and types != ["ngram-cache"]:
-        default = "--spec-draft-n-max 3" if drafts else "per ngram type"
-        b.notes.append(f"lookahead is 0: llama-server keeps its default draft length ({default})")

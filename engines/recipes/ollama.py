@@ -78,17 +78,13 @@ def parameters(s: LaunchSettings) -> dict[str, int]:
             f"(Ollama picks draft-mtp or draft-dflash itself; use one of {', '.join(METHODS)})"
         )
     separate = METHODS.get(method)
-    if separate and not s.draft_model:
-        raise ValueError(f"draft_model: {method} needs a separate draft model (Modelfile DRAFT), none is set")
     if s.draft_model and separate is not True:
         raise ValueError(f"draft_model: set, but speculative_method {method or '(empty)'} uses none")
-    if separate is False and not s.lookahead:
-        raise ValueError("lookahead: Ollama keeps embedded MTP off unless draft_num_predict (lookahead) > 0")
-    params: dict[str, int] = {}
-    if method == "none":
-        params["draft_num_predict"] = 0
-    elif s.lookahead:
-        params["draft_num_predict"] = s.lookahead
+    if separate and s.lookahead and not s.draft_model:
+        raise ValueError(f"draft_model: {method} needs a separate draft model (Modelfile DRAFT), none is set")
+    # Lookahead 0 (or method none) is drafting off: without draft_num_predict 0 in the alias,
+    # a model with MTP heads would draft its own default length.
+    params: dict[str, int] = {"draft_num_predict": 0 if method == "none" else s.lookahead}
     for name, value in (("num_ctx", s.context_length), ("num_thread", s.threads)):
         if value:
             params[name] = value
@@ -99,7 +95,7 @@ def parameters(s: LaunchSettings) -> dict[str, int]:
 
 def alias_name(s: LaunchSettings, params: dict[str, int]) -> str:
     """A model name made from the base model and the settings, so one config always maps to one."""
-    parts = [f"la{params['draft_num_predict']}"] if "draft_num_predict" in params else []
+    parts = [f"la{params['draft_num_predict']}"]
     short = {"num_ctx": "c", "num_thread": "t", "num_batch": "b"}
     parts += [f"{short[k]}{v}" for k, v in params.items() if k in short]
     if s.draft_model:
@@ -110,8 +106,8 @@ def alias_name(s: LaunchSettings, params: dict[str, int]) -> str:
 
 def _alias(b: Builder, s: LaunchSettings) -> None:
     params = parameters(s)
-    if not params and not s.draft_model:
-        return
+    if not params["draft_num_predict"]:
+        b.notes.append("lookahead is 0: the alias sets draft_num_predict 0, so drafting is off")
     alias = alias_name(s, params)
     lines = [f"FROM {s.model}"]
     if s.draft_model:

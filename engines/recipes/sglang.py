@@ -66,15 +66,16 @@ def _speculative(b: Builder, s: LaunchSettings) -> None:
             raise ValueError("draft_model: set, but speculative_method is empty (use STANDALONE)")
         b.unused("lookahead", "speculative_method is empty, so speculative decoding is off")
         return
-    if algo in NEEDS_MODEL and not s.draft_model:
-        raise ValueError(f"draft_model: SGLang {algo} needs --speculative-draft-model-path, and none is set")
     if algo == "NGRAM" and s.draft_model:
         raise ValueError("draft_model: set, but SGLang NGRAM uses no draft model")
+    if not s.lookahead:
+        # Rendering the algorithm alone would let SGLang pick its own draft length.
+        b.notes.append(f"lookahead is 0: speculative decoding is off (SGLang {algo} is not rendered)")
+        return
+    if algo in NEEDS_MODEL and not s.draft_model:
+        raise ValueError(f"draft_model: SGLang {algo} needs --speculative-draft-model-path, and none is set")
     b.flag("--speculative-algorithm", algo)
     b.flag("--speculative-draft-model-path", s.draft_model or None)
-    if not s.lookahead:
-        b.notes.append("lookahead is 0: SGLang chooses its own draft length for this model")
-        return
     if algo in STEPPED:
         # A chain (top-k 1) of N draft steps verifies N draft tokens plus the root token.
         b.flag("--speculative-num-steps", s.lookahead)

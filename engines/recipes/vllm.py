@@ -50,6 +50,9 @@ def render_vllm(settings: LaunchSettings) -> Recipe:
     spec = speculative_config(s)
     if spec:
         b.flag("--speculative-config", json.dumps(spec, separators=(",", ":")))
+    elif s.speculative_method.strip().lower() not in ("", "none"):
+        method = s.speculative_method.strip()
+        b.notes.append(f"lookahead is 0: speculative decoding is off ({method} is not rendered)")
     b.unused("threads", "vLLM has no CPU thread count flag")
     b.unused("cache_ram_mib", "vLLM has no host-RAM prompt cache of this kind")
     b.unused("draft_n_min", "vLLM's speculative config has no minimum draft length")
@@ -81,15 +84,13 @@ def speculative_config(s: LaunchSettings) -> dict | None:
             f"speculative_method: {s.speculative_method!r} is not a vLLM method "
             f"({', '.join(sorted(METHODS))}, or an *_mtp variant)"
         )
-    if method in NEEDS_MODEL and not s.draft_model:
-        raise ValueError(f"draft_model: vLLM method {method} needs a draft model, and none is set")
     if method in NO_MODEL and s.draft_model:
         raise ValueError(f"draft_model: set, but vLLM method {method} uses no draft model")
-    if not s.lookahead and method != "suffix":
-        raise ValueError(f"lookahead: vLLM method {method} needs num_speculative_tokens > 0")
-    config: dict = {"method": method}
+    if not s.lookahead:
+        return None  # 0 draft tokens is no drafting: no speculative config at all
+    if method in NEEDS_MODEL and not s.draft_model:
+        raise ValueError(f"draft_model: vLLM method {method} needs a draft model, and none is set")
+    config: dict = {"method": method, "num_speculative_tokens": s.lookahead}
     if s.draft_model:
         config["model"] = s.draft_model
-    if s.lookahead:
-        config["num_speculative_tokens"] = s.lookahead
     return config

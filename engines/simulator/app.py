@@ -17,7 +17,9 @@ from typing import Any
 
 from .cache import PromptCache, n_tokens
 from .counters import SpecCounters
+from .enginelog import Log, acceptance_line, engine_log
 from .meta import META
+from .output_type import output_type
 from .schedule import Emission, Schedule, SimProfile, plan
 from .sends import SendLog
 from .wire import FORMATS, Format, OpenAIChat, Reply, text
@@ -117,6 +119,7 @@ class Box:
     aliases: dict[str, int] = field(default_factory=dict)
     sends: SendLog = field(default_factory=SendLog)
     counters: SpecCounters = field(default_factory=SpecCounters)
+    log: Log = field(default_factory=engine_log)
 
 
 @dataclass(frozen=True)
@@ -131,10 +134,14 @@ class Asked:
     include_usage: bool = False
 
 
-def build_app(profile: SimProfile) -> ASGIApp:
-    """An ASGI app that answers like Ollama and llama-server, paced by `profile`."""
+def build_app(profile: SimProfile, log: Log | None = None) -> ASGIApp:
+    """An ASGI app that answers like Ollama and llama-server, paced by `profile`.
+
+    :param log: where the engine's log lines go (default: stderr only).
+    """
     ids = itertools.count(1)
-    box = Box(profile, Batch(profile.batch_cost), PromptCache(profile.cache_tokens))
+    log = log or engine_log()
+    box = Box(profile, Batch(profile.batch_cost), PromptCache(profile.cache_tokens, log), log=log)
 
     async def app(scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -206,7 +213,7 @@ def _reply(box: Box, asked: Asked, reply_id: str, arrived: float) -> Reply:
         prefill_s = (prompt_n - cache_n) / profile.prefill_tps
     return Reply(
         model=asked.model or profile.model,
-        sched=plan(profile, length, asked.seed, prefill_s),
+        sched=plan(profile, length, asked.seed, prefill_s, output_type(asked.prompt)),
         prompt_n=prompt_n,
         cache_n=cache_n,
         # Without a limit the simulated model "stops by itself" at default_max_tokens.
@@ -234,6 +241,7 @@ async def _stream(http: _Http, box: Box, fmt: Format, reply: Reply) -> None:
     if profile.fault == "malformed":
         await http.write(fmt.malformed())
     elif profile.fault != "cut":
+        _log_acceptance(box, reply)
         await http.write(fmt.tail(_as_paced(reply, emitted)))
     await http.write(b"", more=False)
 
@@ -250,8 +258,18 @@ async def _whole(http: _Http, box: Box, fmt: Format, reply: Reply) -> None:
         body = fmt.malformed()
     elif profile.fault == "cut":
         body = body[: len(body) // 2]
+    else:
+        _log_acceptance(box, reply)
     await http.start(200, "application/json")
     await http.write(body, more=False)
+
+
+def _log_acceptance(box: Box, reply: Reply) -> None:
+    """The reply's acceptance line, written before its last bytes leave (as llama-server prints
+    timings when the slot is released), so a client that reads the log after a reply finds it."""
+    line = acceptance_line(reply.id, reply.sched)
+    if line:
+        box.log(line)
 
 
 def _as_paced(reply: Reply, emitted: list[Emission]) -> Reply:

@@ -14,6 +14,7 @@ from types import TracebackType
 import uvicorn
 
 from .app import build_app
+from .enginelog import engine_log
 from .schedule import SimProfile
 
 __all__ = ["SimServer", "bind", "serve_forever", "serve_in_thread"]
@@ -44,10 +45,10 @@ def _url(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def _server(profile: SimProfile, sock: socket.socket) -> uvicorn.Server:
+def _server(profile: SimProfile, sock: socket.socket, log_file: str | None = None) -> uvicorn.Server:
     host, port = sock.getsockname()[:2]
     config = uvicorn.Config(
-        build_app(profile),
+        build_app(profile, engine_log(log_file)),
         host=host,
         port=port,
         log_level="warning",
@@ -61,11 +62,13 @@ def _server(profile: SimProfile, sock: socket.socket) -> uvicorn.Server:
 class SimServer:
     """A simulator running in a daemon thread; a context manager that stops it on exit."""
 
-    def __init__(self, profile: SimProfile, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, profile: SimProfile, host: str = "127.0.0.1", port: int = 0, log_file: str | None = None
+    ) -> None:
         self.profile = profile
         self._sock = bind(host, port)
         self.url = _url(self._sock)
-        self._server = _server(profile, self._sock)
+        self._server = _server(profile, self._sock, log_file)
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [self._sock]}, name="sparkdash-simulator", daemon=True
         )
@@ -97,13 +100,20 @@ class SimServer:
         self.stop()
 
 
-def serve_in_thread(profile: SimProfile, host: str = "127.0.0.1", port: int = 0) -> SimServer:
-    """Start a simulator in a background thread; use as `with serve_in_thread(p) as sim:`."""
-    return SimServer(profile, host, port).start()
+def serve_in_thread(
+    profile: SimProfile, host: str = "127.0.0.1", port: int = 0, log_file: str | None = None
+) -> SimServer:
+    """Start a simulator in a background thread; use as `with serve_in_thread(p) as sim:`.
+
+    :param log_file: also append the engine's log lines to this file (they always go to stderr).
+    """
+    return SimServer(profile, host, port, log_file).start()
 
 
-def serve_forever(profile: SimProfile, host: str, port: int, on_ready: Callable[[str], None]) -> None:
+def serve_forever(
+    profile: SimProfile, host: str, port: int, on_ready: Callable[[str], None], log_file: str | None = None
+) -> None:
     """Serve in the foreground until interrupted; on_ready gets the URL before serving starts."""
     sock = bind(host, port)
     on_ready(_url(sock))
-    _server(profile, sock).run(sockets=[sock])
+    _server(profile, sock, log_file).run(sockets=[sock])

@@ -20,6 +20,7 @@ from engines.clients.counters import spec_since
 from engines.models import Machine
 from runs.core import registry
 from runs.core.jobs.quality_data import DatasetError
+from runs.core.stats import summarize
 from runs.live.broadcast import broadcast
 from runs.models import Run
 from runs.worker.engine_session import RunEngine, release_engines_of
@@ -166,6 +167,8 @@ async def _measure(
     if spec and summary.get("acceptance_by_position") is None:
         summary["acceptance_by_position"] = spec.acceptance_by_position  # the run's counters, warm-up in
     summary["log_acceptance"] = _log_acceptance(engine_side.acceptance)
+    if engine_side.acceptance_by_length:
+        _with_log_acceptance(summary, engine_side.acceptance_by_length)
     summary["engine_startup_s"] = engine_side.startup_s
     summary["engine_startups"] = engine_side.startups
     decode = summary.get("decode_tps_client")
@@ -194,6 +197,16 @@ def _log_acceptance(events: list[dict[str, Any]]) -> dict[str, Any] | None:
     accepted = sum(e["accepted"] for e in events)
     return {"acceptance_rate": accepted / generated, "accepted": accepted, "generated": generated,
             "requests": len(events)}
+
+
+def _with_log_acceptance(summary: dict[str, Any], by_length: dict[str, list[dict[str, Any]]]) -> None:
+    """A sweep on an engine whose replies carry no draft counts (Ollama): each length's acceptance
+    from the log lines of its requests (warm-up included), where the replies gave none."""
+    summary["log_acceptance_by_length"] = {k: _log_acceptance(events) for k, events in by_length.items()}
+    for length, events in by_length.items():
+        figures = (summary.get("lengths") or {}).get(length)
+        if figures and figures["all"].get("acceptance_rate") is None:
+            figures["all"]["acceptance_rate"] = summarize(e["rate"] for e in events)
 
 
 def _disagreement(check: dict[str, Any]) -> str:

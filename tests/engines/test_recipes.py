@@ -253,26 +253,50 @@ def test_it_names_ollama_aliases_deterministically():
     assert re.search(r"ollama create qwen3-8b-sd-la6-t8-d[0-9a-f]{8} -f Modelfile", alias)
     assert alias != next(n for n in other.notes if n.startswith("create the alias"))
     assert render(_settings("ollama", "none")).files["Modelfile"].endswith("PARAMETER draft_num_predict 0\n")
-    assert not render(_settings("ollama")).files
+
+
+# Lookahead 0 is no drafting, whatever the kind and the speculative method (issue 15).
+LOOKAHEAD_0 = [
+    ("llama-server", "draft-mtp", ""), ("llama-server", "draft-simple", "/m/draft.gguf"),
+    ("llama-server", "ngram-mod", ""), ("vllm", "mtp", ""), ("vllm", "eagle3", "org/eagle3"),
+    ("vllm", "suffix", ""), ("sglang", "NEXTN", ""), ("sglang", "EAGLE3", "org/eagle3"),
+]  # fmt: skip
+SPECULATIVE_FLAGS = ("--spec", "-md", "--speculative")
+
+
+@pytest.mark.parametrize(("kind", "method", "draft"), LOOKAHEAD_0)
+def test_it_turns_speculative_decoding_off_at_lookahead_0(kind, method, draft):
+    on = render(_settings(kind, method, draft, lookahead=4))
+    off = render(_settings(kind, method, draft, lookahead=0))
+    assert any(t.startswith(SPECULATIVE_FLAGS) for t in on.argv)
+    assert not [t for t in off.argv if t.startswith(SPECULATIVE_FLAGS)]
+    assert any(n.startswith("lookahead is 0: speculative decoding is off") for n in off.notes)
+
+
+@pytest.mark.parametrize("method", ["", "mtp", "draft-mtp", "none"])
+def test_it_makes_an_ollama_alias_with_draft_num_predict_0_at_lookahead_0(method):
+    recipe = render(_settings("ollama", method, lookahead=0))
+    assert recipe.files["Modelfile"] == "FROM qwen3:8b\nPARAMETER draft_num_predict 0\n"
+    assert recipe.api_calls[0]["json"] == {
+        "model": "qwen3-8b-sd-la0", "from": "qwen3:8b", "parameters": {"draft_num_predict": 0}
+    }
 
 
 @pytest.mark.parametrize(
     ("kind", "changes", "field"),
     [
         ("llama-server", {"speculative_method": "draft-simple", "lookahead": 8}, "draft_model"),
-        ("llama-server", {"speculative_method": "draft-eagle3"}, "draft_model"),
+        ("llama-server", {"speculative_method": "draft-eagle3", "lookahead": 3}, "draft_model"),
         ("llama-server", {"speculative_method": "ngram-mod", "draft_model": "/m/d.gguf"}, "draft_model"),
         ("llama-server", {"draft_model": "/m/d.gguf"}, "draft_model"),
         ("llama-server", {"speculative_method": "medusa"}, "speculative_method"),
         ("llama-server", {"extra_flags": "--jinja 'unclosed"}, "extra_flags"),
         ("vllm", {"speculative_method": "eagle3", "lookahead": 3}, "draft_model"),
         ("vllm", {"speculative_method": "ngram", "lookahead": 3, "draft_model": "org/d"}, "draft_model"),
-        ("vllm", {"speculative_method": "mtp"}, "lookahead"),
         ("vllm", {"speculative_method": "draft-mtp-typo", "lookahead": 3}, "speculative_method"),
         ("sglang", {"speculative_method": "EAGLE", "lookahead": 3}, "draft_model"),
         ("sglang", {"speculative_method": "NGRAM", "draft_model": "org/d"}, "draft_model"),
         ("sglang", {"speculative_method": "lookahead"}, "speculative_method"),
-        ("ollama", {"speculative_method": "mtp"}, "lookahead"),
         ("ollama", {"speculative_method": "draft-simple", "lookahead": 4}, "draft_model"),
         ("ollama", {"speculative_method": "eagle3", "lookahead": 4}, "speculative_method"),
         ("ollama", {"draft_model": "qwen3:0.6b"}, "draft_model"),

@@ -19,7 +19,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.parametrize(
     ("flag", "value"),
-    [("--acceptance", "1.5"), ("--acceptance", "-0.1"), ("--decode-tps", "0"), ("--lookahead", "65")],
+    [
+        ("--acceptance", "1.5"), ("--acceptance", "-0.1"), ("--decode-tps", "0"), ("--lookahead", "65"),
+        ("--acceptance-decay", "0"), ("--efficiency", "1.2"), ("--acceptance-by-type", "poetry=0.5"),
+        ("--acceptance-by-type", "table=high"), ("--acceptance-by-type", "prose-ja=2"),
+    ],
 )
 def test_it_rejects_an_impossible_value_naming_the_flag(flag: str, value: str) -> None:
     with pytest.raises(CommandError, match=flag):
@@ -33,14 +37,26 @@ def test_it_rejects_an_unknown_fault() -> None:
 
 @mock.patch("engines.management.commands.simengine.serve_forever", autospec=True)
 def test_it_serves_the_profile_it_was_given(serve_forever: mock.Mock) -> None:
-    serve_forever.side_effect = lambda profile, host, port, on_ready: on_ready("http://127.0.0.1:9")
+    serve_forever.side_effect = lambda profile, host, port, on_ready, log_file: on_ready("http://127.0.0.1:9")
     out = StringIO()
     args = ["--port", "9", "--decode-tps", "25", "--lookahead", "4", "--fault", "cut", "--fault-after", "2"]
-    call_command("simengine", *args, stdout=out)
+    call_command("simengine", *args, "--log-file", "/tmp/sim.log", stdout=out)
     profile = SimProfile(decode_tps=25, lookahead=4, fault="cut", fault_after=2)
-    serve_forever.assert_called_once_with(profile, "127.0.0.1", 9, mock.ANY)
+    serve_forever.assert_called_once_with(profile, "127.0.0.1", 9, mock.ANY, "/tmp/sim.log")
     assert "SIMULATOR" in out.getvalue()
     assert "http://127.0.0.1:9" in out.getvalue()
+
+
+@mock.patch("engines.management.commands.simengine.serve_forever", autospec=True)
+def test_it_overrides_the_acceptance_of_the_output_types_it_is_given(serve_forever: mock.Mock) -> None:
+    args = ["--acceptance-by-type", "table=0.5, prose-ja=0", "--acceptance-decay", "0.8"]
+    args += ["--efficiency", "0.83"]
+    call_command("simengine", "--port", "9", *args, "--bandwidth-gbps", "273", "--model-gb", "28.6")
+    profile = serve_forever.call_args.args[0]
+    assert profile.acceptance is None
+    assert profile.acceptance_by_type == {"tool-call": 0.95, "table": 0.5, "prose-en": 0.55, "prose-ja": 0.0}
+    assert profile.acceptance_decay == 0.8
+    assert profile.decode_tps == pytest.approx(0.83 * 273 / 28.6)
 
 
 def test_it_serves_in_the_foreground_until_stopped() -> None:

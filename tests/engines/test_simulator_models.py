@@ -189,10 +189,10 @@ async def test_it_leaves_prefill_unmodelled_without_prefill_tps() -> None:
 
 @mock.patch("engines.management.commands.simengine.serve_forever", autospec=True)
 def test_it_takes_the_model_flags_on_the_command_line(serve_forever: mock.Mock) -> None:
-    serve_forever.side_effect = lambda profile, host, port, on_ready: on_ready("http://127.0.0.1:9")
+    serve_forever.side_effect = lambda profile, host, port, on_ready, log_file: on_ready("http://127.0.0.1:9")
     out = StringIO()
     args = ["--port", "9", "--batch-cost", "0.1", "--prefill-tps", "800", "--cache-tokens", "40000"]
     call_command("simengine", *args, stdout=out)
     profile = SimProfile(batch_cost=0.1, prefill_tps=800, cache_tokens=40000)
-    serve_forever.assert_called_once_with(profile, "127.0.0.1", 9, mock.ANY)
+    serve_forever.assert_called_once_with(profile, "127.0.0.1", 9, mock.ANY, None)
     assert "prompt cache limit 40000 tokens" in out.getvalue()

@@ -1,16 +1,33 @@
-"""`manage.py demo`: load the demo machine, simulated engines and configs, and a login to use."""
+"""`manage.py demo`: load the demo machines, simulated engines and configs, and a login to use.
+
+Idempotent. An older demo's configs (sim-lookahead-4, sim-ollama) are removed when no run
+used them; otherwise they are kept for their runs, their launch recipe made valid (the old
+sim-lookahead-4 asked for draft-simple without a draft model) and their notes saying so.
+"""
 from __future__ import annotations
 
 import os
 import secrets
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
+from django.db.models import ProtectedError
 
-from engines.models import Team
+from engines.models import Engine, EngineConfig, Team
+
+OLD_CONFIGS = ("sim-lookahead-4", "sim-ollama")
+OLD_NOTE = (
+    "an older demo's config, kept for its runs; the demo's configs are sim-moe-mtp8 and sim-27b-q8-la12"
+)
+
+
+def demo_log_path() -> Path:
+    """The log file the demo's external simulator (sim-ollama) appends to and the worker tails."""
+    return Path(settings.VAR_DIR) / "engine-logs" / "sim-ollama.log"
 
 
 class Command(BaseCommand):
@@ -21,6 +38,26 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         call_command("loadconfigs", settings.BASE_DIR / "examples" / "demo.yaml", stdout=self.stdout)
+        Engine.objects.filter(name="sim-ollama", simulator=True).update(log_path=str(demo_log_path()))
+        self._retire_old_configs()
+        self._login()
+
+    def _retire_old_configs(self) -> None:
+        for name in OLD_CONFIGS:
+            config = EngineConfig.objects.filter(name=name, engine__simulator=True).first()
+            if config is None:
+                continue
+            try:
+                config.delete()
+                self.stdout.write(f"removed the older demo's config {name} (no run used it)")
+            except ProtectedError:
+                method = config.speculative_method
+                if method == "draft-simple" and not config.draft_model:
+                    method = "draft-mtp"
+                EngineConfig.objects.filter(pk=config.pk).update(speculative_method=method, notes=OLD_NOTE)
+                self.stdout.write(f"kept the older demo's config {name} for its runs")
+
+    def _login(self) -> None:
         users = get_user_model().objects
         team = Team.default()
         if users.filter(is_superuser=True).exists():

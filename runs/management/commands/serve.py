@@ -2,6 +2,8 @@
 
 Without REDIS_URL the worker runs inside the daphne process (embedded default). With it,
 one Celery worker per machine queue (concurrency 1) and celery beat are started too.
+The simulator on --sim-port is sized like the first config of the external simulator engine
+that points at that port (the demo's sim-ollama), and appends its log to that engine's log_path.
 """
 from __future__ import annotations
 
@@ -16,8 +18,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from engines.models import Machine
+from engines.models import Engine, EngineConfig, Machine
 from runs.worker.dispatch import worker_argv
+from runs.worker.engine_session import simulator_flags
 
 
 class Command(BaseCommand):
@@ -27,7 +30,9 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=int(os.getenv("PORT", "8000")))
         parser.add_argument("--host", default=os.getenv("HOST", "127.0.0.1"))
         parser.add_argument("--sim-port", type=int, default=11500, help="0 disables the simulator")
-        parser.add_argument("--sim-lookahead", type=int, default=4)
+        parser.add_argument(
+            "--sim-lookahead", type=int, default=4, help="when no simulator engine points at --sim-port"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         procs = [self._daphne(options["host"], options["port"])]
@@ -49,9 +54,15 @@ class Command(BaseCommand):
         return _spawn(["-m", "daphne", "-b", host, "-p", str(port), "sparkdash.asgi:application"])
 
     def _simulator(self, port: int, lookahead: int) -> subprocess.Popen:
-        self.stdout.write(f"demo engine: the SparkDash SIMULATOR on port {port} (not a real engine)")
-        cmd = ["manage.py", "simengine", "--port", str(port), "--lookahead", str(lookahead)]
-        return _spawn([*cmd, "--decode-tps", "40", "--acceptance", "0.8"])
+        config = external_simulator_config(port)
+        if config is None:
+            self.stdout.write(f"demo engine: the SparkDash SIMULATOR on port {port} (not a real engine)")
+            return _spawn(["manage.py", "simengine", "--port", str(port), "--lookahead", str(lookahead)])
+        self.stdout.write(
+            f"demo engine: the SparkDash SIMULATOR on port {port} (not a real engine), "
+            f"sized as {config.engine.name}'s config {config.name}"
+        )
+        return _spawn(simulator_command(port, config))
 
     def _celery(self) -> list[subprocess.Popen]:
         procs = []
@@ -72,6 +83,21 @@ def served_here(setting: str) -> list[Machine]:
     if unknown:
         raise CommandError(f"SPARKDASH_SERVE_WORKERS names unknown machines: {', '.join(unknown)}")
     return found
+
+
+def external_simulator_config(port: int) -> EngineConfig | None:
+    """The first config (by name) of an external simulator engine listening on 127.0.0.1:port."""
+    engines = Engine.objects.filter(simulator=True, launch=Engine.Launch.EXTERNAL)
+    for engine in engines.order_by("name"):
+        if engine.base_url.rstrip("/").endswith(f":{port}") and engine.configs.exists():
+            return engine.configs.select_related("engine__machine").order_by("name").first()
+    return None
+
+
+def simulator_command(port: int, config: EngineConfig) -> list[str]:
+    """`manage.py simengine` (relative to BASE_DIR) sized as the config, writing its engine's log_path."""
+    cmd = ["manage.py", "simengine", "--port", str(port), *simulator_flags(config, config.lookahead)]
+    return cmd + (["--log-file", config.engine.log_path] if config.engine.log_path else [])
 
 
 def _spawn(args: list[str]) -> subprocess.Popen:
