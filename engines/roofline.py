@@ -3,7 +3,10 @@
 Decoding one token reads every active weight once, so a machine moving ``bandwidth_gbps`` GB/s
 (decimal, 1 GB = 1e9 bytes, as bandwidth is quoted) cannot decode faster than
 ``bandwidth / bytes_per_token`` tokens a second. Efficiency is measured speed over that ceiling.
-Seed figures: 273 GB/s / 28.6 GB = 9.5 tok/s; measured 7.9 tok/s = 83 %.
+Seed figures: 273 GB/s / 28.6 GB = 9.5 tok/s; measured 7.9 tok/s = 83 %. With speculative
+decoding one target pass (one read of the weights) emits `tokens_per_verification` tokens, so
+the ceiling is that many times higher (draft cost left out: still an upper bound), and the
+efficiency is measured against it; a 3x speed-up must not read as 300 % of the plain ceiling.
 ``bytes_per_token`` comes from ``engines.gguf_inspect`` or from the user, who may know better
 (a runtime that keeps some weights elsewhere, KV-cache reads at long contexts).
 """
@@ -46,6 +49,8 @@ class Roofline:
     ceiling_tps: float
     measured_tps: float | None = None
     efficiency: float | None = None
+    tokens_per_verification: float | None = None
+    ceiling_with_drafts_tps: float | None = None  # ceiling_tps x tokens_per_verification, when > 1
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -56,13 +61,20 @@ def roofline(
     bytes_per_token: int,
     override: int | None = None,
     measured_tps: float | None = None,
+    tokens_per_verification: float | None = None,
 ) -> Roofline:
-    """The ceiling for inspected ``bytes_per_token``, or the user's ``override`` of it when given."""
+    """The ceiling for inspected ``bytes_per_token``, or the user's ``override`` of it when given.
+
+    :param tokens_per_verification: the run's median with speculative decoding; above 1 it raises
+        the ceiling the efficiency is measured against (ceiling_with_drafts_tps).
+    """
     used = override if override is not None else bytes_per_token
     ceiling = ceiling_tps(bandwidth_gbps, used)
-    eff = efficiency(measured_tps, ceiling) if measured_tps is not None else None
+    drafted = ceiling * tokens_per_verification if tokens_per_verification and tokens_per_verification > 1 else None
+    against = drafted or ceiling
+    eff = efficiency(measured_tps, against) if measured_tps is not None else None
     source = "override" if override is not None else "gguf"
-    return Roofline(bandwidth_gbps, used, source, ceiling, measured_tps, eff)
+    return Roofline(bandwidth_gbps, used, source, ceiling, measured_tps, eff, tokens_per_verification, drafted)
 
 
 def model_findings(config: Any) -> dict[str, Any] | None:

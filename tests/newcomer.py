@@ -178,11 +178,12 @@ def _status(driver: Any, api_url: str) -> str:
 
 
 def _speed_page(driver: Any, url: str) -> tuple[str, dict[str, list[str]]]:
+    """The run page's text and its by-type rows (read in one script: the page refills them live)."""
     driver.get(url)
-    WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#by-type tr td + td"))
-    rows = driver.find_elements(By.CSS_SELECTOR, "#by-type tr")
-    cells = [[td.text for td in row.find_elements(By.TAG_NAME, "td")] for row in rows]
-    return driver.find_element(By.TAG_NAME, "main").text, {c[0]: c[1:] for c in cells if c}
+    rows_js = "return [...document.querySelectorAll('#by-type tr')].map(r => [...r.cells].map(c => c.innerText))"
+    WebDriverWait(driver, 15).until(lambda d: len([r for r in d.execute_script(rows_js) if len(r) > 2]) >= 4)
+    cells = driver.execute_script(rows_js)
+    return driver.find_element(By.TAG_NAME, "main").text, {c[0]: c[1:] for c in cells if len(c) > 2}
 
 
 def _sweep_page(driver: Any, url: str) -> dict[str, Any]:

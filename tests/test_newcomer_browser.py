@@ -41,10 +41,10 @@ def first_number(text: str) -> float:
     return float(found.group())
 
 
-def series(seen: Walk, label: str) -> list[float]:
+def series(seen: Walk, label: str) -> list[float | None]:
     found = [data for name, data in seen.lookahead["datasets"] if name == label]
     assert found, f"no {label!r} in {[name for name, _ in seen.lookahead['datasets']]}"
-    return [float(v) for v in found[0]]
+    return [None if v is None else float(v) for v in found[0]]
 
 
 def test_it_tells_a_newcomer_what_to_do_first(seen):
@@ -55,19 +55,22 @@ def test_it_shows_acceptance_per_output_type_on_the_tours_speed_run(seen):
     assert "simulator" in seen.speed_run.lower()
     acceptance = {t: first_number(cells[1]) for t, cells in seen.by_type.items()}
     assert set(acceptance) == {"tool-call", "table", "prose-en", "prose-ja"}
-    assert acceptance["tool-call"] > 60 and acceptance["table"] > 60
-    assert acceptance["prose-ja"] < 20 < acceptance["prose-en"] < acceptance["tool-call"]
+    # Lookahead 8 (the config's): drafts hit on structured output, seldom on prose, almost never in Japanese.
+    assert min(acceptance["tool-call"], acceptance["table"]) > 2 * acceptance["prose-en"]
+    assert acceptance["prose-en"] > 2 * acceptance["prose-ja"] and acceptance["prose-ja"] < 10
 
 
 def test_it_draws_distinct_structured_and_prose_curves_on_the_lookahead_sweep(seen):
     assert seen.lookahead["labels"] == ["0", "2", "4", "8", "12"]
-    tool = series(seen, "tool-call decode, tok/s")
-    prose = series(seen, "prose-ja decode, tok/s")
+    tool = [float(v or 0) for v in series(seen, "tool-call decode, tok/s")]
+    prose = [float(v or 0) for v in series(seen, "prose-ja decode, tok/s")]
     assert tool[0] == min(tool) and max(tool) > 1.5 * tool[0]  # lookahead 0 is the slowest point
     assert max(tool[1:-1]) > tool[-1]  # the peak is at a middle length
     assert max(prose) < 1.15 * min(prose)  # Japanese prose barely moves
     accepted = series(seen, "tool-call acceptance, %")
-    assert accepted[1] > accepted[-1]  # acceptance falls as the lookahead grows
+    assert accepted[0] is None  # lookahead 0 drafts nothing
+    drafted = [float(v or 0) for v in accepted[1:]]
+    assert drafted == sorted(drafted, reverse=True) and drafted[0] > drafted[-1]  # falls as it grows
 
 
 def test_it_compares_the_runs_selected_in_the_runs_list(seen):
@@ -76,3 +79,10 @@ def test_it_compares_the_runs_selected_in_the_runs_list(seen):
 
 def test_it_shows_no_recipe_error_on_any_demo_config(seen):
     assert seen.recipe_errors == []
+
+
+def test_it_shows_the_roofline_and_an_efficiency_below_the_ceiling_with_drafts(seen):
+    line = next(line for line in seen.speed_run.splitlines() if line.startswith("roofline"))
+    assert "273 GB/s" in line and "5.80 GB per token" in line and "tokens per verification" in line
+    efficiency = float(re.search(r"= (\d+) % efficiency", line).group(1))
+    assert 50 < efficiency < 100

@@ -173,7 +173,8 @@ async def _measure(
     summary["engine_startups"] = engine_side.startups
     decode = summary.get("decode_tps_client")
     measured = decode["median"] if decode else None
-    summary["roofline"] = await asyncio.to_thread(roofline_for, run.config, measured)
+    per_pass = (summary.get("tokens_per_verification") or {}).get("median")
+    summary["roofline"] = await asyncio.to_thread(roofline_for, run.config, measured, per_pass)
     engine_side.warnings += _disagreements(summary)
     return summary
 

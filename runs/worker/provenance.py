@@ -85,7 +85,9 @@ def harness_commit() -> str:
     return out.stdout.strip() if out.returncode == 0 else "unknown"
 
 
-def roofline_for(config: EngineConfig, measured_tps: float | None) -> dict[str, Any] | None:
+def roofline_for(
+    config: EngineConfig, measured_tps: float | None, tokens_per_verification: float | None = None
+) -> dict[str, Any] | None:
     """Ceiling decode tok/s = machine bandwidth / weights read per token, and the efficiency.
 
     Bytes per token come from the config's override, else from the model's GGUF header when
@@ -96,7 +98,7 @@ def roofline_for(config: EngineConfig, measured_tps: float | None) -> dict[str, 
     if override is None and inspected is None:
         return None
     bandwidth = config.engine.machine.bandwidth_gbps
-    return roofline(bandwidth, inspected or 0, override, measured_tps).to_dict()
+    return roofline(bandwidth, inspected or 0, override, measured_tps, tokens_per_verification).to_dict()
 
 
 @functools.lru_cache(maxsize=32)

@@ -30,7 +30,22 @@ def test_it_lets_the_user_override_bytes_per_token() -> None:
         "ceiling_tps": pytest.approx(9.545, abs=1e-3),
         "measured_tps": None,
         "efficiency": None,
+        "tokens_per_verification": None,
+        "ceiling_with_drafts_tps": None,
     }
+
+
+def test_it_measures_a_drafting_run_against_the_ceiling_times_tokens_per_verification() -> None:
+    # The demo's MoE: 273 / 5.8 = 47.1 tok/s plain; 4.2 tokens per verification lift it to 197.7.
+    line = roofline(273, 5_800_000_000, measured_tps=150.1, tokens_per_verification=4.2)
+    assert line.ceiling_tps == pytest.approx(47.07, abs=0.01)
+    assert line.ceiling_with_drafts_tps == pytest.approx(197.7, abs=0.1)
+    assert line.efficiency == pytest.approx(150.1 / 197.7, abs=1e-3)
+
+
+def test_it_keeps_the_plain_ceiling_when_no_draft_was_accepted() -> None:
+    line = roofline(273, 28_600_000_000, measured_tps=7.9, tokens_per_verification=1.0)
+    assert line.ceiling_with_drafts_tps is None and round(line.efficiency, 2) == 0.83
 
 
 @pytest.mark.parametrize(("bandwidth", "per_token"), [(0, 1e9), (-1, 1e9), (273, 0)])

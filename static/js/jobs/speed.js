@@ -30,6 +30,10 @@
     if (!r || !td) return;
     var text = "ceiling " + r.ceiling_tps.toFixed(1) + " tok/s (" + r.bandwidth_gbps + " GB/s \u00f7 " +
       (r.bytes_per_token / 1e9).toFixed(2) + " GB per token, " + r.bytes_source + ")";
+    if (r.ceiling_with_drafts_tps) {
+      text += "; with " + r.tokens_per_verification.toFixed(2) + " tokens per verification " +
+        r.ceiling_with_drafts_tps.toFixed(1) + " tok/s";
+    }
     if (r.efficiency !== null && r.efficiency !== undefined) {
       text += "; measured " + r.measured_tps.toFixed(1) + " tok/s = " + (100 * r.efficiency).toFixed(0) +
         " % efficiency";
