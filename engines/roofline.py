@@ -70,11 +70,12 @@ def roofline(
     """
     used = override if override is not None else bytes_per_token
     ceiling = ceiling_tps(bandwidth_gbps, used)
-    drafted = ceiling * tokens_per_verification if tokens_per_verification and tokens_per_verification > 1 else None
+    per_pass = tokens_per_verification
+    drafted = ceiling * per_pass if per_pass and per_pass > 1 else None
     against = drafted or ceiling
     eff = efficiency(measured_tps, against) if measured_tps is not None else None
     source = "override" if override is not None else "gguf"
-    return Roofline(bandwidth_gbps, used, source, ceiling, measured_tps, eff, tokens_per_verification, drafted)
+    return Roofline(bandwidth_gbps, used, source, ceiling, measured_tps, eff, per_pass, drafted)
 
 
 def model_findings(config: Any) -> dict[str, Any] | None:

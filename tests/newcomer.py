@@ -31,7 +31,10 @@ USERNAME, PASSWORD = "newcomer", "first-visit-123"
 # The demo's engine ports (examples/demo.yaml): the Ollama simulator serve starts, the managed one.
 DEMO_PORTS = (11500, 11501)
 RUN_WAIT_S = 240.0
+SHOT_MAX_HEIGHT = 2600
 
+# The speed run's "By output type" rows, each as its cells' texts.
+BY_TYPE_JS = "return [...document.querySelectorAll('#by-type tr')].map(r => [...r.cells].map(c => c.innerText))"
 # The lookahead chart as drawn: per dataset its label and values.
 LOOKAHEAD_JS = """
 const chart = Chart.getChart(document.getElementById("lookahead-chart"));
@@ -180,7 +183,7 @@ def _status(driver: Any, api_url: str) -> str:
 def _speed_page(driver: Any, url: str) -> tuple[str, dict[str, list[str]]]:
     """The run page's text and its by-type rows (read in one script: the page refills them live)."""
     driver.get(url)
-    rows_js = "return [...document.querySelectorAll('#by-type tr')].map(r => [...r.cells].map(c => c.innerText))"
+    rows_js = BY_TYPE_JS
     WebDriverWait(driver, 15).until(lambda d: len([r for r in d.execute_script(rows_js) if len(r) > 2]) >= 4)
     cells = driver.execute_script(rows_js)
     return driver.find_element(By.TAG_NAME, "main").text, {c[0]: c[1:] for c in cells if len(c) > 2}
@@ -223,5 +226,9 @@ def _shot(driver: Any, shots: Path | None, name: str, seen: Walk) -> None:
         return
     shots.mkdir(parents=True, exist_ok=True)
     path = shots / f"{name}.png"
+    width, height = driver.get_window_size()["width"], driver.get_window_size()["height"]
+    page = int(driver.execute_script("return document.documentElement.scrollHeight"))
+    driver.set_window_size(width, min(max(page, height), SHOT_MAX_HEIGHT))  # the whole page, within reason
     driver.save_screenshot(str(path))
+    driver.set_window_size(width, height)
     seen.shots.append(path)

@@ -13,6 +13,7 @@ from typing import Any, TypedDict
 from django import template
 from django.utils.html import format_html
 
+from runs.core import registry
 from runs.core.scoring.figures import spread_text
 
 register = template.Library()
@@ -60,6 +61,20 @@ def summary_figure(summary: dict[str, Any] | None, key: str) -> str:
     if not stats:
         return _missing(NOT_EXPOSED if key in summary else NOT_YET)
     return format_html("<span>{}</span>", format_spread(stats, METRICS_BY_KEY[key]))
+
+
+@register.simple_tag
+def headline_figure(run: Any) -> str:
+    """The run's job's headline (its registry entry's): "decode (client) 41.2 tok/s", or "—" without one."""
+    spec = registry.JOBS.get(run.job)
+    if spec is None:
+        return _missing(NOT_YET)
+    metric = spec.headline
+    value = metric.value(run.summary or {}) if run.summary else None
+    if value is None or isinstance(value, bool):
+        return format_html("{} {}", metric.label, _missing(NOT_YET if not run.finished else NOT_EXPOSED))
+    unit = f" {metric.unit}" if metric.unit else ""
+    return format_html("{} <span>{}</span>", metric.label, f"{value * metric.scale:.{metric.digits}f}{unit}")
 
 
 def positions_text(fractions: Sequence[float]) -> str:

@@ -84,7 +84,7 @@ def test_it_shows_the_machine_on_home(alice_client, config):
     assert "273 GB/s" in html
     assert "121 GB memory" in html
     assert config.machine.queue_name in html
-    assert "2 queued" in html
+    assert "2 runs waiting</a>" in html
     assert f"Running <a href=\"{running.get_absolute_url()}\">" in html
 
 
@@ -102,9 +102,9 @@ def test_it_shows_what_runs_on_each_machine_now(alice_client):
     assert "3 / 12 requests" in busy_part
     assert '<progress value="3" max="12">' in busy_part
     assert f'in sweep run <a href="/sweep-runs/{execution.pk}/">#{execution.pk}</a> of nightly' in busy_part
-    assert "3 queued" in busy_part
+    assert "3 runs waiting</a>" in busy_part
     assert "Idle." in idle_part
-    assert "0 queued" in idle_part
+    assert "0 runs waiting</a>" in idle_part
 
 
 def _machine_section(html: str, config: EngineConfig) -> str:
@@ -438,3 +438,14 @@ def test_it_says_what_is_wrong_with_a_config_matrixs_axes(alice_client, config):
         response = alice_client.post(url, data | {"action": "preview"})
         assert response.status_code == 400 and message in response.content.decode(), data
     assert EngineConfig.objects.count() == 1
+
+
+def test_it_shows_each_recent_runs_headline_on_home(alice_client, config):
+    RunFactory(config=config, job="speed", status=Run.Status.SUCCEEDED, finished=timezone.now(),
+               summary={"decode_tps_client": {"median": 41.25, "min": 40, "max": 43, "n": 6}})
+    lengths = {"8": {"all": {"decode_tps_client": {"median": 161.6, "min": 160, "max": 162, "n": 6}}}}
+    RunFactory(config=config, job="lookahead", status=Run.Status.SUCCEEDED, finished=timezone.now(),
+               summary={"lengths": lengths})
+    html = alice_client.get(reverse("runs:home")).content.decode()
+    assert "decode (client) <span>41.2 tok/s</span>" in html
+    assert "decode at the best length <span>161.6 tok/s</span>" in html

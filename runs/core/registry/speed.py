@@ -14,11 +14,19 @@ PARAMS: dict[str, Param] = {
     "warmup": IntParam("warm-up requests", 0, 5, 1),
     "max_tokens": IntParam("max tokens per answer", 1, 131_072, None),
 }
+def _log_rate(summary: Summary) -> float | None:
+    rate = (summary.get("log_acceptance") or {}).get("acceptance_rate")
+    return float(rate) if isinstance(rate, int | float) else None
+
+
 METRICS = (
     Metric("Speed", "decode_tps_client", "decode (client)", "tok/s", True, median_of("decode_tps_client")),
     Metric("Speed", "decode_tps_engine", "decode (engine)", "tok/s", True, median_of("decode_tps_engine")),
     Metric("Speed", "ttft_s", "TTFT", "s", False, median_of("ttft_s"), digits=3),
     Metric("Speed", "acceptance_rate", "acceptance rate", "%", True, median_of("acceptance_rate"), scale=100),
+    # Over the run's log lines (warm-up included): the only acceptance Ollama gives.
+    Metric("Speed", "log_acceptance", "acceptance (engine log)", "%", True, _log_rate, scale=100,
+           alert=False),
 )
 
 

@@ -122,8 +122,11 @@ def test_it_draws_a_speed_run_with_its_roofline_ceiling(inprocess, sim, browser)
     assert series["roofline ceiling 910.0 tok/s"] == 6
     assert drawn["radii"]["decode (client), tok/s"] == 2
     roofline = browser.find_element(By.ID, "roofline").text
-    assert roofline.startswith("ceiling 910.0 tok/s (273 GB/s \u00f7 0.30 GB per token, override); measured")
-    assert "% efficiency" in roofline
+    assert roofline.startswith("ceiling 910.0 tok/s (273 GB/s \u00f7 0.30 GB per token, override); with ")
+    per_pass = run.summary["tokens_per_verification"]["median"]
+    with_drafts = run.summary["roofline"]["ceiling_with_drafts_tps"]
+    with_drafts = f"with {per_pass:.2f} tokens per verification {with_drafts:.1f} tok/s; measured"
+    assert with_drafts in roofline and "% efficiency" in roofline
     assert "(n=6)" in browser.find_element(By.CSS_SELECTOR, "[data-metric=decode_tps_client]").text
     assert _severe(browser) == []
 

@@ -103,7 +103,11 @@ def test_it_shows_the_roofline_and_efficiency_of_a_demo_speed_run(demo, inproces
     assert run["status"] == "succeeded", run["error"]
     roofline = run["summary"]["roofline"]
     assert roofline["ceiling_tps"] == pytest.approx(273 * FASTER / 5.8, rel=1e-3)
-    assert roofline["efficiency"] > 0.83  # drafting decodes faster than plain decoding's 83 %
+    per_pass = run["summary"]["tokens_per_verification"]["median"]
+    assert per_pass > 2
+    assert roofline["ceiling_with_drafts_tps"] == pytest.approx(roofline["ceiling_tps"] * per_pass)
+    # Against the ceiling with drafts, drafting costs a little: below plain decoding's 83 %, not 300 %.
+    assert 0.6 < roofline["efficiency"] < 0.83
 
 
 def test_it_shows_the_prompt_cache_discard_on_the_managed_demos_prefix_cache_probe(demo, inprocess, capsys):
