@@ -34,7 +34,9 @@ RUN_WAIT_S = 240.0
 SHOT_MAX_HEIGHT = 2600
 
 # The speed run's "By output type" rows, each as its cells' texts.
-BY_TYPE_JS = "return [...document.querySelectorAll('#by-type tr')].map(r => [...r.cells].map(c => c.innerText))"
+BY_TYPE_JS = """
+return [...document.querySelectorAll("#by-type tr")].map((r) => [...r.cells].map((c) => c.innerText));
+"""
 # The lookahead chart as drawn: per dataset its label and values.
 LOOKAHEAD_JS = """
 const chart = Chart.getChart(document.getElementById("lookahead-chart"));
