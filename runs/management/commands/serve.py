@@ -40,7 +40,9 @@ class Command(BaseCommand):
             procs.append(self._simulator(options["sim_port"], options["sim_lookahead"]))
         if settings.SPARKDASH_WORKER == "celery":
             procs += self._celery()
-        self.stdout.write(f"SparkDash on http://{options['host']}:{options['port']}/ (Ctrl-C stops)")
+        url = f"http://{options['host']}:{options['port']}/"
+        self.stdout.write(f"SparkDash on {url} (Ctrl-C stops)")
+        self.stdout.write(f"first visit: {url}tour/ runs the demo tour (speed runs, sweeps, a comparison)")
         signal.signal(signal.SIGTERM, _interrupt)
         try:
             while all(p.poll() is None for p in procs):
