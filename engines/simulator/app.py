@@ -15,7 +15,8 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterator, MutableMap
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .cache import PromptCache, n_tokens
+from .agent import Turn, next_turn, offers_tools
+from .cache import CHARS_PER_TOKEN, PromptCache, n_tokens
 from .counters import SpecCounters
 from .enginelog import Log, acceptance_line, engine_log
 from .meta import META
@@ -132,6 +133,7 @@ class Asked:
     stream: bool
     prompt: str
     include_usage: bool = False
+    turn: Turn | None = None  # the scripted agent's reply, for a non-streamed request with tools
 
 
 def build_app(profile: SimProfile, log: Log | None = None) -> ASGIApp:
@@ -207,21 +209,36 @@ def _reply(box: Box, asked: Asked, reply_id: str, arrived: float) -> Reply:
     # A negative limit means "no limit" to both Ollama and llama-server.
     limit = asked.limit if asked.limit is not None and asked.limit >= 0 else None
     length = profile.default_max_tokens if limit is None else max(1, limit)
+    # Without a limit the simulated model "stops by itself" at default_max_tokens.
+    finish_reason, kind = "stop" if limit is None else "length", output_type(asked.prompt)
+    turn = asked.turn
+    if turn is not None:
+        turn, length, finish_reason = _scripted(turn, limit)
+        kind = "table" if turn.tool is None else "tool-call"
     prompt_n, cache_n, prefill_s = n_tokens(asked.prompt), 0, 0.0
     if profile.prefill_tps is not None:
-        cache_n = box.cache.serve(asked.prompt, text(0, length))
+        cache_n = box.cache.serve(asked.prompt, turn.content() if turn else text(0, length))
         prefill_s = (prompt_n - cache_n) / profile.prefill_tps
     return Reply(
         model=asked.model or profile.model,
-        sched=plan(profile, length, asked.seed, prefill_s, output_type(asked.prompt)),
+        sched=plan(profile, length, asked.seed, prefill_s, kind),
         prompt_n=prompt_n,
         cache_n=cache_n,
-        # Without a limit the simulated model "stops by itself" at default_max_tokens.
-        finish_reason="stop" if limit is None else "length",
+        finish_reason=finish_reason,
         include_usage=asked.include_usage,
         id=reply_id,
         arrived=arrived,
+        turn=turn,
     )
+
+
+def _scripted(turn: Turn, limit: int | None) -> tuple[Turn, int, str]:
+    """The script's reply, its length in tokens and finish reason; cut to text at the limit, as an
+    engine passes a tool call it could not finish on as plain text."""
+    length = n_tokens(turn.content())
+    if limit is not None and length > limit:
+        return Turn(text=turn.content()[: max(1, limit) * CHARS_PER_TOKEN]), max(1, limit), "length"
+    return turn, length, "stop" if turn.tool is None else "tool_calls"
 
 
 async def _stream(http: _Http, box: Box, fmt: Format, reply: Reply) -> None:
@@ -313,7 +330,8 @@ def _ask_ollama(body: dict[str, Any]) -> Asked:
         prompt = f"{body.get('system') or ''}{body.get('prompt') or ''}"
     stream = body.get("stream") is not False  # Ollama streams unless told not to
     seed = _int(options, "seed") or 0
-    return Asked(body.get("model"), _int(options, "num_predict"), seed, stream, prompt)
+    turn = _turn(body) if "messages" in body and not stream else None
+    return Asked(body.get("model"), _int(options, "num_predict"), seed, stream, prompt, turn=turn)
 
 
 def _ask_openai(body: dict[str, Any]) -> Asked:
@@ -323,7 +341,18 @@ def _ask_openai(body: dict[str, Any]) -> Asked:
     include_usage = isinstance(stream_options, dict) and stream_options.get("include_usage") is True
     prompt = _messages_text(body.get("messages", []))
     seed = _int(body, "seed") or 0
-    return Asked(body.get("model"), limit, seed, body.get("stream") is True, prompt, include_usage)
+    stream = body.get("stream") is True
+    turn = None if stream else _turn(body)
+    return Asked(body.get("model"), limit, seed, stream, prompt, include_usage, turn)
+
+
+def _turn(body: dict[str, Any]) -> Turn | None:
+    """The scripted agent's reply to a chat body that offers tools, or whose conversation holds
+    tool results (the turn after a watchdog withdrew them); None for any other request."""
+    messages = [m for m in body.get("messages", []) if isinstance(m, dict)]
+    if not offers_tools(body) and not any(m.get("role") == "tool" for m in messages):
+        return None
+    return next_turn(messages, offers_tools(body))
 
 
 def _int(obj: dict[str, Any], key: str) -> int | None:

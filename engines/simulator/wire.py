@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
+from .agent import Turn
 from .schedule import Emission, Schedule
 
 __all__ = ["FORMATS", "OllamaChat", "OllamaGenerate", "OpenAIChat", "Reply", "llama_timings", "text"]
@@ -40,6 +41,13 @@ class Reply:
     id: str = "chatcmpl-sim"
     arrived: float = 0.0  # wall clock (epoch seconds) when the request arrived
     cache_n: int = 0  # prompt tokens reused from the prompt cache
+    turn: Turn | None = None  # the scripted agent's reply to a request with tools (agent.py)
+
+    def whole_text(self) -> str:
+        """The text of a whole reply: the script's, or the filler words."""
+        if self.turn is None:
+            return text(0, self.sched.n_tokens)
+        return self.turn.text
 
 
 def _iso(epoch_s: float) -> str:
@@ -98,7 +106,8 @@ class OllamaChat:
             "created_at": _iso(reply.arrived + reply.sched.last_s),
             self.key: self._piece(content),
             "done": True,
-            "done_reason": reply.finish_reason,
+            # Ollama ends a reply with tool calls as "stop"; OpenAI's API says "tool_calls".
+            "done_reason": "stop" if reply.finish_reason == "tool_calls" else reply.finish_reason,
             "total_duration": round(reply.sched.last_s * 1e9),
             "load_duration": 0,
             # As Ollama maps its llama-server child's timings.
@@ -112,7 +121,11 @@ class OllamaChat:
         return self._line(self._final(reply, ""))
 
     def whole(self, reply: Reply) -> dict[str, Any]:
-        return self._final(reply, text(0, reply.sched.n_tokens))
+        final = self._final(reply, reply.whole_text())
+        if reply.turn is not None and reply.turn.tool is not None:
+            call = {"function": {"name": reply.turn.tool, "arguments": reply.turn.arguments}}
+            final[self.key]["tool_calls"] = [call]  # Ollama's arguments are an object
+        return final
 
     def error(self, status: int, message: str) -> dict[str, Any]:
         return {"error": message}
@@ -168,7 +181,10 @@ class OpenAIChat:
         return self._sse(*chunks) + b"data: [DONE]\n\n"
 
     def whole(self, reply: Reply) -> dict[str, Any]:
-        message = {"role": "assistant", "content": text(0, reply.sched.n_tokens)}
+        message: dict[str, Any] = {"role": "assistant", "content": reply.whole_text()}
+        if reply.turn is not None and reply.turn.tool is not None:
+            function = {"name": reply.turn.tool, "arguments": json.dumps(reply.turn.arguments)}
+            message["tool_calls"] = [{"id": f"call-{reply.id}", "type": "function", "function": function}]
         choice = {"index": 0, "message": message, "finish_reason": reply.finish_reason}
         return self._chunk(reply, [choice]) | {
             "object": "chat.completion",

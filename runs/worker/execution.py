@@ -175,7 +175,7 @@ async def _measure(
     measured = decode["median"] if decode else None
     per_pass = (summary.get("tokens_per_verification") or {}).get("median")
     summary["roofline"] = await asyncio.to_thread(roofline_for, run.config, measured, per_pass)
-    engine_side.warnings += _disagreements(summary)
+    engine_side.warnings += _disagreements(summary) + _read_loop_warning(summary)
     return summary
 
 
@@ -188,6 +188,21 @@ def _disagreements(summary: dict[str, Any]) -> list[dict[str, str]]:
     if ttft and not ttft["agree"]:
         found.append({"kind": "ttft-check", "message": _ttft_disagreement(ttft)})
     return found
+
+
+def _read_loop_warning(summary: dict[str, Any]) -> list[dict[str, str]]:
+    """A warning when an agent run's watchdog caught a read loop (the agent-table summary's read_loop)."""
+    loop = summary.get("read_loop")
+    if not loop:
+        return []
+    steps = []
+    if loop.get("noted_at_step"):
+        steps.append(f"noted the read loop at read {loop['note_at']} (step {loop['noted_at_step']})")
+    if loop.get("withdrawn_at_step"):
+        steps.append(f"withdrew the tools at read {loop['withdraw_at']} (step {loop['withdrawn_at_step']})")
+    watched = " and ".join(steps)
+    message = f"the agent kept reading {loop['file']}; the watchdog {watched}"
+    return [{"kind": "read-loop", "message": f"{message}; outcome {summary.get('outcome')}"}]
 
 
 def _log_acceptance(events: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -17,6 +17,18 @@
       return share(s.precision) + " (" + s.score + " of " + s.answer_rows + " rows answered)";
     }
 
+    // The watchdog's steps, in words: "noted at read 12 (step 12), tools withdrawn at read 20 (step 20)".
+    function readLoop(s) {
+      var loop = s.read_loop;
+      if (!loop) return s.read_loop === undefined ? null : "none caught";
+      var said = [];
+      if (loop.noted_at_step) said.push("noted at read " + loop.note_at + " (step " + loop.noted_at_step + ")");
+      if (loop.withdrawn_at_step) {
+        said.push("tools withdrawn at read " + loop.withdraw_at + " (step " + loop.withdrawn_at_step + ")");
+      }
+      return loop.file + ": " + said.join(", ");
+    }
+
     function label(r) { return r.tool ? [String(r.step), r.tool] : [String(r.step), "answer"]; }
 
     return {
@@ -43,7 +55,8 @@
           ["precision (correct of rows answered)", precision(s)],
           ["exact", s.exact === undefined ? null : (s.exact ? "yes" : "no")],
           ["steps", String(s.steps)], ["task time", h.value(s.task_s, "s", 1)],
-          ["most reads of one file", String(s.max_reads)]
+          ["most reads of one file", String(s.max_reads)],
+          ["read loop", readLoop(s)]
         ], true);
       }
     };

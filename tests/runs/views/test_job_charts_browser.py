@@ -217,11 +217,23 @@ def test_it_draws_a_needle_run_per_length_and_depth(inprocess, sim, browser):
 
 def test_it_draws_an_agent_table_run_step_by_step(inprocess, sim, browser):
     run = _bench(_external(sim), "agent-table", "--fixture", "routes_12", "--max-steps", "3")
-    drawn = _open(browser, run, "agent-chart", 1)
-    assert _series(drawn)["step time, s"] == 1
+    drawn = _open(browser, run, "agent-chart", 3)
+    assert _series(drawn)["step time, s"] == 3
     summary = _table(browser)
-    assert "0 / 12" in summary
+    assert "outcome loop (step limit)" in summary and "0 / 12" in summary
     assert "table F1 0.0 %" in summary and "exact no" in summary and "(no rows answered)" in summary
+    assert "read loop none caught" in summary
+    assert _severe(browser) == []
+
+
+def test_it_shows_the_simulators_read_loop_and_its_rescue(inprocess, sim, browser):
+    run = _bench(_external(sim), "agent-table", "--fixture", "routes_12")
+    _open(browser, run, "agent-chart", 21, shot="agent-table-loop")
+    summary = _table(browser)
+    assert "outcome rescued (answered)" in summary and "most reads of one file 20" in summary
+    assert "read loop server.js: noted at read 12 (step 12), tools withdrawn at read 20 (step 20)" in summary
+    banner = browser.find_element(By.CSS_SELECTOR, '[data-warning="read-loop"]').text
+    assert banner.startswith("read-loop: the agent kept reading server.js")
     assert _severe(browser) == []
 
 

@@ -1,7 +1,11 @@
+"""The agent-table job through the worker path: on the simulator's scripted agent and a real model."""
+from __future__ import annotations
 
 import pytest
 
 from engines.simulator import SimProfile, serve_in_thread
+from runs.core.jobs.agent_table.watchdog import NOTE_AT, WITHDRAW_AT
+from runs.models import Run
 from tests.factories import EngineConfigFactory
 from tests.real_engine import requires_engine
 from tests.runs.bench_helpers import bench, real_llama_config
@@ -9,14 +13,44 @@ from tests.runs.bench_helpers import bench, real_llama_config
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_it_grades_an_engine_that_answers_without_tools(inprocess, capsys):
+# The simulator's scripted agent (engines/simulator/agent.py): a search, then read_file on the same
+# file until the watchdog withdraws the tools at read 20, then the table of the routes it read.
+SCRIPTED_STEPS = 21
+
+
+def test_it_ends_a_run_that_reaches_the_step_limit_as_a_loop(inprocess, capsys):
     with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5)) as sim:
         EngineConfigFactory(name="sim", engine__base_url=sim.url, engine__simulator=True)
         run = bench(capsys, "sim", "agent-table", "--fixture", "routes_12", "--max-steps", "5")
     assert run["status"] == "succeeded", run["error"]
     summary = run["summary"]
-    assert (summary["rows"], summary["score"], summary["outcome"]) == (12, 0, "completed")
-    assert (summary["f1"], summary["exact"]) == (0.0, False)
+    assert (summary["outcome"], summary["stop_reason"], summary["steps"]) == ("loop", "step limit", 5)
+    assert (summary["rows"], summary["score"], summary["f1"], summary["read_loop"]) == (12, 0, 0.0, None)
+
+
+@pytest.mark.parametrize("kind", ["llama-server", "ollama"])
+def test_it_rescues_the_simulators_read_loop_on_both_apis(inprocess, capsys, alice_client, kind):
+    with serve_in_thread(SimProfile(decode_tps=2000, ttft_ms=2)) as sim:
+        EngineConfigFactory(name="sim", engine__kind=kind, engine__base_url=sim.url, engine__simulator=True)
+        run = bench(capsys, "sim", "agent-table", "--fixture", "routes_12")
+    assert run["status"] == "succeeded", run["error"]
+    summary = run["summary"]
+    assert (summary["outcome"], summary["stop_reason"]) == ("rescued", "answered")
+    assert summary["steps"] == SCRIPTED_STEPS
+    assert (summary["max_reads"], summary["tools_withdrawn"]) == (WITHDRAW_AT, True)
+    assert summary["read_loop"] == {"file": "server.js", "note_at": NOTE_AT, "noted_at_step": NOTE_AT,
+                                    "withdraw_at": WITHDRAW_AT, "withdrawn_at_step": WITHDRAW_AT}
+    # The table is made from the lines it read, so it is graded like any model's.
+    assert (summary["answer_rows"], summary["precision"], summary["f1"]) == (summary["score"], 1.0, 1.0)
+    steps = {s.values["step"]: s.values for s in Run.objects.get(pk=run["id"]).samples.filter(kind="step")}
+    tools = [steps[n]["tool"] for n in (1, 2, WITHDRAW_AT, SCRIPTED_STEPS)]
+    assert tools == ["search", "read_file", "read_file", None]
+    assert steps[NOTE_AT]["calls"][0]["note"].startswith(f"Note: you have read server.js {NOTE_AT} times")
+    assert not steps[WITHDRAW_AT]["calls"][0]["executed"] and not steps[SCRIPTED_STEPS]["tools_offered"]
+    page = alice_client.get(Run.objects.get(pk=run["id"]).get_absolute_url()).content.decode()
+    assert 'data-warning="read-loop"' in page
+    assert (f"noted the read loop at read {NOTE_AT} (step {NOTE_AT}) and withdrew the tools at read "
+            f"{WITHDRAW_AT} (step {WITHDRAW_AT}); outcome rescued") in page
 
 
 def test_it_refuses_a_fixture_folder_without_a_truth_table(inprocess, capsys, tmp_path, settings):

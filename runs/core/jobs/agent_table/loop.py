@@ -26,7 +26,7 @@ from runs.core.jobs.agent_table.chat import (
 from runs.core.jobs.agent_table.fixture import Fixture, load_fixture
 from runs.core.jobs.agent_table.grader import grade
 from runs.core.jobs.agent_table.tools import TOOL_SCHEMAS, Workspace
-from runs.core.jobs.agent_table.watchdog import UNAVAILABLE_NOTE, ReadWatchdog
+from runs.core.jobs.agent_table.watchdog import UNAVAILABLE_NOTE, Decision, ReadWatchdog
 from runs.core.jobs.speed import RunProgress
 
 __all__ = ["LOOP_STEPS", "AgentTableJob", "run_agent_table"]
@@ -90,6 +90,8 @@ class _Run:
     stop_reason: str | None = None
     error: str | None = None
     answer: str = ""
+    # Where the watchdog stepped in: the file, the step of its read note and of its withdrawal.
+    read_loop: dict[str, Any] = field(default_factory=dict)
     tokens: dict[str, int] = field(default_factory=lambda: {"output_tokens": 0, "prompt_tokens": 0})
 
 
@@ -154,12 +156,22 @@ def _execute(run: _Run, call: ToolCall) -> tuple[str, dict[str, Any]]:
     """Run one call past the watchdog: its result (with any note) and its record for the sample."""
     file = run.workspace.file_read_by(call.name, call.arguments)
     decision = run.watchdog.on_call(file)
+    _note_loop(run, file, decision)
     result = ""
     if decision.execute:
         result = arguments_error(call) or run.workspace.call(call.name, call.arguments)
     content = "\n\n".join(part for part in (result, decision.note) if part)
     record = _call_record(call, decision.execute, decision.note) | {"file": file, "reads": decision.reads}
     return content, record
+
+
+def _note_loop(run: _Run, file: str | None, decision: Decision) -> None:
+    """Keep the step at which the watchdog first noted the read loop, and the one it withdrew the tools at."""
+    watchdog = run.watchdog
+    if file is None or decision.reads not in (watchdog.note_at, watchdog.withdraw_at):
+        return
+    run.read_loop.setdefault("file", file)
+    run.read_loop.setdefault("noted_at_step" if decision.execute else "withdrawn_at_step", run.steps)
 
 
 def _refuse(call: ToolCall, note: str | None) -> tuple[str, dict[str, Any]]:
@@ -231,7 +243,15 @@ def summarize(run: _Run, task_s: float) -> dict[str, Any]:
         "missing_rows": len(result.missing),
         "max_reads": run.watchdog.max_reads(),
         "tools_withdrawn": not run.watchdog.tools_offered,
+        "read_loop": _read_loop(run),
         **run.tokens,
         "answer": run.answer,
         "error": run.error,
     }
+
+
+def _read_loop(run: _Run) -> dict[str, Any] | None:
+    """The read loop the watchdog caught (file, steps, its thresholds); None when it never stepped in."""
+    if not run.read_loop:
+        return None
+    return {"note_at": run.watchdog.note_at, "withdraw_at": run.watchdog.withdraw_at} | run.read_loop
