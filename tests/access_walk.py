@@ -23,6 +23,8 @@ class Endpoint:
     :param member_status: what the owner and a teammate get
     :param api: answers 401 JSON rather than redirecting to the login page
     :param global_: shows every team's figures by design (GET /metrics, token-authenticated)
+    :param lists: a page without a target lists the team's objects (False: an explanation page,
+        e.g. the demo tour's, that shows none; its own tests cover what it refuses)
     """
 
     target: str | None = None
@@ -30,6 +32,7 @@ class Endpoint:
     member_status: int = 200
     api: bool = False
     global_: bool = False
+    lists: bool = True
 
 
 def _names(patterns: list, namespace: str) -> list[str]:

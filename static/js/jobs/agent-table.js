@@ -4,32 +4,46 @@
   "use strict";
   var h = window.RunCharts.helpers;
 
+  function share(v) { return typeof v === "number" ? (v * 100).toFixed(1) + " %" : "—"; }
+
+  function precision(s) {
+    if (s.answer_rows === undefined) return share(s.precision);
+    if (!s.answer_rows) return "— (no rows answered)";
+    return share(s.precision) + " (" + s.score + " of " + s.answer_rows + " rows answered)";
+  }
+
+  // The watchdog's steps, in words: "noted at read 12 (step 12), tools withdrawn at read 20 (step 20)".
+  function readLoop(s) {
+    var loop = s.read_loop;
+    if (!loop) return s.read_loop === undefined ? null : "none caught";
+    var said = [];
+    if (loop.noted_at_step) said.push("noted at read " + loop.note_at + " (step " + loop.noted_at_step + ")");
+    if (loop.withdrawn_at_step) {
+      said.push("tools withdrawn at read " + loop.withdraw_at + " (step " + loop.withdrawn_at_step + ")");
+    }
+    return loop.file + ": " + said.join(", ");
+  }
+
+  function label(r) { return r.tool ? [String(r.step), r.tool] : [String(r.step), "answer"]; }
+
+  // Summaries stored before F1, precision and exact lack them: those rows show as not reported.
+  function summaryRows(s) {
+    return [
+      ["outcome", s.outcome + (s.stop_reason ? " (" + s.stop_reason + ")" : "")],
+      ["table F1", share(s.f1)],
+      ["score (correct rows)", s.score + " / " + s.rows + (s.exact ? " (exact)" : "")],
+      ["precision (correct of rows answered)", precision(s)],
+      ["exact", s.exact === undefined ? null : (s.exact ? "yes" : "no")],
+      ["steps", String(s.steps)], ["task time", h.value(s.task_s, "s", 1)],
+      ["most reads of one file", String(s.max_reads)],
+      ["read loop", readLoop(s)]
+    ];
+  }
+
   function agentView() {
     var canvas = document.getElementById("agent-chart");
     var steps = [];
     var c = h.chart(canvas, "step", [], { y: h.axis("step time (s)"), tokens: h.rightAxis("output tokens") });
-
-    function share(v) { return typeof v === "number" ? (v * 100).toFixed(1) + " %" : "—"; }
-
-    function precision(s) {
-      if (s.answer_rows === undefined) return share(s.precision);
-      if (!s.answer_rows) return "— (no rows answered)";
-      return share(s.precision) + " (" + s.score + " of " + s.answer_rows + " rows answered)";
-    }
-
-    // The watchdog's steps, in words: "noted at read 12 (step 12), tools withdrawn at read 20 (step 20)".
-    function readLoop(s) {
-      var loop = s.read_loop;
-      if (!loop) return s.read_loop === undefined ? null : "none caught";
-      var said = [];
-      if (loop.noted_at_step) said.push("noted at read " + loop.note_at + " (step " + loop.noted_at_step + ")");
-      if (loop.withdrawn_at_step) {
-        said.push("tools withdrawn at read " + loop.withdraw_at + " (step " + loop.withdrawn_at_step + ")");
-      }
-      return loop.file + ": " + said.join(", ");
-    }
-
-    function label(r) { return r.tool ? [String(r.step), r.tool] : [String(r.step), "answer"]; }
 
     return {
       add: h.stepAdder(steps),
@@ -47,17 +61,7 @@
       applyRun: function (run) {
         var s = run.summary || {};
         if (s.outcome === undefined) return;
-        // Summaries stored before F1, precision and exact lack them: those rows show as not reported.
-        h.fillRows(h.tbodyOf("job-summary"), [
-          ["outcome", s.outcome + (s.stop_reason ? " (" + s.stop_reason + ")" : "")],
-          ["table F1", share(s.f1)],
-          ["score (correct rows)", s.score + " / " + s.rows + (s.exact ? " (exact)" : "")],
-          ["precision (correct of rows answered)", precision(s)],
-          ["exact", s.exact === undefined ? null : (s.exact ? "yes" : "no")],
-          ["steps", String(s.steps)], ["task time", h.value(s.task_s, "s", 1)],
-          ["most reads of one file", String(s.max_reads)],
-          ["read loop", readLoop(s)]
-        ], true);
+        h.fillRows(h.tbodyOf("job-summary"), summaryRows(s), true);
       }
     };
   }

@@ -8,7 +8,8 @@ import pytest
 from runs.actions.tour import TOUR_CONFIGS
 from runs.models import Run
 from runs.worker import dispatch
-from tests.factories import EngineConfigFactory, EngineFactory, RunFactory
+from tests.access_walk import logged_in
+from tests.factories import EngineConfigFactory, EngineFactory, RunFactory, team_world
 
 pytestmark = pytest.mark.django_db
 
@@ -58,3 +59,18 @@ def test_it_answers_404_for_runs_that_are_not_a_tour(admin_client):
 
 def test_it_needs_a_login(client):
     assert client.post("/tour/").status_code == 302 and Run.objects.count() == 0
+
+
+def test_it_keeps_a_teams_demo_configs_and_tour_runs_from_an_outsider():
+    alpha, bravo = team_world("alpha"), team_world("bravo")
+    llama = EngineFactory(machine=alpha.machine, kind="llama-server", simulator=True, launch="managed")
+    EngineConfigFactory(name=TOUR_CONFIGS[0], engine=llama)
+    ollama = EngineFactory(machine=alpha.machine, kind="ollama", simulator=True)
+    EngineConfigFactory(name=TOUR_CONFIGS[1], engine=ollama)
+    before = Run.objects.count()
+    assert logged_in(bravo.owner).post("/tour/").status_code == 400  # alpha's demo is not bravo's to run
+    assert Run.objects.count() == before
+    started = logged_in(alpha.owner).post("/tour/")
+    assert started.status_code == 302
+    assert logged_in(bravo.owner).get(started["Location"]).status_code == 404
+    assert logged_in(alpha.teammate).get(started["Location"]).status_code == 200
