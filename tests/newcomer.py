@@ -124,6 +124,7 @@ class Walk:
     lookahead: dict[str, Any] = field(default_factory=dict)
     compare: str = ""
     recipe_errors: list[str] = field(default_factory=list)
+    warnings: dict[str, list[str]] = field(default_factory=dict)  # the tour's warning runs: job -> kinds
     shots: list[Path] = field(default_factory=list)
 
 
@@ -145,6 +146,7 @@ def walk(driver: Any, site: DemoSite, shots: Path | None = None) -> Walk:
     _shot(driver, shots, "demo-lookahead-sweep", seen)
     seen.compare = _compare_selected(driver, site.url, speed)
     _shot(driver, shots, "compare", seen)
+    seen.warnings = _warnings(driver, _links(driver_at(driver, seen.tour_url), "warning"))
     seen.recipe_errors = _recipe_errors(driver, site.url)
     driver.get(site.url + "/")
     _shot(driver, shots, "home", seen)
@@ -208,6 +210,23 @@ def _compare_selected(driver: Any, url: str, speed_urls: list[str]) -> str:
     driver.find_element(By.XPATH, "//button[contains(., 'Compare selected')]").click()
     WebDriverWait(driver, 10).until(lambda d: "/compare/" in d.current_url)
     return str(driver.find_element(By.TAG_NAME, "main").text)
+
+
+def driver_at(driver: Any, url: str) -> Any:
+    driver.get(url)
+    return driver
+
+
+def _warnings(driver: Any, run_urls: list[str]) -> dict[str, list[str]]:
+    """Each of the tour's warning runs, once finished: its job and the kinds of warning its page shows."""
+    _wait_finished(driver, run_urls)
+    shown = {}
+    for url in run_urls:
+        driver.get(url)
+        job = driver.find_element(By.ID, "run").get_attribute("data-job")
+        found = driver.find_elements(By.CSS_SELECTOR, "p.warning[data-warning]")
+        shown[job] = [p.get_attribute("data-warning") for p in found]
+    return shown
 
 
 def _recipe_errors(driver: Any, url: str) -> list[str]:

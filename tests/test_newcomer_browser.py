@@ -89,3 +89,8 @@ def test_it_shows_the_roofline_and_an_efficiency_below_the_ceiling_with_drafts(s
     assert "273 GB/s" in line and "5.80 GB per token" in line and "tokens per verification" in line
     efficiency = float(re.search(r"= (\d+) % efficiency", line).group(1))
     assert 50 < efficiency < 100
+
+
+def test_it_shows_the_tours_cache_discard_and_read_loop_warnings(seen):
+    assert "cache-discard" in seen.warnings["prefix-cache"]
+    assert "read-loop" in seen.warnings["agent-table"]

@@ -1,7 +1,10 @@
 """The demo tour: one click queues what a newcomer should see first, on the demo's simulated engines.
 
 A speed run of each demo config, then a lookahead sweep of each (queued behind the speed run on
-the same machine), and a comparison of the two speed runs. Every run is a real run of the
+the same machine), a comparison of the two speed runs, and two runs on the first config that raise
+warnings worth knowing: a prefix-cache probe whose conversation outgrows the prompt cache (the
+cache-discard warning) and an agent task that reads one file over and over (the read-loop warning,
+answered after the watchdog withdraws its tools: outcome rescued). Every run is a real run of the
 SparkDash simulator through the usual path (queue, worker, engine, results); nothing is prefilled.
 """
 from __future__ import annotations
@@ -25,6 +28,7 @@ TOUR_CONFIGS = ("sim-moe-mtp8", "sim-27b-q8-la12")
 TOUR_MAX_TOKENS = 48
 SPEED_PARAMS = {"reps": 1, "warmup": 0, "max_tokens": TOUR_MAX_TOKENS}
 SWEEP_PARAMS = {"lengths": [0, 2, 4, 8, 12], "reps": 1, "warmup": 0, "max_tokens": TOUR_MAX_TOKENS}
+WARNING_JOBS = ("prefix-cache", "agent-table")  # on the first config, after its sweep
 
 
 class TourUnavailable(Exception):
@@ -33,10 +37,12 @@ class TourUnavailable(Exception):
 
 @dataclass(frozen=True)
 class Tour:
-    """The runs one tour queued: a speed run and a lookahead sweep per demo config."""
+    """The runs one tour queued: a speed run and a lookahead sweep per demo config, and the
+    first config's runs that raise warnings."""
 
     speed: list[Run]
     sweeps: list[Run]
+    warnings: list[Run]
 
     @property
     def compare_url(self) -> str:
@@ -45,7 +51,11 @@ class Tour:
 
     @property
     def ids(self) -> list[int]:
-        return [r.pk for r in self.speed + self.sweeps]
+        return [r.pk for r in self.runs]
+
+    @property
+    def runs(self) -> list[Run]:
+        return self.speed + self.sweeps + self.warnings
 
 
 def demo_configs(configs: QuerySet[EngineConfig]) -> list[EngineConfig]:
@@ -76,17 +86,17 @@ def start_tour(configs: QuerySet[EngineConfig], user: User | AnonymousUser | Non
     demo = demo_configs(configs)
     speed = [start_run(config, "speed", SPEED_PARAMS, user) for config in demo]
     sweeps = [start_run(config, "lookahead", SWEEP_PARAMS, user) for config in demo]
-    return Tour(speed, sweeps)
+    warnings = [start_run(demo[0], job, {}, user) for job in WARNING_JOBS]
+    return Tour(speed, sweeps, warnings)
 
 
 def tour_runs(runs_seen: QuerySet[Run], ids: list[int]) -> Tour | None:
-    """A tour from its run ids among `runs_seen`; None if one is not there or is not a tour job."""
+    """A tour from its run ids among `runs_seen`; None if one is missing or they are not a tour's runs."""
     runs = runs_seen.select_related("config__engine").in_bulk(ids)
     found = [runs[pk] for pk in ids if pk in runs]
     if len(found) != len(ids) or not found:
         return None
-    speed = [r for r in found if r.job == "speed"]
-    sweeps = [r for r in found if r.job == "lookahead"]
-    if len(speed) + len(sweeps) != len(found):
-        return None
-    return Tour(speed, sweeps)
+    tour = Tour(*([r for r in found if r.job in jobs] for jobs in (("speed",), ("lookahead",), WARNING_JOBS)))
+    shaped = len(tour.speed) == len(tour.sweeps) == len(TOUR_CONFIGS)
+    shaped = shaped and [r.job for r in tour.warnings] == list(WARNING_JOBS) and len(tour.runs) == len(found)
+    return tour if shaped else None

@@ -22,7 +22,7 @@ def tour_page(request: HttpRequest) -> HttpResponse:
     tour = tour_runs(visible(request.user, Run), ids) if ids else None
     if ids and tour is None:
         return render(request, "runs/tour.html", {"error": "these runs are not a demo tour"}, status=404)
-    unfinished = tour is not None and any(r.finished is None for r in tour.speed + tour.sweeps)
+    unfinished = tour is not None and any(r.finished is None for r in tour.runs)
     ctx = {"tour": tour, "configs": TOUR_CONFIGS, "refresh_s": REFRESH_S if unfinished else None}
     return render(request, "runs/tour.html", ctx)
 

@@ -39,6 +39,8 @@ def test_it_queues_each_configs_speed_run_before_any_sweep(handed, django_captur
         tour = start_tour(EngineConfig.objects.all())
     assert [r.config for r in tour.speed] == configs and [r.config for r in tour.sweeps] == configs
     assert {r.job for r in tour.speed} == {"speed"} and {r.job for r in tour.sweeps} == {"lookahead"}
+    warnings = [(r.config, r.job) for r in tour.warnings]
+    assert warnings == [(configs[0], "prefix-cache"), (configs[0], "agent-table")]
     assert handed == tour.ids
     assert tour.sweeps[0].params["lengths"] == [0, 2, 4, 8, 12]
     assert tour.compare_url == f"/compare/?runs={tour.speed[0].pk}%2C{tour.speed[1].pk}"
@@ -68,7 +70,8 @@ def test_it_rebuilds_a_tour_from_its_ids_and_refuses_other_runs(handed):
     tour = start_tour(EngineConfig.objects.all())
     again = tour_runs(Run.objects.all(), tour.ids)
     assert again is not None and again.ids == tour.ids
-    other = RunFactory(job="agent-table")
-    assert tour_runs(Run.objects.all(), [*tour.ids, other.pk]) is None
+    for job in ("agent-table", "needle"):  # a tour job too many, or another job
+        assert tour_runs(Run.objects.all(), [*tour.ids, RunFactory(job=job).pk]) is None
+    assert tour_runs(Run.objects.all(), tour.ids[:-1]) is None
     assert tour_runs(Run.objects.all(), [*tour.ids, 999_999]) is None
     assert tour_runs(Run.objects.none(), tour.ids) is None

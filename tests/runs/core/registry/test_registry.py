@@ -22,8 +22,8 @@ ALLOWED = {
     "engines/recipes/__init__.py": {"lookahead"}, "engines/recipes/llama_server.py": {"lookahead"},
     "engines/recipes/sglang.py": {"lookahead"}, "engines/management/commands/simengine.py": {"lookahead"},
     "runs/worker/engine_session.py": {"lookahead"},
-    # The demo tour is a fixed walk through these two jobs, for a newcomer to see first.
-    "runs/actions/tour.py": {"speed", "lookahead"},
+    # The demo tour is a fixed walk through these jobs, for a newcomer to see first.
+    "runs/actions/tour.py": {"speed", "lookahead", "prefix-cache", "agent-table"},
     # The simulator's vocabulary of words it streams.
     "engines/simulator/wire.py": {"speed"},
 }
