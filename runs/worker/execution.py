@@ -171,12 +171,31 @@ async def _measure(
         _with_log_acceptance(summary, engine_side.acceptance_by_length)
     summary["engine_startup_s"] = engine_side.startup_s
     summary["engine_startups"] = engine_side.startups
+    measured, per_pass, note = roofline_inputs(summary)
+    summary["roofline"] = await asyncio.to_thread(roofline_for, run.config, measured, per_pass)
+    if summary["roofline"] and note:
+        summary["roofline"]["note"] = note
+    engine_side.warnings += _disagreements(summary) + _read_loop_warning(summary)
+    return summary
+
+
+DRAFTS_UNCOUNTED = "efficiency not stated: the engine drafted but reports no tokens per verification"
+
+
+def roofline_inputs(summary: dict[str, Any]) -> tuple[float | None, float | None, str | None]:
+    """The measured decode tok/s and tokens per verification to hold against the roofline, and why
+    there is no efficiency when the engine drafted without saying how many tokens each pass
+    verified (Ollama: its log counts drafts, not passes); against the plain ceiling a drafting
+    run would read as 300 %."""
     decode = summary.get("decode_tps_client")
     measured = decode["median"] if decode else None
     per_pass = (summary.get("tokens_per_verification") or {}).get("median")
-    summary["roofline"] = await asyncio.to_thread(roofline_for, run.config, measured, per_pass)
-    engine_side.warnings += _disagreements(summary) + _read_loop_warning(summary)
-    return summary
+    drafted = (summary.get("log_acceptance") or {}).get("generated") or (
+        summary.get("spec_decode_metrics") or {}
+    ).get("draft_tokens")
+    if per_pass is None and drafted:
+        return None, None, DRAFTS_UNCOUNTED
+    return measured, per_pass, None
 
 
 def _disagreements(summary: dict[str, Any]) -> list[dict[str, str]]:

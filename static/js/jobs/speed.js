@@ -38,6 +38,7 @@
       text += "; measured " + r.measured_tps.toFixed(1) + " tok/s = " + (100 * r.efficiency).toFixed(0) +
         " % efficiency";
     }
+    if (r.note) text += "; " + r.note;
     td.replaceChildren(document.createTextNode(text));
   }
 

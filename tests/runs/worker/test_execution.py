@@ -154,3 +154,22 @@ def test_it_has_no_roofline_without_a_model_file_or_override():
     with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5)) as sim:
         run = run_to_end(make_run(sim.url))
     assert run.summary["roofline"] is None
+
+
+def test_it_holds_a_runs_decode_and_tokens_per_verification_against_the_roofline():
+    from runs.worker.execution import roofline_inputs
+
+    spread = {"median": 150.1, "min": 40.0, "max": 160.0, "n": 6}
+    per_pass = {"median": 4.2, "min": 1, "max": 5, "n": 6}
+    summary = {"decode_tps_client": spread, "tokens_per_verification": per_pass}
+    assert roofline_inputs(summary) == (150.1, 4.2, None)
+    assert roofline_inputs({"decode_tps_client": spread, "log_acceptance": None}) == (150.1, None, None)
+
+
+def test_it_states_no_efficiency_for_an_engine_that_drafts_without_counting_passes():
+    from runs.worker.execution import DRAFTS_UNCOUNTED, roofline_inputs
+
+    # Ollama: its log counts 1132 drafted tokens, its replies no verifications.
+    summary = {"decode_tps_client": {"median": 30.0, "min": 8, "max": 33, "n": 6},
+               "log_acceptance": {"acceptance_rate": 0.16, "accepted": 176, "generated": 1132, "requests": 6}}
+    assert roofline_inputs(summary) == (None, None, DRAFTS_UNCOUNTED)
