@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
+import multiprocessing
 import re
 import sys
 import time
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import evalplus.eval
 import openai
 from evalplus import __version__ as EVALPLUS_VERSION
 from evalplus.config import DEFAULT_GT_TIME_LIMIT_FACTOR, DEFAULT_MIN_TIME_LIMIT
@@ -237,10 +240,27 @@ def _engine_error(url: str, exc: openai.OpenAIError, timeout: Any) -> EngineErro
     return EngineError(f"{url}/chat/completions: {type(exc).__name__}: {exc}")
 
 
+@functools.cache
+def _children_from_a_clean_process() -> None:
+    """Make EvalPlus start each graded solution from a forkserver, not by forking this process.
+
+    EvalPlus runs every check in a `multiprocessing.Process` of the default context, a fork on
+    Linux. A fork of a process that holds other threads and at-fork hooks (a worker's, after a
+    Celery control broadcast) can hang the child until EvalPlus's 60 s timeout, and every answer
+    then grades "timeout" (seen in CI). The forkserver's children come from a process that holds
+    none of that; it preloads evalplus.eval so a check does not import it again.
+    """
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["evalplus.eval"])
+    module: Any = evalplus.eval
+    module.multiprocessing, module.Value, module.Array = context, context.Value, context.Array
+
+
 def _grade(
     job: EvalPlusJob, problem: dict[str, Any], solution: str, expected: dict[str, Any]
 ) -> tuple[str, str]:
     """EvalPlus's statuses ("pass", "fail", "timeout") on the base and the plus inputs."""
+    _children_from_a_clean_process()
     result = check_correctness(
         job.dataset,
         0,

@@ -157,7 +157,9 @@ def test_it_sweeps_lookahead_on_vllm_by_relaunch_with_per_position_acceptance(vl
     assert spec["0"] is None and lengths["0"]["all"]["acceptance_by_position"] is None  # drafting off
     rates = [spec[k]["acceptance_rate"] for k in ("2", "4", "8")]
     per_verification = [spec[k]["tokens_per_verification"] for k in ("2", "4", "8")]
-    assert rates[0] > rates[2]  # a longer draft is accepted less often...
+    # A longer draft is accepted no more often (ngram on the 270M model's repetitive answers may accept
+    # every draft: CI once saw 1.0 at 2, 4 and 8)...
+    assert rates[0] >= rates[2]
     assert per_verification[2] > per_verification[0]  # ...and still advances more per verification
     assert [len(spec[k]["acceptance_by_position"]) for k in ("2", "4", "8")] == [2, 4, 8]
     # Per output type too (tool call, table, prose): vLLM's counters are read around each request.
