@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 from django import template
 from django.utils.html import format_html
 
 from runs.core import registry
-from runs.core.scoring.figures import spread_text
+from runs.core.scoring.figures import Spread, figure_text, spread_text, value_text
 
 register = template.Library()
 
@@ -69,12 +69,14 @@ def headline_figure(run: Any) -> str:
     spec = registry.JOBS.get(run.job)
     if spec is None:
         return _missing(NOT_YET)
-    metric = spec.headline
-    value = metric.value(run.summary or {}) if run.summary else None
+    metric, summary = spec.headline, run.summary or {}
+    spread = summary.get(metric.key)
+    if isinstance(spread, dict) and "median" in spread:  # a spread over requests: shown whole
+        return format_html("{} <span>{}</span>", metric.label, figure_text(metric, cast(Spread, spread)))
+    value = metric.value(summary) if summary else None
     if value is None or isinstance(value, bool):
         return format_html("{} {}", metric.label, _missing(NOT_YET if not run.finished else NOT_EXPOSED))
-    unit = f" {metric.unit}" if metric.unit else ""
-    return format_html("{} <span>{}</span>", metric.label, f"{value * metric.scale:.{metric.digits}f}{unit}")
+    return format_html("{} <span>{}</span>", metric.label, value_text(metric, value))
 
 
 def positions_text(fractions: Sequence[float]) -> str:

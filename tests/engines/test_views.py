@@ -447,5 +447,5 @@ def test_it_shows_each_recent_runs_headline_on_home(alice_client, config):
     RunFactory(config=config, job="lookahead", status=Run.Status.SUCCEEDED, finished=timezone.now(),
                summary={"lengths": lengths})
     html = alice_client.get(reverse("runs:home")).content.decode()
-    assert "decode (client) <span>41.2 tok/s</span>" in html
+    assert "decode (client) <span>41.2 [40.0\u201343.0] tok/s (n=6)</span>" in html
     assert "decode at the best length <span>161.6 tok/s</span>" in html

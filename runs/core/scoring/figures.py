@@ -37,6 +37,7 @@ __all__ = [
     "figure_text",
     "score_rows",
     "spread_text",
+    "value_text",
 ]
 
 Verdict = Literal["better", "worse", "noise", "no spread", "n/a"]
@@ -223,6 +224,11 @@ def figure_text(metric: Metric, spread: Spread | None, tally: Tally | None = Non
     if tally:
         return f"{tally['count']} of {tally['n']} runs"
     return spread_text(spread, metric.unit, metric.digits, metric.scale)
+
+
+def value_text(metric: Metric, value: float) -> str:
+    """One value of the metric (not a spread), in its unit: "161.6 tok/s"."""
+    return f"{_num(value, metric.scale, metric.digits)} {metric.unit}".rstrip()
 
 
 def delta_text(metric: Metric, delta: float | None) -> str:
