@@ -166,6 +166,7 @@ async def _measure(
     summary["spec_decode_metrics"] = spec.summary() if spec else None
     if spec and summary.get("acceptance_by_position") is None:
         summary["acceptance_by_position"] = spec.acceptance_by_position  # the run's counters, warm-up in
+    await engine_side.read_log_now()  # the last request's lines, before the tail's next poll
     summary["log_acceptance"] = _log_acceptance(engine_side.acceptance)
     if engine_side.acceptance_by_length:
         _with_log_acceptance(summary, engine_side.acceptance_by_length)

@@ -117,3 +117,12 @@ def test_it_shows_the_prompt_cache_discard_on_the_managed_demos_prefix_cache_pro
     assert run["status"] == "succeeded", run["error"]
     assert run["summary"]["cache_discard_detected"] is True
     assert "cache-discard" in [warning["kind"] for warning in run["warnings"]]
+
+
+def test_it_counts_every_requests_log_line_in_an_ollama_demo_speed_run(
+    served_ollama_simulator, inprocess, capsys
+):
+    run = bench(capsys, "sim-27b-q8-la12", "speed", "--reps", "1", "--warmup", "0", "--max-tokens", "16")
+    assert run["status"] == "succeeded", run["error"]
+    # The last request's line lands just before the run ends, between two of the tail's polls.
+    assert run["summary"]["log_acceptance"]["requests"] == 6
