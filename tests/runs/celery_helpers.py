@@ -6,6 +6,7 @@ database, so it sees the rows a `django_db(transaction=True)` test commits.
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -120,6 +121,19 @@ def _wait_ready(worker: Worker) -> None:
         if time.monotonic() > deadline:
             raise RuntimeError(f"worker {worker.name} not ready after {READY_TIMEOUT_S} s:\n{worker.log()}")
         time.sleep(0.05)
+    _wait_answers_control(worker)
+
+
+def _wait_answers_control(worker: Worker) -> None:
+    """Wait until the worker answers a ping: "ready." can be logged before its control
+    channel subscribes, and a broadcast sent in between (a presence check) is never seen."""
+    from sparkdash.celery import app
+
+    node = f"{worker.name}@{socket.gethostname()}"
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while not app.control.ping(destination=[node], timeout=0.5, limit=1):
+        if worker.process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"worker {worker.name} never answered a ping:\n{worker.log()}")
 
 
 def _logged_ready(worker: Worker) -> bool:
