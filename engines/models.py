@@ -53,6 +53,13 @@ class Machine(models.Model):
         "memory (GB)", validators=[MinValueValidator(0.1), MaxValueValidator(100_000)]
     )
     notes = models.TextField(blank=True)
+    capture_bodies = models.BooleanField(
+        "capture traffic bodies", default=False,
+        help_text="the relay stores each request's messages and answer (size-capped; only this "
+        "machine's team sees them); needed to replay a recorded conversation",
+    )
+    # Set by the machine's relay every few seconds while it runs (manage.py relay).
+    relay_heartbeat = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["name"]

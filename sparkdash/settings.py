@@ -84,6 +84,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "engines",
     "runs",
+    "traffic",
 ]
 
 MIDDLEWARE = [

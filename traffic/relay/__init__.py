@@ -1,0 +1,7 @@
+"""The recording relay's core: plain async Python with no Django import, testable alone.
+
+A relay listens with two fronts (the Ollama API and the OpenAI API), forwards each request to
+one upstream engine (Ollama's own API, or the OpenAI-compatible API of llama-server, vLLM and
+SGLang), streams the answer back chunk by chunk in the client's format, and hands one
+`TrafficRecord` per request to a sink that must never block.
+"""
