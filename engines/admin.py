@@ -26,7 +26,8 @@ class EngineAdminForm(forms.ModelForm):
 
     class Meta:
         model = Engine
-        fields = ["machine", "name", "kind", "base_url", "api_key", "clear_api_key", "simulator"]
+        fields = ["machine", "name", "kind", "base_url", "api_key", "clear_api_key", "simulator",
+                  "merge_system_messages"]
 
     def clean_api_key(self) -> str:
         new = self.cleaned_data.get("api_key", "")

@@ -16,6 +16,7 @@ MAX_FILE_BYTES = 1_000_000
 MACHINE_KEYS = {"name", "team", "host", "bandwidth_gbps", "memory_gb", "notes"}
 ENGINE_KEYS = {
     "name", "machine", "kind", "url", "api_key", "api_key_env", "simulator", "launch", "binary", "log_path",
+    "merge_system_messages",
 }  # fmt: skip
 CONFIG_KEYS = {f.name for f in EngineConfig._meta.fields} - {"id", "created", "updated"}
 # What each section's builder makes of one entry: the model, the entry's name, the field values.
@@ -113,7 +114,8 @@ def _engine(where: str, entry: dict) -> Built:
         "simulator": bool(entry.get("simulator", False)),
     }
     # Left out, these keep what the engine has (a new one: external, no binary, no log).
-    values |= {key: entry[key] for key in ("launch", "binary", "log_path") if key in entry}
+    kept = ("launch", "binary", "log_path", "merge_system_messages")
+    values |= {key: entry[key] for key in kept if key in entry}
     if "api_key_env" in entry:
         variable = str(entry["api_key_env"])
         if variable not in os.environ:

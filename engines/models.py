@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -10,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.text import slugify
 
 from engines import kinds
@@ -67,6 +69,23 @@ class Machine(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def relay_refusal(self, now: datetime | None = None) -> str | None:
+        """Why no run may use this machine now, or None: its relay is serving real traffic.
+
+        Active means a relay heartbeat within SPARKDASH_RELAY_ACTIVE_S. A run would start,
+        stop or relaunch the engine under the team's agents, so it is refused rather than queued
+        behind traffic that may never pause.
+        """
+        if self.relay_heartbeat is None:
+            return None
+        age = ((now or timezone.now()) - self.relay_heartbeat).total_seconds()
+        if age > settings.SPARKDASH_RELAY_ACTIVE_S:
+            return None
+        return (
+            f"machine {self.name} is busy: its relay is passing real traffic to its engine "
+            f"(last heartbeat {max(age, 0):.0f} s ago); stop the relay to run benchmarks here"
+        )
+
     @property
     def queue_name(self) -> str:
         """The Celery queue a worker on this machine consumes (`celery worker -Q ...`)."""
@@ -95,6 +114,11 @@ class Engine(models.Model):
         max_length=300,
         blank=True,
         help_text="managed: the engine's program, e.g. /opt/llama.cpp/llama-server",
+    )
+    merge_system_messages = models.BooleanField(
+        default=False,
+        help_text="the relay merges a request's system messages into the first one before passing it "
+        "on: some chat templates answer HTTP 500 to two system messages",
     )
     log_path = models.CharField(
         max_length=300, blank=True, help_text="external: a log file to tail during runs (e.g. Ollama's)"

@@ -213,6 +213,9 @@ SPARKDASH_REQUEST_TIMEOUT_S = envfloat("SPARKDASH_REQUEST_TIMEOUT_S", 300.0)
 SPARKDASH_AGENT_REQUEST_TIMEOUT_S = envfloat("SPARKDASH_AGENT_REQUEST_TIMEOUT_S", 1800.0)
 # A job still running after this long fails; under the Celery soft limit, so the reason is ours.
 SPARKDASH_JOB_TIMEOUT_S = envfloat("SPARKDASH_JOB_TIMEOUT_S", CELERY_TASK_SOFT_TIME_LIMIT - 60)
+# A machine whose relay (manage.py relay) sent a heartbeat this recently is busy with real traffic:
+# runs on it are refused, at start and when a worker claims one (one engine per machine).
+SPARKDASH_RELAY_ACTIVE_S = envfloat("SPARKDASH_RELAY_ACTIVE_S", 15.0)
 SPARKDASH_METRICS_TOKEN = envsecret("SPARKDASH_METRICS_TOKEN")  # bearer token for GET /metrics; empty: off
 
 LOGGING = {

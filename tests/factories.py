@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from engines.models import Engine, EngineConfig, Machine, Team
 from runs.models import Alert, Run, Sample, Schedule, Sweep, SweepExecution
+from traffic.relay import record as relay_record
 
 
 @cache
@@ -38,6 +39,33 @@ class UserFactory(factory.django.DjangoModelFactory):
     def teams(self, create, extracted, **kwargs):
         if create:
             self.teams.set(extracted if extracted is not None else [Team.default()])
+
+
+class RelayRecordFactory(factory.Factory):
+    """A relayed request's record as the relay hands it to its sink (plain Python, not a row)."""
+
+    class Meta:
+        model = relay_record.TrafficRecord
+
+    key = factory.LazyFunction(relay_record.new_key)
+    front = "ollama"
+    path = "/api/chat"
+    client = "127.0.0.1:50000 ollama-python/0.4"
+    model = "qwen3-coder:30b"
+    arrived = factory.Sequence(lambda n: 1_780_000_000.0 + n)
+    upstream = "openai"
+    ttft_s = 0.21
+    generation_s = 1.9
+    e2e_s = 2.2
+    decode_tps_client = 41.0
+    decode_tps_engine = 43.5
+    prompt_tokens = 1800
+    new_prompt_tokens = 120
+    output_tokens = 79
+    output_type = "prose-en"
+    finish_reason = "stop"
+    conversation = factory.Sequence(lambda n: f"conv{n % 3}")
+    turn = 2
 
 
 class TeamFactory(factory.django.DjangoModelFactory):

@@ -7,7 +7,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 
 from engines import kinds
-from engines.models import EngineConfig
+from engines.models import EngineConfig, Machine
 from runs.core import registry
 from runs.jobs import validate_params
 from runs.models import Run, SweepExecution
@@ -26,7 +26,8 @@ def start_run(
 ) -> Run:
     """Create a queued run and hand it to the config's machine once the row is committed.
 
-    Raises ValueError (naming the field) for an unknown job or out-of-range parameters.
+    Raises ValueError (naming the field) for an unknown job or out-of-range parameters, and
+    for a machine whose relay is serving real traffic (Machine.relay_refusal).
     Inside an outer transaction (a sweep) the run is handed over when that one commits.
     """
     clean = validate_params(job, params or {})
@@ -34,6 +35,10 @@ def start_run(
     relaunches = registry.get(job).relaunches_engine
     if relaunches and not engine.managed and kinds.get(engine.kind).lookahead_by != "alias":
         raise ValueError(LOOKAHEAD_NEEDS_RELAUNCH)
+    # Read now, not from the config's cached machine: the relay's heartbeat moves on its own.
+    busy = Machine.objects.only("name", "relay_heartbeat").get(pk=engine.machine_id).relay_refusal()
+    if busy:
+        raise ValueError(busy)
     with transaction.atomic():
         run = Run.objects.create(
             config=config,

@@ -10,7 +10,7 @@ from collections.abc import Awaitable
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.utils import timezone
@@ -31,7 +31,7 @@ from runs.worker.recorder import RunCancelled, RunRecorder, load_run, retry_db
 
 log = logging.getLogger(__name__)
 
-CLAIMED, BUSY, GONE = "claimed", "busy", "gone"
+CLAIMED, BUSY, GONE, REFUSED = "claimed", "busy", "gone", "refused"
 T = TypeVar("T")
 
 
@@ -40,18 +40,33 @@ class JobTimedOut(EngineError):
 
 
 def claim(run_id: int) -> str:
-    """Move a queued run to running unless its machine already runs one (one job per box)."""
+    """Move a queued run to running unless its machine already runs one (one job per box).
+
+    A run whose machine's relay became active after it was queued fails with the relay's reason
+    (REFUSED): starting its engine would pull the one engine out from under the team's traffic.
+    """
     with transaction.atomic():
         run = Run.objects.filter(pk=run_id).only("status", "machine_id").first()
         if run is None or run.status != Run.Status.QUEUED:
             return GONE
         # Locking the machine row serialises claims for one box across workers.
-        Machine.objects.select_for_update().filter(pk=run.machine_id).first()
-        reap_lost_runs(run.machine_id)
-        if Run.objects.filter(machine_id=run.machine_id, status=Run.Status.RUNNING).exists():
-            return BUSY
-        claimed = Run.objects.claim(run_id)
-    return CLAIMED if claimed else GONE  # not claimed: another worker got there first
+        machine = Machine.objects.select_for_update().filter(pk=run.machine_id).first()
+        busy = machine.relay_refusal() if machine is not None else None
+        if busy:
+            ended = Run.objects.end(run_id, Run.Status.FAILED, only=(Run.Status.QUEUED,), error=busy)
+            outcome = REFUSED if ended else GONE
+        else:
+            outcome = _claim_on_locked_machine(run_id, run.machine_id)
+    if outcome == REFUSED:  # its live page shows the reason without a reload
+        async_to_sync(broadcast)(run_id, {"type": "run", "run": Run.objects.get(pk=run_id).to_dict()})
+    return outcome
+
+
+def _claim_on_locked_machine(run_id: int, machine_id: int) -> str:
+    reap_lost_runs(machine_id)
+    if Run.objects.filter(machine_id=machine_id, status=Run.Status.RUNNING).exists():
+        return BUSY
+    return CLAIMED if Run.objects.claim(run_id) else GONE  # not claimed: another worker got there first
 
 
 def reap_lost_runs(machine_id: int | None = None) -> int:
