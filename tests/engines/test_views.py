@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from engines.models import Engine, EngineConfig
+from engines.models import Engine, EngineConfig, Machine
 from runs.core import registry
 from runs.models import Alert, Run, Sweep, SweepExecution
 from runs.views.start_form import REPLAY_MAX_BYTES
@@ -225,6 +225,16 @@ def test_it_shows_start_run_value_errors_as_form_errors(alice_client, config, mo
     response = alice_client.post(url, {"reps": "3", "max_tokens": "100000"})
     assert response.status_code == 400
     assert "max_tokens must be between 1 and 32768" in response.content.decode()
+
+
+def test_it_shows_why_a_machine_with_an_active_relay_refuses_a_run(alice_client, config, no_dispatch):
+    Machine.objects.filter(pk=config.engine.machine_id).update(relay_heartbeat=timezone.now())
+    response = _start(alice_client, config, {"reps": "3", "max_tokens": "64"})
+    assert response.status_code == 400
+    assert f"machine {config.engine.machine.name} is busy: its relay is passing real traffic" in (
+        response.content.decode()
+    )
+    assert not Run.objects.exists()
 
 
 def test_it_rejects_get_on_start_run(alice_client, config):

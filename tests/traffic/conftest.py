@@ -105,11 +105,11 @@ class Listener:
         """Every message sent so far (call it once, after the writer flushed); waits `timeout` for more."""
         return async_to_sync(self._drain)(timeout)
 
-    async def _drain(self, timeout: float) -> list[dict[str, Any]]:
+    async def _drain(self, quiet_s: float) -> list[dict[str, Any]]:
         received = []
         while True:
             try:
-                received.append(await asyncio.wait_for(self.layer.receive(self.channel), timeout))
+                received.append(await asyncio.wait_for(self.layer.receive(self.channel), quiet_s))
             except TimeoutError:
                 return received
 

@@ -2,11 +2,13 @@ import threading
 import time
 
 import pytest
+from django.utils import timezone
 
+from engines.models import Machine
 from engines.simulator import SimProfile, serve_in_thread
 from runs.core.jobs.prompts import SPEED_PROMPTS
 from runs.models import Run, Sample
-from runs.worker import execution
+from runs.worker import dispatch, execution
 from tests.factories import EngineConfigFactory, RunFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -55,6 +57,25 @@ def test_it_claims_a_run_once():
     run = make_run("http://127.0.0.1:9")
     assert execution.claim(run.pk) == execution.CLAIMED
     assert execution.claim(run.pk) == execution.GONE
+
+
+def test_it_fails_a_queued_run_claimed_while_the_machines_relay_is_active():
+    run = make_run("http://127.0.0.1:9")
+    Machine.objects.filter(pk=run.machine_id).update(relay_heartbeat=timezone.now())
+    assert execution.claim(run.pk) == execution.REFUSED
+    run.refresh_from_db()
+    assert run.status == Run.Status.FAILED and run.started is None and run.finished is not None
+    assert f"machine {run.machine.name} is busy: its relay is passing real traffic" in run.error
+    assert execution.claim(run.pk) == execution.GONE
+
+
+def test_it_runs_a_queued_run_once_the_relay_has_stopped():
+    with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5)) as sim:
+        run = make_run(sim.url, {"reps": 1, "warmup": 0, "max_tokens": 4})
+        Machine.objects.filter(pk=run.machine_id).update(relay_heartbeat=None)  # a clean exit clears it
+        assert dispatch.process_in_process(run.pk) == execution.CLAIMED
+    run.refresh_from_db()
+    assert run.status == Run.Status.SUCCEEDED, run.error
 
 
 def test_it_refuses_a_second_run_on_a_busy_machine():

@@ -1,0 +1,135 @@
+"""One machine's relay as a process: its engine followed, its writer, its heartbeat, its fronts served.
+
+`manage.py relay` builds a `RelayService` and calls `run()`. The relay's app (traffic.relay) asks
+`upstream()` for every request: the answer comes from memory, refreshed by each heartbeat.
+"""
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import DatabaseError
+from django.utils import timezone
+
+from engines.models import Machine
+from runs.models import Run
+from traffic import heartbeat
+from traffic.relay.record import TrafficRecord
+from traffic.upstream import RelaySetupError, UpstreamSpec, resolve_engine, upstream_for
+from traffic.writer import RecordWriter, WriterCounters
+
+log = logging.getLogger(__name__)
+CLOSE_TIMEOUT_S = 30.0  # how long a stopping relay waits for the database to take what is left
+
+
+@dataclass(frozen=True)
+class Listen:
+    """Where the relay's two fronts listen."""
+
+    host: str
+    ollama_port: int
+    openai_port: int
+
+    def addresses(self) -> dict[str, str]:
+        """The fronts' base URLs, as the machine's relay state shows them."""
+        where = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 address
+        return {"ollama": f"http://{where}:{self.ollama_port}", "openai": f"http://{where}:{self.openai_port}"}
+
+
+class RelayService:
+    """The relay of one machine: resolves its engine now (RelaySetupError says why it cannot)."""
+
+    def __init__(self, machine: Machine, listen: Listen, engine_name: str | None = None) -> None:
+        self.machine, self.listen, self.engine_name = machine, listen, engine_name
+        self.started: datetime = timezone.now()
+        self.engine_id: int | None = None
+        self._upstream: UpstreamSpec = self._resolve()
+        self.writer: RecordWriter | None = None
+
+    def upstream(self) -> UpstreamSpec:
+        """The engine to forward the next request to (from memory: never waits on the database)."""
+        return self._upstream
+
+    def follow(self) -> None:
+        """Ask again which engine is current (a heartbeat's work); a failure keeps the last one."""
+        try:
+            self._upstream = self._resolve()
+        except RelaySetupError as exc:
+            log.warning("relay keeps forwarding to %s: %s", self._upstream.base_url, exc)
+
+    def tick(self) -> None:
+        """One heartbeat: follow the engine, then mark the relay active and store its state."""
+        self.follow()
+        heartbeat.beat(self.machine.pk, self.status())
+
+    def status(self) -> heartbeat.RelayStatus:
+        """What the heartbeat stores now."""
+        counters = self.writer.counters() if self.writer else WriterCounters(0, 0, 0, 0, "")
+        return heartbeat.RelayStatus(self.started, self.listen.addresses(), self._upstream.base_url, counters)
+
+    def claim_machine(self) -> None:
+        """Mark the relay active, then refuse to start if a run already uses the machine's engine.
+
+        In this order, no run slips between: a worker claims a run with the machine's row locked
+        and reads the mark there, so a run claimed after the mark is refused, one before is seen.
+        """
+        heartbeat.beat(self.machine.pk, self.status())
+        running = Run.objects.filter(machine=self.machine, status=Run.Status.RUNNING).first()
+        if running is not None:
+            heartbeat.clear(self.machine.pk)
+            raise RelaySetupError(
+                f"machine {self.machine.name} is running run {running.pk} ({running.job}): "
+                "start its relay when the run has ended (one engine per machine)"
+            )
+
+    def run(self) -> None:
+        """Serve until interrupted; then store what is left and clear the machine's relay mark."""
+        self.claim_machine()
+        self.writer = RecordWriter(self.machine, engine_id=lambda: self.engine_id)
+        beats = heartbeat.Heartbeat(self.tick, settings.SPARKDASH_RELAY_ACTIVE_S / 3)
+        beats.start()
+        try:
+            _serve(self.upstream, self.writer.put, self.listen)
+        finally:
+            beats.stop()
+            if not self.writer.close(CLOSE_TIMEOUT_S):
+                log.error("relay stopped with %d traffic records unstored", self.writer.counters().buffered)
+            try:
+                heartbeat.clear(self.machine.pk)
+            except DatabaseError as exc:  # the mark expires by itself after SPARKDASH_RELAY_ACTIVE_S
+                log.warning("relay mark of machine %s not cleared: %s", self.machine.name, exc)
+
+    def _resolve(self) -> UpstreamSpec:
+        self.machine.refresh_from_db(fields=["host", "capture_bodies", "name"])
+        engine = resolve_engine(self.machine, self.engine_name)
+        spec = upstream_for(engine)
+        self.engine_id = engine.pk
+        return spec
+
+
+def _serve(
+    upstream: Callable[[], UpstreamSpec], sink: Callable[[TrafficRecord], None], listen: Listen
+) -> None:
+    """Run the relay's app (traffic.relay, built in parallel) on both fronts until interrupted."""
+    # Looked up when serving, not imported: the relay's own modules are Django-free and load
+    # only in the relay's process.
+    app_module = importlib.import_module("traffic.relay.app")
+    server = importlib.import_module("traffic.relay.server")
+    relay_upstream = getattr(app_module, "Upstream", None) or server.Upstream
+
+    made: dict[UpstreamSpec, Any] = {}  # one relay Upstream per engine followed, not per request
+
+    def current() -> Any:
+        spec = upstream()
+        if spec not in made:
+            made[spec] = relay_upstream(**asdict(spec))
+        return made[spec]
+
+    app = app_module.build_relay(current, sink)
+    sockets = [server.bind(listen.host, port) for port in (listen.ollama_port, listen.openai_port)]
+    server.serve_forever(app, sockets)
