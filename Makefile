@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 
-.PHONY: run worker test faults audit aarch64-check lint install browser engine clean bench screenshots
+.PHONY: run worker relay test faults audit aarch64-check lint install browser engine clean bench screenshots
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,16 @@ worker:
 	@test -n "$(MACHINE)" || { echo "usage: make worker MACHINE=<name> DATABASE_URL=postgres://... REDIS_URL=redis://..." >&2; exit 2; }
 	@$(MAKE) -s install
 	$(BIN)/python manage.py worker "$(MACHINE)"
+
+# On a team machine: the recording relay in front of its engine (the Traffic page's source).
+#   make relay MACHINE=spark-1 DATABASE_URL=postgres://... REDIS_URL=redis://...
+# Agents point at it instead of the engine: the Ollama API on port 11434, the OpenAI API on 8090
+# (RELAY_ARGS="--ollama-port 11500 --openai-port 8091 --engine NAME" to change them). While it
+# runs, runs on the machine are refused.
+relay:
+	@test -n "$(MACHINE)" || { echo "usage: make relay MACHINE=<name> [RELAY_ARGS='--ollama-port N --openai-port N --engine NAME']" >&2; exit 2; }
+	@$(MAKE) -s install
+	$(BIN)/python manage.py relay --machine "$(MACHINE)" $(RELAY_ARGS)
 
 # Headless Chromium for the live-page tests (Debian packages; needs root, as on CI).
 browser:

@@ -102,3 +102,10 @@ def test_it_rejects_an_engine_url_off_its_machine_and_writes_nothing(tmp_path):
         load(tmp_path, text)
     assert not Machine.objects.exists()
     assert not Team.objects.exists()
+
+
+def test_it_sets_an_engines_system_message_merge_and_keeps_it_when_left_out(tmp_path):
+    load(tmp_path, CONTRACT.replace('kind: ollama,', 'kind: ollama, merge_system_messages: true,'))
+    assert Engine.objects.get().merge_system_messages
+    load(tmp_path, CONTRACT)
+    assert Engine.objects.get().merge_system_messages
