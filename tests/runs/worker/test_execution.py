@@ -1,5 +1,6 @@
 import threading
 import time
+from datetime import timedelta
 
 import pytest
 from django.utils import timezone
@@ -8,7 +9,7 @@ from engines.models import Machine
 from engines.simulator import SimProfile, serve_in_thread
 from runs.core.jobs.prompts import SPEED_PROMPTS
 from runs.models import Run, Sample
-from runs.worker import dispatch, execution
+from runs.worker import execution
 from tests.factories import EngineConfigFactory, RunFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -69,13 +70,12 @@ def test_it_fails_a_queued_run_claimed_while_the_machines_relay_is_active():
     assert execution.claim(run.pk) == execution.GONE
 
 
-def test_it_runs_a_queued_run_once_the_relay_has_stopped():
-    with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5)) as sim:
-        run = make_run(sim.url, {"reps": 1, "warmup": 0, "max_tokens": 4})
-        Machine.objects.filter(pk=run.machine_id).update(relay_heartbeat=None)  # a clean exit clears it
-        assert dispatch.process_in_process(run.pk) == execution.CLAIMED
-    run.refresh_from_db()
-    assert run.status == Run.Status.SUCCEEDED, run.error
+def test_it_claims_a_run_once_a_killed_relays_mark_has_expired(settings):
+    settings.SPARKDASH_RELAY_ACTIVE_S = 15
+    run = make_run("http://127.0.0.1:9")
+    stale = timezone.now() - timedelta(seconds=16)  # a relay killed without clearing its mark
+    Machine.objects.filter(pk=run.machine_id).update(relay_heartbeat=stale)
+    assert execution.claim(run.pk) == execution.CLAIMED
 
 
 def test_it_refuses_a_second_run_on_a_busy_machine():

@@ -1,0 +1,56 @@
+"""The relay's heartbeat: the machine's busy mark and relay state, kept up through a database outage."""
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.utils import timezone
+
+from engines.models import Machine
+from tests.factories import MachineFactory
+from tests.traffic.conftest import database_down, postgres_only, wait_for
+from traffic import heartbeat
+from traffic.models import RelayState
+from traffic.writer import WriterCounters
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def status(stored: int = 0, error: str = "") -> heartbeat.RelayStatus:
+    return heartbeat.RelayStatus(
+        timezone.now(), {"ollama": "http://127.0.0.1:11434"}, "http://127.0.0.1:8080",
+        WriterCounters(accepted=stored + 2, stored=stored, buffered=2, dropped=0, last_error=error),
+    )
+
+
+def test_it_keeps_one_relay_state_per_machine_up_to_date():
+    machine = MachineFactory()
+    heartbeat.beat(machine.pk, status(stored=5))
+    heartbeat.beat(machine.pk, status(stored=9, error="OperationalError: the database is starting up"))
+    state = RelayState.objects.get(machine=machine)
+    assert (state.accepted, state.stored, state.buffered) == (11, 9, 2)
+    assert state.last_error == "OperationalError: the database is starting up"
+    assert Machine.objects.get(pk=machine.pk).relay_heartbeat == state.heartbeat
+
+
+def test_it_clears_the_busy_mark_on_a_clean_exit():
+    machine = MachineFactory()
+    heartbeat.beat(machine.pk, status())
+    assert Machine.objects.get(pk=machine.pk).relay_refusal() is not None
+    heartbeat.clear(machine.pk)
+    assert Machine.objects.get(pk=machine.pk).relay_refusal() is None
+
+
+@postgres_only
+def test_it_beats_again_once_the_database_is_back():
+    machine = MachineFactory()
+    beats = heartbeat.Heartbeat(lambda: heartbeat.beat(machine.pk, status()), 0.05)
+    beats.start()
+    try:
+        wait_for(lambda: Machine.objects.get(pk=machine.pk).relay_heartbeat is not None)
+        with database_down():
+            time.sleep(0.5)  # several ticks fail
+        back = timezone.now()
+        wait_for(lambda: Machine.objects.get(pk=machine.pk).relay_heartbeat > back)
+    finally:
+        beats.stop()
