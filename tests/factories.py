@@ -257,7 +257,8 @@ def team_world(prefix: str) -> TeamWorld:
     alert = AlertFactory(execution=execution, config=config, label=f"{prefix}-alert")
     traffic = TrafficRecordFactory(
         machine=machine, engine=engine, model=f"{prefix}-model", conversation=f"{prefix}conv",
-        request_body={"model": f"{prefix}-model", "messages": [{"role": "user", "content": f"{prefix}-secret"}]},
+        request_body={"model": f"{prefix}-model",
+                      "messages": [{"role": "user", "content": f"{prefix}-secret"}]},
         response_text=f"{prefix}-answer",
     )
     return TeamWorld(team, owner, teammate, machine, engine, config, run, sweep, execution, schedule, alert,

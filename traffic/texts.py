@@ -40,7 +40,7 @@ def _by_type(figure: dict[str, Any]) -> str:
     acceptance = figure["acceptance"]
     accepted = DASH if acceptance is None else f"{acceptance * 100:.1f} %"
     decode = spread_text(figure["decode_tps"], "tok/s")
-    return f"decode {decode} · acceptance {accepted} · {figure['n']} requests"
+    return f"decode {decode} · acceptance {accepted} · {figure['n']} request{'s' if figure['n'] != 1 else ''}"
 
 
 def figure_texts(stats: dict[str, Any]) -> dict[str, Any]:

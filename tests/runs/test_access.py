@@ -49,7 +49,7 @@ URLS = {
     "traffic:conversations": Endpoint("machine"),
     "traffic:conversation": Endpoint("machine", more=lambda world: {"key": world.traffic.conversation}),
     # Posted without a config: the form's error, on the conversation's page.
-    "traffic:replay": Endpoint("machine", "POST", 400, more=lambda world: {"key": world.traffic.conversation}),
+    "traffic:replay": Endpoint("machine", "POST", 400, more=lambda w: {"key": w.traffic.conversation}),
 }
 NAMES = url_names("runs") + url_names("traffic")
 # Downloads of list pages: an outsider's holds none of another team's rows.

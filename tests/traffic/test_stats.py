@@ -60,7 +60,8 @@ def test_it_sums_new_prompt_tokens_before_dividing():
 
 
 def test_it_gives_generations_share_of_the_end_to_end_time():
-    records = [rec(generation_s=3.0, e2e_s=4.0), rec(generation_s=1.5, e2e_s=2.0), rec(generation_s=None, e2e_s=9)]
+    records = [rec(generation_s=3.0, e2e_s=4.0), rec(generation_s=1.5, e2e_s=2.0),
+               rec(generation_s=None, e2e_s=9)]
     assert generation_share(records)["share"] == pytest.approx(0.75)
     assert generation_share(records)["n"] == 2
 
@@ -101,7 +102,8 @@ def test_it_gives_decode_speed_and_acceptance_by_output_type_over_time():
     assert set(figures) == {"tool-call", "prose-ja"}
     tool = figures["tool-call"]
     # Acceptance sums tokens over the requests that drafted (10 of 100), not the mean of rates.
-    assert tool["points"] == [{"t": START.isoformat(), "decode_tps": 50.0, "acceptance": pytest.approx(0.1), "n": 3}]
+    point = {"t": START.isoformat(), "decode_tps": 50.0, "acceptance": pytest.approx(0.1), "n": 3}
+    assert tool["points"] == [point]
     assert tool["decode_tps"] == {"median": 50.0, "min": 40.0, "max": 90.0, "n": 3}
     assert figures["prose-ja"]["points"][0]["t"] == (START + timedelta(minutes=5)).isoformat()
     assert figures["prose-ja"]["acceptance"] == pytest.approx(0.1)

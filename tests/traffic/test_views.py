@@ -51,7 +51,8 @@ def test_it_shows_the_relays_addresses_counters_and_heartbeat_age(alpha):
         upstream="http://127.0.0.1:8080", accepted=1234, stored=1230, buffered=4, dropped=0,
     )
     html = logged_in(alpha.owner).get(reverse("traffic:page", args=[alpha.machine.pk])).content.decode()
-    assert "relay: ollama at http://0.0.0.0:11435, openai at http://0.0.0.0:8081, to http://127.0.0.1:8080" in html
+    where = "ollama at http://0.0.0.0:11435, openai at http://0.0.0.0:8081"
+    assert f"relay: {where}, to http://127.0.0.1:8080" in html
     assert "last heartbeat 4 s ago" in html
     assert "accepted 1,234 · stored 1,230 · buffered 4 · dropped 0" in html
     RelayState.objects.update(heartbeat=now - timedelta(minutes=5))
@@ -108,7 +109,8 @@ def test_it_refuses_a_bad_since_or_window_with_a_clear_error(alpha):
     url = reverse("traffic:records", args=[alpha.machine.pk])
     client = logged_in(alpha.owner)
     response = client.get(url, {"since": "last"})
-    assert (response.status_code, response.json()) == (400, {"error": "since must be a record id (a whole number)"})
+    assert response.status_code == 400
+    assert response.json() == {"error": "since must be a record id (a whole number)"}
     response = client.get(url, {"window": "7d"})
     assert (response.status_code, response.json()) == (400, {"error": "window must be one of 15m, 1h, 24h"})
 
@@ -116,7 +118,8 @@ def test_it_refuses_a_bad_since_or_window_with_a_clear_error(alpha):
 def test_it_groups_conversations_with_their_figures(alpha):
     conversation(alpha.machine)
     TrafficRecordFactory(machine=alpha.machine)  # no conversation key
-    html = logged_in(alpha.owner).get(reverse("traffic:conversations", args=[alpha.machine.pk])).content.decode()
+    url = reverse("traffic:conversations", args=[alpha.machine.pk])
+    html = logged_in(alpha.owner).get(url).content.decode()
     assert 'data-conversation="abababababababababababababababab"' in html
     assert 'data-conversation="alphaconv"' in html
     assert "<td>3</td>" in html and "<td>6000</td>" in html  # steps, prompt tokens
@@ -138,7 +141,10 @@ def test_it_shows_a_conversations_steps_and_bodies_to_the_team(alpha):
 def test_it_never_shows_another_teams_bodies(name, alpha, bravo):
     url = reverse(name, args=[alpha.machine.pk, alpha.traffic.conversation])
     client = logged_in(bravo.owner)
-    response = client.get(url) if name == "traffic:conversation" else client.post(url, {"config": bravo.config.pk})
+    if name == "traffic:conversation":
+        response = client.get(url)
+    else:
+        response = client.post(url, {"config": bravo.config.pk})
     assert response.status_code == 404
     assert b"alpha-secret" not in response.content and b"alpha-answer" not in response.content
     assert not Run.objects.filter(job="replay").exists()
@@ -192,7 +198,8 @@ def test_it_shows_why_captured_requests_cannot_be_replayed(alpha, no_dispatch):
     response = logged_in(alpha.owner).post(reverse("traffic:replay", args=[alpha.machine.pk, "gen"]),
                                            {"config": alpha.config.pk, "reps": "1"})
     assert response.status_code == 400
-    assert "the captured requests cannot be replayed: requests: line 1: no messages" in response.content.decode()
+    message = "the captured requests cannot be replayed: requests: line 1: no messages"
+    assert message in response.content.decode()
 
 
 def test_it_turns_body_capture_on_and_off(alpha):

@@ -21,7 +21,8 @@ def reads(n: int, path: str, name: str = "read_file", **figures):
 
 
 def test_it_flags_a_continuation_that_recomputed_most_of_its_prompt():
-    records = [step(0, new_prompt_tokens=4000), step(1), step(2, prompt_tokens=5000, new_prompt_tokens=4600), step(3)]
+    records = [step(0, new_prompt_tokens=4000), step(1), step(2, prompt_tokens=5000, new_prompt_tokens=4600),
+               step(3)]
     found = cache_discards(grouped(records))
     assert len(found) == 1
     warning = found[0]
