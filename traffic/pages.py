@@ -2,7 +2,7 @@
 records after an id, and a machine's conversations. The views only pick the machine and render."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.db.models import QuerySet
@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from engines.models import Machine
 from traffic.models import RelayState, TrafficRecord
 from traffic.serialize import record_json
-from traffic.stats import WINDOWS, new_input_share, window_stats
+from traffic.stats import WINDOWS, new_input_share, window_start, window_stats
 from traffic.texts import figure_texts, relay_texts
 from traffic.warnings import by_conversation, traffic_warnings
 
@@ -54,7 +54,7 @@ def payload(machine: Machine, window: str, since: int, now: datetime, with_stats
         "stats": None, "texts": None, "warnings": None,
     }
     if with_stats or records:
-        start = now - timedelta(seconds=WINDOWS[window])
+        start = window_start(now, WINDOWS[window])
         inside = list(window_records(machine, start))
         answer["stats"] = window_stats(inside, start, now)
         answer["texts"] = figure_texts(answer["stats"])

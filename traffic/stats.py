@@ -26,7 +26,8 @@ from runs.core.stats import summarize
 
 __all__ = [
     "DEFAULT_WINDOW", "WINDOWS", "bucket_seconds", "by_output_type", "errors", "field", "generation_share",
-    "is_error", "new_input_share", "per_bucket", "percentile", "ttft_percentiles", "when", "window_stats",
+    "is_error", "new_input_share", "per_bucket", "percentile", "ttft_percentiles", "when", "window_start",
+    "window_stats",
 ]
 
 # The page's window choices: name -> seconds.
@@ -107,6 +108,14 @@ def ttft_percentiles(records: Iterable[Any]) -> dict[str, Any] | None:
 def bucket_seconds(window_s: int) -> int:
     """One minute up to an hour's window; longer windows in whole minutes, about 60 buckets."""
     return max(60, (window_s // 60) // 60 * 60)
+
+
+def window_start(end: datetime, window_s: int) -> datetime:
+    """The start of the window ending at `end`, moved back to a bucket's boundary (UTC epoch), so
+    that the buckets stay the same from one refresh to the next."""
+    size = bucket_seconds(window_s)
+    start = end.timestamp() - window_s
+    return datetime.fromtimestamp(start - start % size, UTC)
 
 
 def _bucket_index(record: Any, start: datetime, size: int, count: int) -> int | None:

@@ -16,6 +16,7 @@ from traffic.stats import (
     per_bucket,
     percentile,
     ttft_percentiles,
+    window_start,
     window_stats,
 )
 
@@ -48,6 +49,16 @@ def test_it_keeps_about_sixty_buckets_for_a_day_and_gives_requests_per_minute():
     assert len(buckets) == 60
     assert buckets[0]["requests"] == 3
     assert buckets[0]["per_minute"] == pytest.approx(3 / 24)
+
+
+def test_it_starts_a_window_on_a_buckets_boundary():
+    end = START + timedelta(hours=5, minutes=7, seconds=42)
+    assert window_start(end, 3600) == START + timedelta(hours=4, minutes=7)
+    day = window_start(end, 24 * 3600)
+    assert day.timestamp() % (24 * 60) == 0
+    assert day <= end - timedelta(hours=24) < day + timedelta(minutes=24)
+    stats = window_stats([], window_start(end, 3600), end)
+    assert (stats["bucket_s"], len(stats["buckets"])) == (60, 61)
 
 
 def test_it_sums_new_prompt_tokens_before_dividing():
