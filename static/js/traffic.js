@@ -8,7 +8,8 @@
  * in-memory channel layer the socket hears nothing: the page polls every POLL_MS unless a
  * socket message arrived within QUIET_MS, and refreshes the window's figures every REFRESH_MS.
  * Test hooks: data-points on each chart canvas; data-transport on #traffic ("socket" or
- * "polling": what delivered the latest records); a "sparkdash:traffic" event after each redraw.
+ * "polling": what delivered the latest records); data-via on each row added live ("socket" or
+ * "polling": what brought it first); a "sparkdash:traffic" event after each redraw.
  */
 (function () {
   "use strict";
@@ -131,9 +132,10 @@
     return td;
   }
 
-  function recordRow(r) {
+  function recordRow(r, via) {
     var tr = document.createElement("tr");
     tr.setAttribute("data-record", r.id);
+    tr.setAttribute("data-via", via);
     cell(tr, r.arrived.slice(11, 19));
     cell(tr, r.front + " " + r.path);
     cell(tr, plain(r.model));
@@ -158,11 +160,11 @@
     return tr;
   }
 
-  function addRecords(records) {
+  function addRecords(records, via) {
     var body = document.querySelector("#latest-requests tbody");
     var fresh = records.filter(function (r) { return !body.querySelector('tr[data-record="' + r.id + '"]'); });
     // lastId moves only with records.json: a socket batch may arrive while an earlier one was lost.
-    fresh.forEach(function (r) { body.insertBefore(recordRow(r), body.firstChild); });
+    fresh.forEach(function (r) { body.insertBefore(recordRow(r, via), body.firstChild); });
     while (body.rows.length > MAX_ROWS) body.deleteRow(body.rows.length - 1);
     document.getElementById("no-requests").hidden = body.rows.length > 0;
     return fresh.length;
@@ -170,7 +172,7 @@
 
   function apply(answer, transport) {
     if (answer.records.length) root.setAttribute("data-transport", transport);
-    addRecords(answer.records);
+    addRecords(answer.records, "polling");
     if (answer.last_id > lastId) lastId = answer.last_id;
     document.getElementById("relay-state").textContent = answer.relay_texts.state;
     document.getElementById("relay-counters").textContent = answer.relay_texts.counters;
@@ -211,7 +213,7 @@
       if (message.type !== "traffic.records") return;
       lastSocketMessage = Date.now();
       root.setAttribute("data-transport", "socket");
-      addRecords(message.records);
+      addRecords(message.records, "socket");
       fetchNew("socket", true);  // the window's figures, recomputed by the server with these records
     };
     ws.onclose = function () {

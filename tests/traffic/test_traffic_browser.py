@@ -1,7 +1,10 @@
 """The Traffic page in headless Chromium: records stored after the page opened show up in the
-latest-requests table and the charts without a reload. The page runs against Django's live
-server (no websockets), as with the embedded default where the relay's process cannot reach the
-page's socket: polling records.json is what delivers them.
+latest-requests table and the charts without a reload.
+
+- Against Django's live server (no websockets), as with the embedded default, where the relay's
+  process cannot reach the page's socket: polling records.json delivers them.
+- Against daphne with Redis as the channel layer (only when REDIS_URL is set): broadcast_records
+  from this process, as the relay's writer sends it, reaches the page over its socket.
 
 The screenshot goes to /tmp/traffic-page.png, for a person to look at.
 """
@@ -11,21 +14,23 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from channels.testing import ChannelsLiveServerTestCase
+from django.conf import settings
+from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, logged_in_chromium
-from tests.factories import MachineFactory, TrafficRecordFactory
+from tests.factories import MachineFactory, TrafficRecordFactory, UserFactory
+from tests.runs.views.test_live_page_browser import ForkedDaphne
+from traffic.live import broadcast_records
+from traffic.serialize import record_json
 
 SHOT = Path(tempfile.gettempdir()) / "traffic-page.png"
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not HAVE_CHROMIUM, reason=NEEDS_CHROMIUM),
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(not HAVE_CHROMIUM, reason=NEEDS_CHROMIUM)]
 
 # The charts' datasets as the page holds them: {canvas id: {label: [values]}}.
 DATASETS_JS = """
@@ -42,6 +47,7 @@ def _rows(browser):
     return browser.find_elements(By.CSS_SELECTOR, "#latest-requests tbody tr")
 
 
+@pytest.mark.django_db(transaction=True)
 def test_it_draws_records_stored_after_the_page_opened(live_server, alice):
     machine = MachineFactory(name="spark-live")
     with logged_in_chromium(live_server.url, alice) as browser:
@@ -70,6 +76,7 @@ def test_it_draws_records_stored_after_the_page_opened(live_server, alice):
         assert [v for v in after["acceptance-chart"]["prose-ja"] if v is not None] == [10.0]
         assert int(browser.find_element(By.ID, "decode-chart").get_attribute("data-points")) == 2
         assert browser.find_element(By.ID, "traffic").get_attribute("data-transport") == "polling"
+        assert {row.get_attribute("data-via") for row in _rows(browser)} == {"polling"}
         assert browser.execute_script("return window.notReloaded === true;")
         assert "engine said 500" in _rows(browser)[0].text
         assert "qwen3-live" in browser.find_element(By.ID, "latest-requests").text
@@ -77,3 +84,39 @@ def test_it_draws_records_stored_after_the_page_opened(live_server, alice):
         assert "3 requests" in browser.find_element(By.CSS_SELECTOR, '[data-figure="requests"]').text
         assert "1 of 3 (33.3 %)" in browser.find_element(By.CSS_SELECTOR, '[data-figure="errors"]').text
         browser.save_screenshot(str(SHOT))
+
+
+@pytest.mark.skipif(not settings.REDIS_URL, reason="the socket path needs a shared channel layer (REDIS_URL)")
+class TrafficSocketTest(ChannelsLiveServerTestCase):
+    """The page's socket, through daphne and Redis, as with the relay's writer in another process."""
+
+    host = "127.0.0.1"
+    ProtocolServerProcess = ForkedDaphne
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        # Postgres: the server process derives its database name from TEST NAME (as the run page's test).
+        cls._test_db_name = connection.settings_dict["TEST"].get("NAME")
+        if not cls._test_db_name:
+            connection.settings_dict["TEST"]["NAME"] = connection.settings_dict["NAME"]
+        super().setUpClass()
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        super().tearDownClass()
+        connection.settings_dict["TEST"]["NAME"] = cls._test_db_name
+
+    def test_it_shows_a_broadcast_record_over_the_socket(self) -> None:
+        machine = MachineFactory(name="spark-socket")
+        with logged_in_chromium(self.live_server_url, UserFactory(username="alice")) as browser:
+            browser.get(browser.base_url + reverse("traffic:page", args=[machine.pk]))
+            WebDriverWait(browser, 15).until(lambda d: d.find_element(By.ID, "live-state").text == "live")
+            row = TrafficRecordFactory(machine=machine, model="qwen3-socket", output_type="table")
+            broadcast_records(machine.pk, [record_json(row)])
+            WebDriverWait(browser, 10).until(lambda d: len(_rows(d)) == 1)
+            assert _rows(browser)[0].get_attribute("data-via") == "socket"
+            assert "qwen3-socket" in _rows(browser)[0].text
+            # The socket's records bring the server's figures for the window with them.
+            WebDriverWait(browser, 10).until(lambda d: int(
+                d.find_element(By.ID, "decode-chart").get_attribute("data-points")) == 1)
+            assert browser.find_element(By.ID, "traffic").get_attribute("data-transport") == "socket"
