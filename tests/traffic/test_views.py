@@ -218,3 +218,21 @@ def test_it_links_the_traffic_page_from_home_and_the_config_page(alpha):
     link = f'href="{reverse("traffic:page", args=[alpha.machine.pk])}"'
     assert link in client.get(reverse("runs:home")).content.decode()
     assert link in client.get(alpha.config.get_absolute_url()).content.decode()
+
+
+def test_it_replays_ollama_shaped_bodies_as_they_were_sent(alpha, no_dispatch):
+    ollama = {"model": "qwen3:30b", "messages": [{"role": "user", "content": "hi"}],
+              "options": {"num_predict": 64}}
+    TrafficRecordFactory(machine=alpha.machine, conversation="olla", front="ollama", path="/api/chat",
+                         request_body=ollama)
+    response = logged_in(alpha.owner).post(reverse("traffic:replay", args=[alpha.machine.pk, "olla"]),
+                                           {"config": alpha.config.pk, "reps": "1"})
+    assert response.status_code == 302
+    assert Run.objects.get(job="replay").params["requests"] == [ollama]
+
+
+def test_it_shows_a_captured_body_without_messages_as_its_prompt(alpha):
+    TrafficRecordFactory(machine=alpha.machine, conversation="gen", path="/api/generate",
+                         request_body={"model": "qwen3", "prompt": "alpha-generate prompt"})
+    url = reverse("traffic:conversation", args=[alpha.machine.pk, "gen"])
+    assert "<pre>alpha-generate prompt</pre>" in logged_in(alpha.owner).get(url).content.decode()
