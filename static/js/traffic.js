@@ -185,17 +185,20 @@
     document.dispatchEvent(new CustomEvent("sparkdash:traffic", { detail: answer }));
   }
 
+  function answerOf(response) {
+    if (response.ok) return response.json();
+    throw new Error("records.json answered HTTP " + response.status);
+  }
+
   function fetchNew(transport, withStats) {
     if (fetching) return;
     fetching = true;
-    var url = root.getAttribute("data-records-url") + "?since=" + lastId + "&window=" + windowName + (withStats ? "&stats=1" : "");
-    fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" })
-      .then(function (response) {
-        if (!response.ok) throw new Error("HTTP " + response.status);
-        return response.json();
-      })
-      .then(function (answer) { fetching = false; apply(answer, transport); })
-      .catch(function () { fetching = false; });
+    var query = "?since=" + lastId + "&window=" + windowName + (withStats ? "&stats=1" : "");
+    fetch(root.getAttribute("data-records-url") + query, { credentials: "same-origin" })
+      .then(answerOf)
+      .then(function (answer) { apply(answer, transport); })
+      .catch(function () { /* the next tick asks again */ })
+      .finally(function () { fetching = false; });
   }
 
   function tick() {
@@ -229,6 +232,7 @@
   charts.decode = lineChart("decode-chart", "tok/s");
   charts.acceptance = lineChart("acceptance-chart", "accepted %");
   if (data.stats) drawCharts(data.stats);
+  document.getElementById("window").addEventListener("change", function (event) { event.target.form.submit(); });
   setInterval(tick, POLL_MS);
   connect();
 })();

@@ -20,7 +20,7 @@ from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, logged_in_chromium
 from tests.factories import MachineFactory, TrafficRecordFactory, UserFactory
@@ -84,6 +84,10 @@ def test_it_draws_records_stored_after_the_page_opened(live_server, alice):
         assert "3 requests" in browser.find_element(By.CSS_SELECTOR, '[data-figure="requests"]').text
         assert "1 of 3 (33.3 %)" in browser.find_element(By.CSS_SELECTOR, '[data-figure="errors"]').text
         browser.save_screenshot(str(SHOT))
+        Select(browser.find_element(By.ID, "window")).select_by_value("15m")
+        WebDriverWait(browser, 10).until(lambda d: d.current_url.endswith("?window=15m"))
+        assert browser.find_element(By.ID, "traffic").get_attribute("data-window") == "15m"
+        assert len(_rows(browser)) == 3
 
 
 @pytest.mark.skipif(not settings.REDIS_URL, reason="the socket path needs a shared channel layer (REDIS_URL)")
