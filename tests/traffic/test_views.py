@@ -32,7 +32,7 @@ def conversation(machine: Machine, key: str = "ab" * 16, steps: int = 3, capture
     return [
         TrafficRecordFactory(
             machine=machine, conversation=key, turn=1 + 2 * n, arrived=now - timedelta(minutes=steps - n),
-            request_body=body(n) if captured else None, response_text=f"answer {n}" if captured else None,
+            request_body=body(n) if captured else None, response_text=f"answer {n}" if captured else "",
         )
         for n in range(steps)
     ]
