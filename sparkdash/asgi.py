@@ -1,4 +1,4 @@
-"""ASGI entry point: HTTP through Django, websockets through the runs app's routes."""
+"""ASGI entry point: HTTP through Django, websockets through the runs and traffic apps' routes."""
 import os
 
 from django.core.asgi import get_asgi_application
@@ -10,14 +10,15 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from runs.routing import websocket_urlpatterns  # noqa: E402
+from runs.routing import websocket_urlpatterns as run_sockets  # noqa: E402
+from traffic.routing import websocket_urlpatterns as traffic_sockets  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
         "websocket": AllowedHostsOriginValidator(
             # types-channels wants its own pattern type; channels documents Django's path(): URLPattern.
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))  # type: ignore[arg-type]
+            AuthMiddlewareStack(URLRouter(run_sockets + traffic_sockets))  # type: ignore[arg-type]
         ),
     }
 )

@@ -9,4 +9,5 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("engines.urls")),
     path("", include("runs.urls")),
+    path("", include("traffic.urls")),
 ]

@@ -5,7 +5,9 @@ parametrized over the names Django knows (`url_names`), so a new view without a 
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from django.http import HttpResponse
 from django.test import Client
@@ -25,6 +27,7 @@ class Endpoint:
     :param global_: shows every team's figures by design (GET /metrics, token-authenticated)
     :param lists: a page without a target lists the team's objects (False: an explanation page,
         e.g. the demo tour's, that shows none; its own tests cover what it refuses)
+    :param more: the URL's other arguments, from the world (a conversation page's key)
     """
 
     target: str | None = None
@@ -33,6 +36,7 @@ class Endpoint:
     api: bool = False
     global_: bool = False
     lists: bool = True
+    more: Callable[[TeamWorld], dict[str, Any]] | None = None
 
 
 def _names(patterns: list, namespace: str) -> list[str]:
@@ -56,6 +60,8 @@ def url_names(namespace: str) -> list[str]:
 
 def url_of(name: str, endpoint: Endpoint, world: TeamWorld, query: str = "") -> str:
     kwargs = {"pk": getattr(world, endpoint.target).pk} if endpoint.target else {}
+    if endpoint.more:
+        kwargs |= endpoint.more(world)
     return reverse(name, kwargs=kwargs) + query
 
 

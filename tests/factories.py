@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from engines.models import Engine, EngineConfig, Machine, Team
 from runs.models import Alert, Run, Sample, Schedule, Sweep, SweepExecution
+from traffic.models import TrafficRecord
 from traffic.relay import record as relay_record
 
 
@@ -205,6 +206,42 @@ class AlertFactory(factory.django.DjangoModelFactory):
     delta_pct = -10.0
 
 
+class TrafficRecordFactory(factory.django.DjangoModelFactory):
+    """One relayed chat request: a tool-call answer at 40 tok/s, arrived now, no bodies captured.
+
+    Pass conversation/turn for a conversation's steps and request_body/response_text for bodies.
+    """
+
+    class Meta:
+        model = TrafficRecord
+
+    key = factory.Sequence(lambda n: f"{n:032x}")
+    machine = factory.SubFactory(MachineFactory)
+    front = "openai"
+    upstream = "openai"
+    path = "/v1/chat/completions"
+    client = "127.0.0.1 agent/1.0"
+    model = "qwen3-coder-30b-a3b"
+    arrived = factory.LazyFunction(timezone.now)
+    status = 200
+    ttft_s = 0.4
+    generation_s = 3.0
+    e2e_s = 4.0
+    decode_tps_client = 40.0
+    decode_tps_engine = 41.0
+    prompt_tokens = 2000
+    new_prompt_tokens = 200
+    output_tokens = 121
+    output_type = "tool-call"
+    draft_tokens = 100
+    accepted_tokens = 90
+    finish_reason = "tool_calls"
+    error = ""
+    conversation = ""
+    turn = 2
+    tool_calls = factory.LazyFunction(list)
+
+
 @dataclass
 class TeamWorld:
     """One team's users and everything on its machine; every name starts with the team's prefix."""
@@ -220,12 +257,14 @@ class TeamWorld:
     execution: SweepExecution
     schedule: Schedule
     alert: Alert
+    traffic: TrafficRecord
 
 
 def team_world(prefix: str) -> TeamWorld:
     """A team with an owner (who made everything) and a teammate, a machine, an engine, a config,
-    a succeeded run with a sample, a sweep with a finished scheduled sweep run, a schedule and an
-    open alert; names start with `prefix`, so a page can be searched for another team's names."""
+    a succeeded run with a sample, a sweep with a finished scheduled sweep run, a schedule, an
+    open alert and a relayed request with its captured body (conversation key f"{prefix}conv");
+    names start with `prefix`, so a page can be searched for another team's names."""
     team = TeamFactory(name=f"{prefix}-team")
     owner = UserFactory(username=f"{prefix}_owner", teams=[team])
     teammate = UserFactory(username=f"{prefix}_mate", teams=[team])
@@ -244,4 +283,11 @@ def team_world(prefix: str) -> TeamWorld:
     SampleFactory(run=run, seq=0)
     schedule = ScheduleFactory(sweep=sweep, created_by=owner)
     alert = AlertFactory(execution=execution, config=config, label=f"{prefix}-alert")
-    return TeamWorld(team, owner, teammate, machine, engine, config, run, sweep, execution, schedule, alert)
+    traffic = TrafficRecordFactory(
+        machine=machine, engine=engine, model=f"{prefix}-model", conversation=f"{prefix}conv",
+        request_body={"model": f"{prefix}-model",
+                      "messages": [{"role": "user", "content": f"{prefix}-secret"}]},
+        response_text=f"{prefix}-answer",
+    )
+    return TeamWorld(team, owner, teammate, machine, engine, config, run, sweep, execution, schedule, alert,
+                     traffic)

@@ -30,6 +30,7 @@ def broadcast_records(machine_id: int, records: Sequence[dict[str, Any]]) -> Non
     if layer is None or not records:
         return
     try:
-        async_to_sync(layer.group_send)(group_name(machine_id), {"type": EVENT_TYPE, "records": list(records)})
+        event = {"type": EVENT_TYPE, "records": list(records)}
+        async_to_sync(layer.group_send)(group_name(machine_id), event)
     except Exception as exc:  # Redis down or restarting: the records are stored, pages backfill.
         log.warning("live traffic for machine %s not sent: %s", machine_id, exc)

@@ -36,7 +36,7 @@ class TrafficRecord(models.Model):
     turn = models.PositiveIntegerField(default=0)
     tool_calls = models.JSONField(default=list, blank=True)  # [{"name", "path"}]
     request_body = models.JSONField(null=True, blank=True)  # only when the machine captures bodies
-    response_text = models.TextField(null=True, blank=True)
+    response_text = models.TextField(blank=True)  # "" when not captured
 
     class Meta:
         ordering = ["arrived", "pk"]

@@ -30,7 +30,7 @@ def to_row(machine_id: int, record: TrafficRecord, engine_id: int | None) -> Tra
         engine_id=engine_id,
         arrived=datetime.fromtimestamp(record.arrived, tz=UTC),
         tool_calls=[_tool_call(call) for call in record.tool_calls],
-        **values,
+        **(values | {"response_text": record.response_text or ""}),  # "": not captured
     )
 
 

@@ -1,28 +1,40 @@
-"""One JSON shape for a stored traffic record: the Traffic page's API and its socket both send it."""
+"""A stored traffic record as the page, its JSON endpoint and its socket give it: figures, never bodies."""
 from __future__ import annotations
 
 from typing import Any
 
 from traffic.models import TrafficRecord
 
-# The figures and labels a page shows; bodies (request_body, response_text) are never sent here:
-# only the machine's team may see them, on pages that check it.
-FIELDS = (
-    "key", "front", "upstream", "path", "client", "model", "status",
-    "ttft_s", "generation_s", "e2e_s", "decode_tps_client", "decode_tps_engine",
-    "prompt_tokens", "new_prompt_tokens", "output_tokens", "output_type",
-    "draft_tokens", "accepted_tokens", "finish_reason", "error", "conversation", "turn",
-)  # fmt: skip
+__all__ = ["FIGURES", "record_json"]
+
+# The record's own fields, copied as they are (times in seconds, counts in tokens).
+FIGURES = (
+    "key", "front", "upstream", "path", "client", "model", "status", "ttft_s", "generation_s", "e2e_s",
+    "decode_tps_client", "decode_tps_engine", "prompt_tokens", "new_prompt_tokens", "output_tokens",
+    "output_type", "draft_tokens", "accepted_tokens", "finish_reason", "error", "conversation", "turn",
+)
 
 
 def record_json(row: TrafficRecord) -> dict[str, Any]:
-    """A stored record as JSON-ready values: id, machine and engine ids, arrival (ISO 8601), figures."""
-    values: dict[str, Any] = {field: getattr(row, field) for field in FIELDS}
-    values |= {
+    """The row as JSON-ready values: id, machine, arrived (ISO 8601), every figure and the tool calls.
+
+    The captured request and answer never go in: whoever gets this dict may not be the machine's
+    team (a log, a script); `captured` only says whether the conversation page has them.
+    """
+    figures = {name: getattr(row, name) for name in FIGURES}
+    return {
         "id": row.pk,
-        "machine_id": row.machine_id,
-        "engine_id": row.engine_id,
+        "machine": row.machine_id,
+        "engine": row.engine_id,
         "arrived": row.arrived.isoformat(),
-        "tool_calls": list(row.tool_calls or []),
+        **figures,
+        "tool_calls": tool_calls(row.tool_calls),
+        "captured": row.request_body is not None,
     }
-    return values
+
+
+def tool_calls(stored: Any) -> list[dict[str, str]]:
+    """The stored tool calls as {"name", "path"} pairs; anything else in the column is left out."""
+    calls = stored if isinstance(stored, list) else []
+    kept = [c for c in calls if isinstance(c, dict)]
+    return [{"name": str(c.get("name", "")), "path": str(c.get("path", ""))} for c in kept]

@@ -42,8 +42,16 @@ URLS = {
     "runs:schedule-delete": Endpoint("schedule"),
     "runs:alert-list": Endpoint(),
     "runs:alert-resolve": Endpoint("alert", "POST", 302),
+    # A machine's real traffic (the traffic app: another app's URLs, the same access rules).
+    "traffic:page": Endpoint("machine"),
+    "traffic:records": Endpoint("machine", api=True),
+    "traffic:capture": Endpoint("machine", "POST", 302),
+    "traffic:conversations": Endpoint("machine"),
+    "traffic:conversation": Endpoint("machine", more=lambda world: {"key": world.traffic.conversation}),
+    # Posted without a config: the form's error, on the conversation's page.
+    "traffic:replay": Endpoint("machine", "POST", 400, more=lambda w: {"key": w.traffic.conversation}),
 }
-NAMES = url_names("runs")
+NAMES = url_names("runs") + url_names("traffic")
 # Downloads of list pages: an outsider's holds none of another team's rows.
 EXPORTS = [
     ("runs:list", "?format=json"), ("runs:list", "?format=csv"), ("runs:alert-list", "?format=json&show=all"),

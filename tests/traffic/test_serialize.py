@@ -25,7 +25,8 @@ def test_it_gives_the_figures_and_the_arrival_but_never_the_bodies():
 
     sent = json.loads(json.dumps(record_json(row)))
     assert "private" not in json.dumps(sent)
-    assert (sent["id"], sent["machine_id"], sent["engine_id"]) == (row.pk, engine.machine_id, engine.pk)
+    assert (sent["id"], sent["machine"], sent["engine"]) == (row.pk, engine.machine_id, engine.pk)
+    assert sent["captured"] is True
     assert datetime.fromisoformat(sent["arrived"]).timestamp() == record.arrived
     for figure in ("ttft_s", "e2e_s", "decode_tps_client", "decode_tps_engine", "prompt_tokens",
                    "new_prompt_tokens", "output_tokens", "draft_tokens", "accepted_tokens"):

@@ -135,7 +135,7 @@ def test_it_tells_the_machines_page_what_it_stored(writers, listener):
     (message,) = watching.messages()
     row = TrafficRecord.objects.get(key=record.key)
     (sent,) = message["records"]
-    assert (sent["id"], sent["engine_id"], sent["key"]) == (row.pk, engine.pk, record.key)
+    assert (sent["id"], sent["engine"], sent["key"]) == (row.pk, engine.pk, record.key)
     assert sent["tool_calls"] == [{"name": "read", "path": "src/app.py"}]
     assert "request_body" not in sent and "response_text" not in sent
     assert row.request_body == record.request_body  # stored, only not broadcast

@@ -1,0 +1,106 @@
+"""Warnings from real traffic: a prefix cache that dropped a conversation, and an agent in a read loop.
+
+- **Prefix-cache discard**: a later step of a conversation (same conversation key, after its first
+  request) whose prompt is at least DISCARD_MIN_PROMPT tokens and of which more than
+  DISCARD_SHARE was computed again. A continuation normally sends its history plus one turn, so
+  nearly all of it should come from the cache; recomputing most of it means the engine had
+  dropped the conversation (an unrelated request evicted it, or a cache size limit).
+- **Read loop**: one conversation's answers call a read tool (READ_TOOLS) on the same path
+  READ_LOOP_AT times or more: the threshold at which the agent-table job's read-loop watchdog
+  notes a loop (runs.core.jobs.agent_table.watchdog.NOTE_AT). Only the tool's name and path
+  are recorded, so searches that cover one file (which the watchdog counts too) are not counted.
+
+Records are rows or record_json dicts, as traffic.stats reads them.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from runs.core.jobs.agent_table.watchdog import NOTE_AT
+from traffic.stats import field, when
+
+__all__ = [
+    "DISCARD_MIN_PROMPT", "DISCARD_SHARE", "READ_LOOP_AT", "READ_TOOLS", "by_conversation", "cache_discards",
+    "read_loops", "traffic_warnings",
+]
+
+DISCARD_MIN_PROMPT = 1000
+DISCARD_SHARE = 0.5
+READ_LOOP_AT = NOTE_AT
+READ_TOOLS = frozenset({"read", "read_file", "cat", "open", "open_file", "view", "view_file"})
+
+
+def by_conversation(records: Iterable[Any]) -> dict[str, list[Any]]:
+    """The records that carry a conversation key, grouped by it, each group in arrival order."""
+    groups: dict[str, list[Any]] = defaultdict(list)
+    for record in records:
+        if field(record, "conversation"):
+            groups[field(record, "conversation")].append(record)
+    for steps in groups.values():
+        steps.sort(key=lambda r: (when(r), field(r, "turn") or 0))
+    return dict(groups)
+
+
+def _discard(conversation: str, step: int, record: Any) -> dict[str, Any] | None:
+    prompt, new = field(record, "prompt_tokens"), field(record, "new_prompt_tokens")
+    if prompt is None or new is None or prompt < DISCARD_MIN_PROMPT or new <= DISCARD_SHARE * prompt:
+        return None
+    arrived = when(record)
+    return {
+        "kind": "prefix-cache-discard", "conversation": conversation, "step": step,
+        "arrived": arrived.isoformat(), "record": field(record, "id"),
+        "message": (
+            f"conversation {conversation[:8]}, step {step} at {arrived:%Y-%m-%d %H:%M:%S}: {new:,} of "
+            f"{prompt:,} prompt tokens ({new / prompt:.0%}) were computed again; the engine's prefix "
+            "cache had dropped this conversation"
+        ),
+    }
+
+
+def cache_discards(conversations: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """Every continuation step (not a conversation's first request) that recomputed most of its prompt."""
+    found = []
+    for key, steps in conversations.items():
+        for step, record in enumerate(steps[1:], start=2):
+            warning = _discard(key, step, record)
+            if warning:
+                found.append(warning)
+    return found
+
+
+def _read_loop(conversation: str, steps: Sequence[Any]) -> list[dict[str, Any]]:
+    reads: Counter[str] = Counter()
+    found = []
+    for record in steps:
+        for call in field(record, "tool_calls") or []:
+            path = call.get("path") if isinstance(call, dict) else None
+            if not path or call.get("name") not in READ_TOOLS:
+                continue
+            reads[path] += 1
+            if reads[path] == READ_LOOP_AT:
+                arrived = when(record)
+                found.append({
+                    "kind": "read-loop", "conversation": conversation, "path": path,
+                    "arrived": arrived.isoformat(), "record": field(record, "id"),
+                    "message": (
+                        f"conversation {conversation[:8]} read {path} {READ_LOOP_AT} times by "
+                        f"{arrived:%Y-%m-%d %H:%M:%S}: the agent is in a read loop"
+                    ),
+                })
+    for warning in found:
+        warning["reads"] = reads[warning["path"]]
+    return found
+
+
+def read_loops(conversations: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """Each path some conversation read READ_LOOP_AT times or more: when it got there, and its reads."""
+    return [w for key, steps in conversations.items() for w in _read_loop(key, steps)]
+
+
+def traffic_warnings(records: Iterable[Any]) -> list[dict[str, Any]]:
+    """Both kinds of warning over the records, in the order they happened."""
+    conversations = by_conversation(records)
+    found = cache_discards(conversations) + read_loops(conversations)
+    return sorted(found, key=lambda w: w["arrived"])
