@@ -1,0 +1,215 @@
+"""The relay in front of the simulator (Ollama and llama-server flavours), driven by plain httpx."""
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from engines.simulator import SimProfile, serve_in_thread
+from engines.simulator.wire import text as simulated_text
+from tests.traffic.relay.scripted import Relay, TwoSystemsRefused, engine, relay_to, sse
+from traffic.relay import Upstream
+
+TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]
+TASK = "List every HTTP API route that server.py handles."
+FLAVOURS = {"ollama": "ollama", "openai": "llama-server"}
+
+
+@pytest.fixture(scope="module")
+def sim() -> Iterator[str]:
+    with serve_in_thread(SimProfile(decode_tps=40, ttft_ms=60, lookahead=3)) as server:
+        yield server.url
+
+
+@pytest.fixture(params=["ollama", "openai"])
+def relay(request: pytest.FixtureRequest, sim: str) -> Iterator[Relay]:
+    """A relay in front of the simulator speaking Ollama's API, or llama-server's."""
+    with relay_to(Upstream(sim, request.param, engine_kind=FLAVOURS[request.param])) as relay:
+        yield relay
+
+
+def ndjson_lines(response: httpx.Response) -> list[tuple[float, dict[str, Any]]]:
+    return [(time.perf_counter(), json.loads(line)) for line in response.iter_lines() if line]
+
+
+def sse_events(response: httpx.Response) -> list[tuple[float, Any]]:
+    events = []
+    for line in response.iter_lines():
+        if line.startswith("data: "):
+            payload = line.removeprefix("data: ")
+            events.append((time.perf_counter(), payload if payload == "[DONE]" else json.loads(payload)))
+    return events
+
+
+def test_it_streams_an_ollama_chat_chunk_by_chunk_in_time(relay: Relay) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "options": {"num_predict": 12}}
+    with httpx.stream("POST", f"{relay.url}/api/chat", json=body, timeout=10) as response:
+        assert response.headers["content-type"] == "application/x-ndjson"
+        lines = ndjson_lines(response)
+    content = [t for t, line in lines if not line["done"] and line["message"]["content"]]
+    assert len(content) >= 4
+    # 12 tokens at 40 tok/s: the pieces reach the client spread over ~0.3 s, not all at the end.
+    assert content[-1] - content[0] > 0.15
+    assert lines[-1][1]["done"] is True and lines[-1][1]["done_reason"] == "length"
+    assert "".join(line["message"]["content"] for _, line in lines) == simulated_text(0, 12)
+
+
+def test_it_streams_an_openai_chat_and_ends_with_done(relay: Relay) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 24, "stream": True}
+    with httpx.stream("POST", f"{relay.url}/v1/chat/completions", json=body, timeout=10) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        events = sse_events(response)
+    assert events[-1][1] == "[DONE]"
+    chunks = [e for _, e in events[:-1]]
+    text = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+    assert text == simulated_text(0, 24)
+    assert chunks[-1]["choices"][0]["finish_reason"] == "length"
+    assert not any("usage" in c for c in chunks)  # the client asked for none
+    assert events[-2][0] - events[0][0] > 0.1
+
+
+def test_it_sends_usage_when_the_openai_client_asks(relay: Relay) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 8, "stream": True,
+            "stream_options": {"include_usage": True}}
+    with httpx.stream("POST", f"{relay.url}/v1/chat/completions", json=body, timeout=10) as response:
+        events = sse_events(response)
+    usage = [e["usage"] for _, e in events[:-1] if "usage" in e]
+    assert usage and usage[-1]["completion_tokens"] == 8
+
+
+def test_it_answers_stream_false_whole(relay: Relay) -> None:
+    ollama = httpx.post(f"{relay.url}/api/chat", json={
+        "model": "m", "stream": False, "messages": [{"role": "user", "content": "hi"}],
+        "options": {"num_predict": 5}}, timeout=10).json()
+    assert ollama["done"] is True and ollama["message"]["content"].split() == ["the", "simulated", "engine",
+                                                                               "streams", "plain"]
+    openai = httpx.post(f"{relay.url}/v1/chat/completions", json={
+        "model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 5}, timeout=10).json()
+    assert openai["object"] == "chat.completion"
+    assert openai["choices"][0]["message"]["content"] == ollama["message"]["content"]
+    assert openai["usage"]["completion_tokens"] == 5
+
+
+def test_it_carries_the_agents_tool_calls_both_ways(relay: Relay) -> None:
+    # The simulator's scripted agent: a search first, then read_file on the file the task names.
+    first = httpx.post(f"{relay.url}/api/chat", json={
+        "model": "m", "stream": False, "tools": TOOLS, "messages": [{"role": "user", "content": TASK}]},
+        timeout=10).json()
+    call = first["message"]["tool_calls"][0]["function"]
+    assert call["name"] == "search" and isinstance(call["arguments"], dict)  # Ollama: an object
+    steps = [{"role": "user", "content": TASK},
+             {"role": "assistant", "content": "", "tool_calls": [{"function": call}]},
+             {"role": "tool", "tool_name": "search", "content": "no match"}]
+    second = httpx.post(f"{relay.url}/api/chat", json={
+        "model": "m", "stream": False, "tools": TOOLS, "messages": steps}, timeout=10).json()
+    second_call = second["message"]["tool_calls"][0]["function"]
+    assert (second_call["name"], second_call["arguments"]) == ("read_file", {"path": "server.py", "start_line": 1})
+    openai = httpx.post(f"{relay.url}/v1/chat/completions", json={
+        "model": "m", "tools": TOOLS, "messages": [{"role": "user", "content": TASK}]}, timeout=10).json()
+    openai_call = openai["choices"][0]["message"]["tool_calls"][0]
+    assert openai["choices"][0]["finish_reason"] == "tool_calls"
+    assert json.loads(openai_call["function"]["arguments"]) == call["arguments"]  # OpenAI: a JSON string
+    records = [relay.record() for _ in range(3)]
+    assert [r.output_type for r in records] == ["tool-call"] * 3
+    assert records[1].tool_calls[0].name == "read_file" and records[1].tool_calls[0].path == "server.py"
+    assert records[0].conversation == records[1].conversation  # two steps of one conversation
+    assert (records[0].turn, records[1].turn) == (1, 3)
+
+
+def test_it_answers_model_lists_and_versions_in_the_clients_format(relay: Relay) -> None:
+    assert httpx.get(f"{relay.url}/").text == "Ollama is running"
+    assert httpx.head(f"{relay.url}/").status_code == 200
+    tags = httpx.get(f"{relay.url}/api/tags").json()
+    assert [m["name"] for m in tags["models"]] == ["sparkdash-sim:8b"]
+    models = httpx.get(f"{relay.url}/v1/models").json()
+    assert models["object"] == "list" and [m["id"] for m in models["data"]] == ["sparkdash-sim:8b"]
+    show = httpx.post(f"{relay.url}/api/show", json={"model": "sparkdash-sim:8b"}).json()
+    assert show["details"]["parameter_size"] == "8.0B"
+    assert httpx.get(f"{relay.url}/api/version").json()["version"]
+    missing = httpx.get(f"{relay.url}/v1/nothing")
+    assert missing.status_code == 404 and missing.json()["error"]["message"]
+
+
+def test_it_records_the_engines_figures(sim: str) -> None:
+    with relay_to(Upstream(sim, "openai", engine_kind="llama-server")) as relay:
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "options": {"num_predict": 20}}
+        with httpx.stream("POST", f"{relay.url}/api/chat", json=body, timeout=10) as response:
+            final = ndjson_lines(response)[-1][1]
+        record = relay.record()
+    direct = _direct_timings(sim, 20)
+    assert record.output_tokens == direct["predicted_n"] == 20
+    assert record.draft_tokens == direct["draft_n"] and record.accepted_tokens == direct["draft_n_accepted"]
+    assert record.prompt_tokens == direct["prompt_n"] + direct["cache_n"]
+    assert record.ttft_s == pytest.approx(0.06, abs=0.04)
+    assert record.decode_tps_engine == pytest.approx(direct["predicted_per_second"])
+    assert record.decode_tps_client is not None and record.decode_tps_client > 0
+    assert record.output_type == "prose-en" and record.finish_reason == "length" and record.error == ""
+    # The final Ollama chunk: the engine's own timings in nanoseconds.
+    assert final["eval_count"] == direct["predicted_n"]
+    assert final["eval_duration"] == round(direct["predicted_ms"] * 1e6)
+    assert final["prompt_eval_duration"] == round(direct["prompt_ms"] * 1e6)
+    assert final["prompt_eval_count"] == direct["prompt_n"] + direct["cache_n"]
+
+
+def _direct_timings(sim: str, n: int) -> dict[str, Any]:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": n, "stream": True}
+    with httpx.stream("POST", f"{sim}/v1/chat/completions", json=body, timeout=10) as response:
+        events = sse_events(response)
+    return next(e["timings"] for _, e in reversed(events[:-1]) if "timings" in e)
+
+
+def test_it_counts_new_prompt_tokens_against_the_engines_cache() -> None:
+    profile = SimProfile(decode_tps=500, ttft_ms=5, prefill_tps=100000)
+    with serve_in_thread(profile) as sim, relay_to(Upstream(sim.url, "openai", engine_kind="llama-server")) as relay:
+        system = {"role": "system", "content": "You are a careful agent. " * 40}
+        steps = [system, {"role": "user", "content": "Read the file."}]
+        for _ in range(2):
+            answer = httpx.post(f"{relay.url}/api/chat", json={
+                "model": "m", "stream": False, "messages": steps, "options": {"num_predict": 4}}, timeout=10).json()
+            steps = [*steps, answer["message"], {"role": "user", "content": "And the next."}]
+        first, second = relay.record(), relay.record()
+    assert first.new_prompt_tokens == first.prompt_tokens
+    assert second.prompt_tokens is not None and second.new_prompt_tokens is not None
+    assert second.new_prompt_tokens < second.prompt_tokens / 2  # the system prompt came from the cache
+    assert first.conversation == second.conversation
+
+
+def test_it_merges_system_messages_for_a_template_that_refuses_two() -> None:
+    answer = sse({"choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": "stop"}]})
+    scripted = TwoSystemsRefused(answer, "text/event-stream")
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "system", "content": "Use tools."},
+                {"role": "user", "content": "hi"}]
+    with engine(scripted) as url:
+        with relay_to(Upstream(url, "openai")) as plain:
+            refused = httpx.post(f"{plain.url}/api/chat", json={"model": "m", "messages": messages}, timeout=10)
+            assert refused.status_code == 500 and "template refused" in refused.json()["error"]
+            assert "HTTP 500" in plain.record().error
+        with relay_to(Upstream(url, "openai", merge_system=True)) as merging:
+            merged = httpx.post(f"{merging.url}/api/chat", json={"model": "m", "messages": messages}, timeout=10)
+    assert merged.status_code == 200
+    assert scripted.bodies[-1]["messages"][:2] == [
+        {"role": "system", "content": "Be brief.\n\nUse tools."}, {"role": "user", "content": "hi"}]
+
+
+def test_it_captures_bodies_only_when_asked_and_caps_them(sim: str) -> None:
+    body = {"model": "m", "stream": False, "messages": [{"role": "user", "content": "x" * 500}],
+            "options": {"num_predict": 60}}
+    with relay_to(Upstream(sim, "ollama")) as relay:
+        httpx.post(f"{relay.url}/api/chat", json=body, timeout=10)
+        plain = relay.record()
+    with relay_to(Upstream(sim, "ollama", capture_bodies=True, body_cap_bytes=100)) as relay:
+        httpx.post(f"{relay.url}/api/chat", json=body, timeout=10)
+        capped = relay.record()
+    with relay_to(Upstream(sim, "ollama", capture_bodies=True)) as relay:
+        httpx.post(f"{relay.url}/api/chat", json=body, timeout=10)
+        whole = relay.record()
+    assert plain.request_body is None and plain.response_text is None
+    assert capped.request_body is not None and capped.request_body["truncated"] is True
+    assert len(capped.request_body["text"].encode()) <= 100
+    assert capped.response_text is not None and capped.response_text.endswith("[truncated by the relay]")
+    assert whole.request_body == body
+    assert whole.response_text is not None and len(whole.response_text.split()) == 60
