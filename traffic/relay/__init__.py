@@ -10,5 +10,7 @@ from .record import ToolCall, TrafficRecord, new_key
 from .server import RelayServer, bind, serve_forever
 from .upstream import Upstream
 
-__all__ = ["RelayApp", "RelayServer", "ToolCall", "TrafficRecord", "Upstream", "bind", "build_relay", "new_key",
-           "serve_forever"]
+__all__ = [
+    "RelayApp", "RelayServer", "ToolCall", "TrafficRecord", "Upstream", "bind", "build_relay", "new_key",
+    "serve_forever",
+]

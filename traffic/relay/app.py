@@ -22,7 +22,7 @@ from .render import ollama_error, openai_error
 from .translate import BadRequest
 from .upstream import Upstream, UpstreamError, Wire
 
-__all__ = ["GENERATION", "CLIENT_GONE", "RelayApp", "build_relay"]
+__all__ = ["CLIENT_GONE", "GENERATION", "RelayApp", "build_relay"]
 
 log = logging.getLogger(__name__)
 

@@ -80,8 +80,11 @@ def _reported_error(data: dict[str, Any]) -> None:
         raise StreamError(f"the engine reported an error: {str(message)[:300]}")
 
 
+@dataclass
 class OllamaReader:
     """Reads Ollama's /api/chat and /api/generate answers."""
+
+    tool_called: bool = False  # Ollama streams calls before its final line, which then has none
 
     def line(self, data: dict[str, Any]) -> list[Event]:
         """The events of one NDJSON object (StreamError for an error line)."""
@@ -93,9 +96,10 @@ class OllamaReader:
             thinking=_text(message.get("thinking")) + _text(data.get("thinking")),
             tool_calls=[_call(c) for c in as_list(message.get("tool_calls")) if isinstance(c, dict)],
         )
+        self.tool_called = self.tool_called or bool(piece.tool_calls)
         events: list[Event] = [piece] if piece else []
         if data.get("done") is True:
-            events.append(self._end(data, bool(piece.tool_calls)))
+            events.append(self._end(data, self.tool_called))
         return events
 
     def whole(self, data: dict[str, Any]) -> list[Event]:
@@ -121,7 +125,8 @@ def _call(call: dict[str, Any]) -> Call:
     """A whole tool call in either API's shape (arguments an object or a JSON string)."""
     function = call.get("function")
     function = function if isinstance(function, dict) else {}
-    return Call(_text(function.get("name")), parse_arguments(function.get("arguments")), _text(call.get("id")))
+    arguments = parse_arguments(function.get("arguments"))
+    return Call(_text(function.get("name")), arguments, _text(call.get("id")))
 
 
 @dataclass

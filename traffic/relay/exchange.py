@@ -75,7 +75,8 @@ class Exchange:
         model = str(body.get("model") or "")
         if self.front == "ollama":
             return OllamaWriter(model, generate=self.path == "/api/generate")
-        return OpenAIWriter(model, completion=self.path == "/v1/completions", include_usage=_asked_usage(body))
+        completion = self.path == "/v1/completions"
+        return OpenAIWriter(model, completion=completion, include_usage=_asked_usage(body))
 
     async def _refuse(self, status: int, message: str) -> None:
         self.meter.failed(status, message)
@@ -125,7 +126,8 @@ class Exchange:
             return events, b"data: " + value + b"\n\n"
         if not data.get("choices"):  # the usage chunk the relay asked for, not the client
             return events, b""
-        return events, b"data: " + json.dumps({k: v for k, v in data.items() if k != "usage"}).encode() + b"\n\n"
+        without = {k: v for k, v in data.items() if k != "usage"}
+        return events, b"data: " + json.dumps(without).encode() + b"\n\n"
 
     async def _relay(self, events: list[Event], raw: bytes) -> bool:
         ended = False
@@ -155,8 +157,9 @@ class Exchange:
             return await self._refuse(502, str(exc))
         piece = next((e for e in events if isinstance(e, Piece)), Piece())
         self.meter.ended(end)
-        body = raw if self.passthrough else json.dumps(self.writer.final(end, self.meter.seen(), piece)).encode()
-        await self.http.respond_bytes(200, "application/json", body, self.headers)
+        final = self.writer.final(end, self.meter.seen(), piece)
+        whole = raw if self.passthrough else json.dumps(final).encode()
+        await self.http.respond_bytes(200, "application/json", whole, self.headers)
         if piece:
             self.meter.sent(piece)
 

@@ -55,7 +55,9 @@ class Http:
         """End the body."""
         await self.send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def respond_bytes(self, status: int, media_type: str, body: bytes, headers: Headers | None = None) -> None:
+    async def respond_bytes(
+        self, status: int, media_type: str, body: bytes, headers: Headers | None = None
+    ) -> None:
         """A whole answer."""
         length = [(b"content-length", str(len(body)).encode())]
         await self.start(status, media_type, length + (headers or []))

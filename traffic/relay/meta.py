@@ -75,10 +75,12 @@ async def model_details(wire: Wire, up: Upstream, body: dict[str, Any]) -> dict[
     entries = await _openai_models(wire, up)
     entry = next((m for m in entries if m.get("id") == name), None)
     if entry is None:
-        raise UpstreamError(404, f"model {name!r} not found: the engine serves {[m.get('id') for m in entries]}")
+        served = [m.get("id") for m in entries]
+        raise UpstreamError(404, f"model {name!r} not found: the engine serves {served}")
     meta = as_dict(entry.get("meta"))
     context = meta.get("n_ctx_train") or entry.get("max_model_len")
-    info: dict[str, Any] = {"general.architecture": "relayed", "general.parameter_count": meta.get("n_params")}
+    info: dict[str, Any] = {"general.architecture": "relayed"}
+    info["general.parameter_count"] = meta.get("n_params")
     if context:
         info["relayed.context_length"] = context
     return {
@@ -104,4 +106,5 @@ def _model(tag: dict[str, Any]) -> dict[str, Any]:
         created = int(datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp())
     except ValueError:
         created = 0
-    return {"id": tag.get("name") or tag.get("model"), "object": "model", "created": created, "owned_by": "ollama"}
+    name = tag.get("name") or tag.get("model")
+    return {"id": name, "object": "model", "created": created, "owned_by": "ollama"}

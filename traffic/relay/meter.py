@@ -50,7 +50,8 @@ class Meter:
         self.t0 = time.perf_counter()
         self.up = up
         self.rec = TrafficRecord(
-            key=new_key(), front=front, path=path, client=client, model="", arrived=time.time(), upstream=up.api
+            key=new_key(), front=front, path=path, client=client, model="", arrived=time.time(),
+            upstream=up.api,
         )
         self.first: float | None = None
         self.last: float | None = None

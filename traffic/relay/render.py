@@ -115,7 +115,8 @@ class OpenAIWriter:
 
     def _object(self, choices: list[dict[str, Any]], whole: bool) -> dict[str, Any]:
         kind = "text_completion" if self.completion else "chat.completion" + ("" if whole else ".chunk")
-        return {"id": self.id, "object": kind, "created": self.created, "model": self.model, "choices": choices}
+        return {"id": self.id, "object": kind, "created": self.created, "model": self.model,
+                "choices": choices}
 
     def _choice(self, piece: Piece, finish: str | None, whole: bool) -> dict[str, Any]:
         if self.completion:
@@ -162,7 +163,8 @@ def _usage(end: End, seen: Seen) -> dict[str, Any]:
     figures = end.figures
     prompt = figures.prompt_tokens or 0
     output = figures.output_tokens if figures.output_tokens is not None else seen.pieces
-    usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": output, "total_tokens": prompt + output}
+    usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": output}
+    usage["total_tokens"] = prompt + output
     if figures.cached_tokens is not None:
         usage["prompt_tokens_details"] = {"cached_tokens": figures.cached_tokens}
     return usage

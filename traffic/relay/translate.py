@@ -20,6 +20,7 @@ LOAD_REASON = "a load-time setting: the engine behind the relay fixed it at laun
 SAMPLING = ("temperature", "top_p", "top_k", "seed", "stop", "min_p", "typical_p",
             "presence_penalty", "frequency_penalty")
 EFFORTS = ("low", "medium", "high")
+MAGIC = (("/9j/", "image/jpeg"), ("UklGR", "image/webp"), ("R0lGOD", "image/gif"))
 
 
 class BadRequest(Exception):
@@ -128,13 +129,15 @@ def _openai_call(call: Any, default_id: str) -> dict[str, Any]:
     arguments = function.get("arguments")
     arguments = arguments if isinstance(arguments, str) else json.dumps(arguments or {})
     call_id = as_dict(call).get("id") or default_id
-    return {"id": call_id, "type": "function", "function": {"name": function.get("name"), "arguments": arguments}}
+    named = {"name": function.get("name"), "arguments": arguments}
+    return {"id": call_id, "type": "function", "function": named}
 
 
 def _data_url(image: Any) -> str:
     if not isinstance(image, str):
         raise BadRequest("images must be base64 strings")
-    mime = "image/jpeg" if image.startswith("/9j/") else "image/webp" if image.startswith("UklGR") else "image/png"
+    # The format from base64's first characters (JPEG's and WebP's magic bytes); PNG otherwise.
+    mime = next((m for prefix, m in MAGIC if image.startswith(prefix)), "image/png")
     return f"data:{mime};base64,{image}"
 
 

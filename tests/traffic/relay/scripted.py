@@ -22,7 +22,8 @@ class Scripted:
 
     def __init__(self, lines: list[bytes], media: str, delay_s: float = 0.0, forever: bool = False,
                  status: int = 200) -> None:
-        self.lines, self.media, self.delay_s, self.forever, self.status = lines, media, delay_s, forever, status
+        self.lines, self.media, self.delay_s = lines, media, delay_s
+        self.forever, self.status = forever, status
         self.bodies: list[dict[str, Any]] = []
         self.client_left = threading.Event()
 

@@ -107,7 +107,8 @@ def test_it_carries_the_agents_tool_calls_both_ways(relay: Relay) -> None:
     second = httpx.post(f"{relay.url}/api/chat", json={
         "model": "m", "stream": False, "tools": TOOLS, "messages": steps}, timeout=10).json()
     second_call = second["message"]["tool_calls"][0]["function"]
-    assert (second_call["name"], second_call["arguments"]) == ("read_file", {"path": "server.py", "start_line": 1})
+    assert second_call["name"] == "read_file"
+    assert second_call["arguments"] == {"path": "server.py", "start_line": 1}
     openai = httpx.post(f"{relay.url}/v1/chat/completions", json={
         "model": "m", "tools": TOOLS, "messages": [{"role": "user", "content": TASK}]}, timeout=10).json()
     openai_call = openai["choices"][0]["message"]["tool_calls"][0]
@@ -164,12 +165,12 @@ def _direct_timings(sim: str, n: int) -> dict[str, Any]:
 
 def test_it_counts_new_prompt_tokens_against_the_engines_cache() -> None:
     profile = SimProfile(decode_tps=500, ttft_ms=5, prefill_tps=100000)
-    with serve_in_thread(profile) as sim, relay_to(Upstream(sim.url, "openai", engine_kind="llama-server")) as relay:
+    with serve_in_thread(profile) as sim, relay_to(Upstream(sim.url, "openai")) as relay:
         system = {"role": "system", "content": "You are a careful agent. " * 40}
         steps = [system, {"role": "user", "content": "Read the file."}]
         for _ in range(2):
-            answer = httpx.post(f"{relay.url}/api/chat", json={
-                "model": "m", "stream": False, "messages": steps, "options": {"num_predict": 4}}, timeout=10).json()
+            body = {"model": "m", "stream": False, "messages": steps, "options": {"num_predict": 4}}
+            answer = httpx.post(f"{relay.url}/api/chat", json=body, timeout=10).json()
             steps = [*steps, answer["message"], {"role": "user", "content": "And the next."}]
         first, second = relay.record(), relay.record()
     assert first.new_prompt_tokens == first.prompt_tokens
@@ -183,13 +184,14 @@ def test_it_merges_system_messages_for_a_template_that_refuses_two() -> None:
     scripted = TwoSystemsRefused(answer, "text/event-stream")
     messages = [{"role": "system", "content": "Be brief."}, {"role": "system", "content": "Use tools."},
                 {"role": "user", "content": "hi"}]
+    body = {"model": "m", "messages": messages}
     with engine(scripted) as url:
         with relay_to(Upstream(url, "openai")) as plain:
-            refused = httpx.post(f"{plain.url}/api/chat", json={"model": "m", "messages": messages}, timeout=10)
+            refused = httpx.post(f"{plain.url}/api/chat", json=body, timeout=10)
             assert refused.status_code == 500 and "template refused" in refused.json()["error"]
             assert "HTTP 500" in plain.record().error
         with relay_to(Upstream(url, "openai", merge_system=True)) as merging:
-            merged = httpx.post(f"{merging.url}/api/chat", json={"model": "m", "messages": messages}, timeout=10)
+            merged = httpx.post(f"{merging.url}/api/chat", json=body, timeout=10)
     assert merged.status_code == 200
     assert scripted.bodies[-1]["messages"][:2] == [
         {"role": "system", "content": "Be brief.\n\nUse tools."}, {"role": "user", "content": "hi"}]
