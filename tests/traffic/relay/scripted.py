@@ -25,6 +25,7 @@ class Scripted:
         self.lines, self.media, self.delay_s = lines, media, delay_s
         self.forever, self.status = forever, status
         self.bodies: list[dict[str, Any]] = []
+        self.headers: list[dict[bytes, bytes]] = []
         self.client_left = threading.Event()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -35,6 +36,7 @@ class Scripted:
             message = await receive()
             raw, more = raw + message.get("body", b""), message.get("more_body", False)
         self.bodies.append(json.loads(raw or b"{}"))
+        self.headers.append(dict(scope["headers"]))
         status = self.answer_status(self.bodies[-1])
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", self.media.encode())]})
@@ -45,7 +47,8 @@ class Scripted:
         return self.status
 
     async def _write(self, send: Any, status: int) -> None:
-        lines = self.lines if status == 200 else [json.dumps({"error": "template refused"}).encode()]
+        # A status of its own (a refusal) comes with its own error body.
+        lines = self.lines if status == self.status else [json.dumps({"error": "template refused"}).encode()]
         while True:
             for line in lines:
                 await send({"type": "http.response.body", "body": line, "more_body": True})
