@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
 from typing import Any
 
 from . import meta
+from .counters import Counters, Ticket
 from .exchange import Exchange
 from .http import BadBody, Http, Receive, Send
 from .meter import Meter
@@ -31,6 +32,7 @@ GENERATION = {"/api/chat": "ollama", "/api/generate": "ollama", "/v1/chat/comple
 CLIENT_GONE = "client disconnected"
 GONE_STATUS = 499  # the client left before any answer: nginx's name for it
 OLLAMA_BANNER = b"Ollama is running"
+NO_ENGINE = Upstream(base_url="", api="openai")  # stands in when upstream() fails; nothing is sent to it
 
 
 class RelayApp:
@@ -38,6 +40,8 @@ class RelayApp:
 
     def __init__(self, upstream: Callable[[], Upstream], sink: Callable[[TrafficRecord], None]) -> None:
         self.upstream, self.sink, self.wire = upstream, sink, Wire()
+        self.counters = Counters(self.wire)
+        self.settling: set[asyncio.Task[None]] = set()  # records waiting for the engine's counters
 
     async def __call__(self, scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -47,16 +51,27 @@ class RelayApp:
         http, path, method = Http(receive, send), scope["path"], scope["method"]
         front = "openai" if path.startswith("/v1/") else "ollama"
         try:
+            up = self.upstream()
+        except Exception as exc:  # the machine has no engine to relay to now: say so, in its shape
+            log.exception("no upstream for %s", path)
+            up = NO_ENGINE
+            failure = f"no engine to relay to: {exc}"[:300]
+        else:
+            failure = ""
+        try:
             if path in GENERATION and method == "POST":
-                return await self._generate(http, scope, front)
-            return await self._meta(http, method, path)
+                return await self._generate(http, scope, front, up, failure)
+            if failure:
+                return await _error(http, front, 503, failure)
+            return await self._meta(http, method, path, up)
         except (BadBody, BadRequest) as exc:
             await _error(http, front, 400, str(exc))
         except UpstreamError as exc:
             await _error(http, front, exc.status, exc.message)
 
     async def aclose(self) -> None:
-        """Close the connections to engines."""
+        """Hand on the records still waiting for counters, then close the connections to engines."""
+        await asyncio.gather(*self.settling, return_exceptions=True)
         await self.wire.aclose()
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
@@ -71,8 +86,7 @@ class RelayApp:
                 await self.aclose()
                 return await send({"type": "lifespan.shutdown.complete"})
 
-    async def _meta(self, http: Http, method: str, path: str) -> None:
-        up = self.upstream()
+    async def _meta(self, http: Http, method: str, path: str, up: Upstream) -> None:
         if path == "/" and method in ("GET", "HEAD"):
             return await http.respond_bytes(200, "text/plain; charset=utf-8", OLLAMA_BANNER)
         answers: dict[tuple[str, str], Callable[[], Awaitable[dict[str, Any]]]] = {
@@ -89,11 +103,18 @@ class RelayApp:
         status = 405 if path in GENERATION else 404
         await _error(http, front, status, f"the relay has no route {method} {path}")
 
-    async def _generate(self, http: Http, scope: MutableMapping[str, Any], front: str) -> None:
-        up = self.upstream()
+    async def _generate(
+        self, http: Http, scope: MutableMapping[str, Any], front: str, up: Upstream, failure: str
+    ) -> None:
         meter = Meter(front, scope["path"], _client(scope), up)
+        ticket = self.counters.start(up) if not failure else None
         try:
             body = await http.json_body()
+            if failure:
+                meter.request(body)
+                meter.rec.upstream = ""
+                meter.failed(503, failure)
+                return await _error(http, front, 503, failure)
             exchange = Exchange(http, self.wire, up, meter, front, scope["path"])
             if await _until_disconnect(http, exchange.run(body)):
                 meter.failed(meter.rec.status if http.started else GONE_STATUS, CLIENT_GONE)
@@ -107,7 +128,26 @@ class RelayApp:
                 await _error(http, front, 500, f"the relay failed: {exc!r}"[:300])
         finally:
             meter.done()
-            self._hand_on(meter.record())
+            if ticket is None:
+                self._hand_on(meter.record())
+            else:
+                self._settle(ticket, meter)
+
+    def _settle(self, ticket: Ticket, meter: Meter) -> None:
+        """Hand the record on once the engine's counters told their side (after the client's last byte)."""
+
+        async def settle() -> None:
+            """The counters' figures into the record, then the record to the sink."""
+            try:
+                figures = await self.counters.finish(ticket, None if meter.rec.error else meter.figures)
+                if figures is not None:
+                    meter.figured(figures)
+            finally:
+                self._hand_on(meter.record())
+
+        task = asyncio.ensure_future(settle())
+        self.settling.add(task)
+        task.add_done_callback(self.settling.discard)
 
     def _hand_on(self, record: TrafficRecord) -> None:
         try:

@@ -11,6 +11,8 @@ import json
 import time
 from typing import Any
 
+from engines.clients.base import EngineFigures
+
 from .classify import output_type
 from .events import End, Piece
 from .record import ToolCall, TrafficRecord, new_key
@@ -59,6 +61,7 @@ class Meter:
         self.text: list[str] = []
         self.calls: list[ToolCall] = []
         self.ended_at: float | None = None
+        self.figures: EngineFigures | None = None  # the engine's, once its answer ended
 
     def request(self, body: dict[str, Any]) -> None:
         """Note what the client asked: model, conversation and turn, the body if captured."""
@@ -90,8 +93,12 @@ class Meter:
 
     def ended(self, end: End) -> None:
         """The engine's end of the answer: finish reason and its own figures."""
-        figures, rec = end.figures, self.rec
-        rec.finish_reason = end.finish_reason
+        self.rec.finish_reason = end.finish_reason
+        self.figured(end.figures)
+
+    def figured(self, figures: EngineFigures) -> None:
+        """The engine's own figures for the request (from its answer, or its counters after it)."""
+        rec, self.figures = self.rec, figures
         rec.output_tokens = figures.output_tokens
         rec.prompt_tokens = figures.prompt_tokens
         if figures.prompt_tokens is not None:

@@ -12,7 +12,7 @@ import pytest
 from engines.simulator import SimProfile, serve_in_thread
 from engines.simulator.wire import text as simulated_text
 from tests.traffic.relay.scripted import Relay, TwoSystemsRefused, engine, relay_to, sse
-from traffic.relay import Upstream
+from traffic.relay import RelayServer, Upstream, build_relay
 
 TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]
 TASK = "List every HTTP API route that server.py handles."
@@ -215,3 +215,34 @@ def test_it_captures_bodies_only_when_asked_and_caps_them(sim: str) -> None:
     assert capped.response_text is not None and capped.response_text.endswith("[truncated by the relay]")
     assert whole.request_body == body
     assert whole.response_text is not None and len(whole.response_text.split()) == 60
+
+
+def test_it_relays_generate_and_completions(relay: Relay) -> None:
+    body = {"model": "m", "prompt": "hi", "system": "Be brief.", "options": {"num_predict": 6}}
+    with httpx.stream("POST", f"{relay.url}/api/generate", json=body, timeout=10) as response:
+        lines = [line for _, line in ndjson_lines(response)]
+    assert "".join(line["response"] for line in lines) == simulated_text(0, 6)
+    assert lines[-1]["done"] is True and lines[-1]["eval_count"] == 6
+    assert relay.record().path == "/api/generate"
+
+
+def test_it_sends_openai_completions_to_ollama_as_raw_generate(sim: str) -> None:
+    with relay_to(Upstream(sim, "ollama")) as relay:
+        body = {"model": "m", "prompt": "1 2", "max_tokens": 4}
+        answer = httpx.post(f"{relay.url}/v1/completions", json=body, timeout=10).json()
+    assert answer["object"] == "text_completion" and answer["choices"][0]["text"] == simulated_text(0, 4)
+    assert answer["usage"]["completion_tokens"] == 4
+
+
+def test_it_says_so_when_there_is_no_engine_to_relay_to() -> None:
+    def no_engine() -> Upstream:
+        raise LookupError("machine spark-1 has no engine")
+
+    records: list = []
+    with RelayServer(build_relay(no_engine, records.append)) as server:
+        body = {"model": "m", "messages": []}
+        chat = httpx.post(f"{server.url}/v1/chat/completions", json=body, timeout=10)
+        tags = httpx.get(f"{server.url}/api/tags", timeout=10)
+    assert chat.status_code == 503 and "has no engine" in chat.json()["error"]["message"]
+    assert tags.status_code == 503 and "has no engine" in tags.json()["error"]
+    assert len(records) == 1 and records[0].status == 503 and "has no engine" in records[0].error
