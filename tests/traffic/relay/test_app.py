@@ -46,16 +46,17 @@ def sse_events(response: httpx.Response) -> list[tuple[float, Any]]:
 
 
 def test_it_streams_an_ollama_chat_chunk_by_chunk_in_time(relay: Relay) -> None:
-    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "options": {"num_predict": 12}}
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "options": {"num_predict": 30}}
     with httpx.stream("POST", f"{relay.url}/api/chat", json=body, timeout=10) as response:
         assert response.headers["content-type"] == "application/x-ndjson"
         lines = ndjson_lines(response)
     content = [t for t, line in lines if not line["done"] and line["message"]["content"]]
-    assert len(content) >= 4
-    # 12 tokens at 40 tok/s: the pieces reach the client spread over ~0.3 s, not all at the end.
-    assert content[-1] - content[0] > 0.15
+    assert len(content) >= 8
+    # 30 tokens, ~2 per decode step at 40 steps/s: the pieces reach the client spread over ~0.35 s
+    # as the engine makes them, not all at the end.
+    assert content[-1] - content[0] > 0.2
     assert lines[-1][1]["done"] is True and lines[-1][1]["done_reason"] == "length"
-    assert "".join(line["message"]["content"] for _, line in lines) == simulated_text(0, 12)
+    assert "".join(line["message"]["content"] for _, line in lines) == simulated_text(0, 30)
 
 
 def test_it_streams_an_openai_chat_and_ends_with_done(relay: Relay) -> None:
@@ -145,7 +146,7 @@ def test_it_records_the_engines_figures(sim: str) -> None:
     assert record.output_tokens == direct["predicted_n"] == 20
     assert record.draft_tokens == direct["draft_n"] and record.accepted_tokens == direct["draft_n_accepted"]
     assert record.prompt_tokens == direct["prompt_n"] + direct["cache_n"]
-    assert record.ttft_s == pytest.approx(0.06, abs=0.04)
+    assert record.ttft_s is not None and 0.06 <= record.ttft_s < 0.2  # the engine's 60 ms, plus the relay's
     assert record.decode_tps_engine == pytest.approx(direct["predicted_per_second"])
     assert record.decode_tps_client is not None and record.decode_tps_client > 0
     assert record.output_type == "prose-en" and record.finish_reason == "length" and record.error == ""
