@@ -68,7 +68,8 @@ class Exchange:
         out = dict(body)
         if self.front == "openai" and out.get("stream") is True:
             # Ask for usage: the engine's counts are in it; stripped again if the client did not ask.
-            out["stream_options"] = {**(out.get("stream_options") or {}), "include_usage": True}
+            asked = out.get("stream_options")
+            out["stream_options"] = {**(asked if isinstance(asked, dict) else {}), "include_usage": True}
         return Translated(self.path, out)
 
     def _writer(self, body: dict[str, Any]) -> Writer:

@@ -101,8 +101,9 @@ class Meter:
         rec, self.figures = self.rec, figures
         rec.output_tokens = figures.output_tokens
         rec.prompt_tokens = figures.prompt_tokens
-        if figures.prompt_tokens is not None:
-            rec.new_prompt_tokens = figures.prompt_tokens - (figures.cached_tokens or 0)
+        # Only where the engine tells its cache (Ollama never does): unknown is not "all new".
+        if figures.prompt_tokens is not None and figures.cached_tokens is not None:
+            rec.new_prompt_tokens = figures.prompt_tokens - figures.cached_tokens
         rec.draft_tokens, rec.accepted_tokens = figures.draft_tokens, figures.accepted_tokens
         rec.decode_tps_engine = figures.decode_tps
 

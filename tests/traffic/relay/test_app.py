@@ -132,8 +132,20 @@ def test_it_answers_model_lists_and_versions_in_the_clients_format(relay: Relay)
     show = httpx.post(f"{relay.url}/api/show", json={"model": "sparkdash-sim:8b"}).json()
     assert show["details"]["parameter_size"] == "8.0B"
     assert httpx.get(f"{relay.url}/api/version").json()["version"]
+    assert httpx.head(f"{relay.url}/api/version").status_code == 200
     missing = httpx.get(f"{relay.url}/v1/nothing")
     assert missing.status_code == 404 and missing.json()["error"]["message"]
+    wrong = httpx.get(f"{relay.url}/api/chat")
+    assert wrong.status_code == 405 and "no route GET /api/chat" in wrong.json()["error"]
+
+
+def test_it_names_the_options_it_could_not_carry_over(sim: str) -> None:
+    with relay_to(Upstream(sim, "openai", engine_kind="llama-server")) as relay:
+        body = {"model": "m", "stream": False, "messages": [{"role": "user", "content": "hi"}],
+                "options": {"num_predict": 3, "num_ctx": 65536}}
+        response = httpx.post(f"{relay.url}/api/chat", json=body, timeout=10)
+    assert response.status_code == 200 and response.json()["eval_count"] == 3
+    assert "num_ctx: a load-time setting" in response.headers["x-sparkdash-relay-ignored"]
 
 
 def test_it_records_the_engines_figures(sim: str) -> None:

@@ -65,3 +65,10 @@ def test_it_caps_captured_bodies_on_a_character_boundary() -> None:
     assert len(record.request_body["text"].encode()) <= 40
     assert record.response_text is not None and record.response_text.startswith("答え")
     assert record.response_text.endswith("[truncated by the relay]")
+
+
+def test_it_leaves_new_prompt_tokens_unknown_when_the_engine_tells_no_cache() -> None:
+    meter = Meter("ollama", "/api/chat", "test", UP)
+    meter.ended(End("stop", EngineFigures(output_tokens=3, prompt_tokens=50)))  # Ollama's final line
+    record = meter.record()
+    assert (record.prompt_tokens, record.new_prompt_tokens) == (50, None)
