@@ -33,7 +33,7 @@ from engines.clients.base import (
 )
 from engines.clients.counters import RequestCounters
 
-__all__ = ["OpenAIClient"]
+__all__ = ["OpenAIClient", "add_timings", "answer_figures"]
 
 _IGNORED_SSE_FIELDS = ("event", "id", "retry")
 
@@ -182,17 +182,24 @@ class _Answer:
         return text
 
     def figures(self) -> EngineFigures:
-        usage = self.usage or {}
-        details = usage.get("prompt_tokens_details")
-        figures = EngineFigures(
-            output_tokens=as_int(usage.get("completion_tokens")),
-            prompt_tokens=as_int(usage.get("prompt_tokens")),
-            cached_tokens=as_int(details.get("cached_tokens")) if isinstance(details, dict) else None,
-            finish_reason=self.finish_reason,
-        )
-        if self.timings:
-            add_timings(figures, self.timings)
-        return figures
+        return answer_figures(self.usage, self.timings, self.finish_reason)
+
+
+def answer_figures(
+    usage: dict[str, Any] | None, timings: dict[str, Any] | None, finish_reason: str | None
+) -> EngineFigures:
+    """The engine's figures from an answer's `usage` and (llama-server's) `timings`, either may be None."""
+    usage = usage or {}
+    details = usage.get("prompt_tokens_details")
+    figures = EngineFigures(
+        output_tokens=as_int(usage.get("completion_tokens")),
+        prompt_tokens=as_int(usage.get("prompt_tokens")),
+        cached_tokens=as_int(details.get("cached_tokens")) if isinstance(details, dict) else None,
+        finish_reason=finish_reason,
+    )
+    if timings:
+        add_timings(figures, timings)
+    return figures
 
 
 def add_timings(figures: EngineFigures, timings: dict[str, Any]) -> None:

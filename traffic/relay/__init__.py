@@ -5,3 +5,12 @@ one upstream engine (Ollama's own API, or the OpenAI-compatible API of llama-ser
 SGLang), streams the answer back chunk by chunk in the client's format, and hands one
 `TrafficRecord` per request to a sink that must never block.
 """
+from .app import RelayApp, build_relay
+from .record import ToolCall, TrafficRecord, new_key
+from .server import RelayServer, bind, serve_forever
+from .upstream import Upstream
+
+__all__ = [
+    "RelayApp", "RelayServer", "ToolCall", "TrafficRecord", "Upstream", "bind", "build_relay", "new_key",
+    "serve_forever",
+]

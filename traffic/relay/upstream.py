@@ -1,0 +1,161 @@
+"""The engine behind the relay, and the HTTP moves the relay makes to it.
+
+Every failure to reach the engine, or an HTTP error it answers, becomes an `UpstreamError` with
+the status the client should get and a reason for the record; a failure once a stream has begun
+becomes a `StreamError`, since the client's status line has already gone.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import httpx
+
+__all__ = ["StreamError", "Upstream", "UpstreamError", "Wire", "error_message"]
+
+CONNECT_TIMEOUT_S = 10.0
+# A long prompt can keep an engine silent for minutes before its first token.
+READ_TIMEOUT_S = 600.0
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """The engine a request goes to, asked for per request (the machine's engine can change).
+
+    :param base_url: the engine's root URL, e.g. "http://127.0.0.1:8080".
+    :param api: the wire API it speaks: "ollama" (Ollama's own) or "openai" (llama-server, vLLM, SGLang).
+    :param engine_kind: its engines.kinds name ("ollama", "llama-server", "vllm", "sglang"), "" if unknown.
+    :param merge_system: merge every system message into the first (some chat templates refuse two).
+    :param capture_bodies: keep the request body and the answer's text in the record.
+    :param body_cap_bytes: the most of each captured body kept (UTF-8 bytes).
+    """
+
+    base_url: str
+    api: Literal["ollama", "openai"]
+    api_key: str = ""
+    engine_kind: str = ""
+    merge_system: bool = False
+    capture_bodies: bool = False
+    body_cap_bytes: int = 65536
+
+
+class UpstreamError(Exception):
+    """The engine could not be asked, or answered with an HTTP error: the client gets `status`."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+class StreamError(Exception):
+    """The engine's answer broke off or went wrong after the client's stream began."""
+
+
+def error_message(raw: bytes) -> str:
+    """The message of an engine's error body, whichever API's shape it has (or its text)."""
+    text = raw.decode("utf-8", errors="replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text[:300] or "(empty body)"
+    error = data.get("error", data) if isinstance(data, dict) else data
+    if isinstance(error, dict):
+        error = error.get("message", error)
+    return str(error)[:300]
+
+
+class Wire:
+    """One pooled HTTP client to whichever engine each request names; made on first use."""
+
+    def __init__(self) -> None:
+        self._http: httpx.AsyncClient | None = None
+
+    def http(self) -> httpx.AsyncClient:
+        """The shared client, created in the running loop."""
+        if self._http is None:
+            limits = httpx.Limits(max_connections=512, max_keepalive_connections=64)
+            timeout = httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
+            self._http = httpx.AsyncClient(timeout=timeout, limits=limits)
+        return self._http
+
+    async def aclose(self) -> None:
+        """Close the pooled connections."""
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    @asynccontextmanager
+    async def stream(
+        self, up: Upstream, method: str, path: str, body: dict[str, Any] | None = None
+    ) -> AsyncIterator[AsyncIterator[bytes]]:
+        """The answer's lines as they arrive (without their newline); leaving the block closes the
+        connection, which is how an engine learns that the client went away."""
+        request = self.http().build_request(method, _url(up, path), json=body, headers=_headers(up))
+        try:
+            response = await self.http().send(request, stream=True)
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise _unreachable(up, exc) from exc
+        try:
+            if response.status_code >= 400:
+                raw = await _read(response)
+                message = f"the engine answered HTTP {response.status_code}: {error_message(raw)}"
+                raise UpstreamError(response.status_code, message)
+            yield _lines(response)
+        finally:
+            await response.aclose()
+
+    async def read(self, up: Upstream, method: str, path: str, body: dict[str, Any] | None = None) -> bytes:
+        """A whole answer's bytes (UpstreamError for HTTP errors and transport failures)."""
+        async with self.stream(up, method, path, body) as lines:
+            return b"\n".join([line async for line in lines])
+
+    async def json(self, up: Upstream, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        """A whole answer as JSON; a body that is not JSON is a 502."""
+        raw = await self.read(up, method, path, body)
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise UpstreamError(502, f"the engine's answer to {path} is not JSON: {raw[:100]!r}") from None
+
+
+def _url(up: Upstream, path: str) -> str:
+    return up.base_url.rstrip("/") + path
+
+
+def _headers(up: Upstream) -> dict[str, str]:
+    # Identity: a compressed stream would be held back by the decoder until a block fills.
+    headers = {"Accept-Encoding": "identity"}
+    if up.api_key:
+        headers["Authorization"] = f"Bearer {up.api_key}"
+    return headers
+
+
+async def _read(response: httpx.Response) -> bytes:
+    try:
+        return await response.aread()
+    except httpx.HTTPError:
+        return b""
+
+
+async def _lines(response: httpx.Response) -> AsyncIterator[bytes]:
+    """Split the body on newlines; each line leaves as soon as its newline arrives."""
+    pending = b""
+    try:
+        async for piece in response.aiter_bytes():
+            *lines, pending = (pending + piece).split(b"\n")
+            for line in lines:
+                yield line.rstrip(b"\r")
+    except httpx.HTTPError as exc:
+        raise StreamError(f"the engine's answer broke off: {exc or type(exc).__name__}") from exc
+    if pending.strip():
+        yield pending.rstrip(b"\r")
+
+
+def _unreachable(up: Upstream, exc: Exception) -> UpstreamError:
+    reason = str(exc) or type(exc).__name__
+    if isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout):
+        return UpstreamError(504, f"the engine at {up.base_url} timed out: {reason}")
+    return UpstreamError(502, f"cannot reach the engine at {up.base_url}: {reason}")
