@@ -5,12 +5,11 @@
 """
 from __future__ import annotations
 
-import importlib
 import logging
+import socket
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError
@@ -19,8 +18,10 @@ from django.utils import timezone
 from engines.models import Machine
 from runs.models import Run
 from traffic import heartbeat
-from traffic.relay.record import TrafficRecord
-from traffic.upstream import RelaySetupError, UpstreamSpec, resolve_engine, upstream_for
+from traffic.relay.app import build_relay
+from traffic.relay.server import bind, serve_forever, url_of
+from traffic.relay.upstream import Upstream
+from traffic.upstream import RelaySetupError, resolve_engine, upstream_for
 from traffic.writer import RecordWriter, WriterCounters
 
 log = logging.getLogger(__name__)
@@ -48,10 +49,11 @@ class RelayService:
         self.machine, self.listen, self.engine_name = machine, listen, engine_name
         self.started: datetime = timezone.now()
         self.engine_id: int | None = None
-        self._upstream: UpstreamSpec = self._resolve()
+        self._upstream: Upstream = self._resolve()
         self.writer: RecordWriter | None = None
+        self.addresses = listen.addresses()  # the bound ones once serving
 
-    def upstream(self) -> UpstreamSpec:
+    def upstream(self) -> Upstream:
         """The engine to forward the next request to (from memory: never waits on the database)."""
         return self._upstream
 
@@ -70,7 +72,7 @@ class RelayService:
     def status(self) -> heartbeat.RelayStatus:
         """What the heartbeat stores now."""
         counters = self.writer.counters() if self.writer else WriterCounters(0, 0, 0, 0, "")
-        return heartbeat.RelayStatus(self.started, self.listen.addresses(), self._upstream.base_url, counters)
+        return heartbeat.RelayStatus(self.started, self.addresses, self._upstream.base_url, counters)
 
     def claim_machine(self) -> None:
         """Mark the relay active, then refuse to start if a run already uses the machine's engine.
@@ -87,24 +89,37 @@ class RelayService:
                 "start its relay when the run has ended (one engine per machine)"
             )
 
-    def run(self) -> None:
-        """Serve until interrupted; then store what is left and clear the machine's relay mark."""
-        self.claim_machine()
+    def run(self, on_ready: Callable[[dict[str, str]], None] = lambda addresses: None) -> None:
+        """Listen, mark the machine, serve until SIGINT or SIGTERM; then store what is left and clear
+        the mark. `on_ready` gets the fronts' addresses (the real ports where 0 was asked for)."""
+        sockets = _listen(self.listen)
+        self.addresses = {"ollama": url_of(sockets[0]), "openai": url_of(sockets[1])}
+        try:
+            self.claim_machine()
+        except RelaySetupError:
+            for sock in sockets:
+                sock.close()
+            raise
         self.writer = RecordWriter(self.machine, engine_id=lambda: self.engine_id)
         beats = heartbeat.Heartbeat(self.tick, settings.SPARKDASH_RELAY_ACTIVE_S / 3)
         beats.start()
-        try:
-            _serve(self.upstream, self.writer.put, self.listen)
+        on_ready(self.addresses)
+        try:  # one app for both fronts: it tells them by path
+            serve_forever(build_relay(self.upstream, self.writer.put), sockets)
         finally:
             beats.stop()
-            if not self.writer.close(CLOSE_TIMEOUT_S):
-                log.error("relay stopped with %d traffic records unstored", self.writer.counters().buffered)
-            try:
-                heartbeat.clear(self.machine.pk)
-            except DatabaseError as exc:  # the mark expires by itself after SPARKDASH_RELAY_ACTIVE_S
-                log.warning("relay mark of machine %s not cleared: %s", self.machine.name, exc)
+            self._let_go()
 
-    def _resolve(self) -> UpstreamSpec:
+    def _let_go(self) -> None:
+        assert self.writer is not None
+        if not self.writer.close(CLOSE_TIMEOUT_S):
+            log.error("relay stopped with %d traffic records unstored", self.writer.counters().buffered)
+        try:
+            heartbeat.clear(self.machine.pk)
+        except DatabaseError as exc:  # the mark expires by itself after SPARKDASH_RELAY_ACTIVE_S
+            log.warning("relay mark of machine %s not cleared: %s", self.machine.name, exc)
+
+    def _resolve(self) -> Upstream:
         self.machine.refresh_from_db(fields=["host", "capture_bodies", "name"])
         engine = resolve_engine(self.machine, self.engine_name)
         spec = upstream_for(engine)
@@ -112,24 +127,13 @@ class RelayService:
         return spec
 
 
-def _serve(
-    upstream: Callable[[], UpstreamSpec], sink: Callable[[TrafficRecord], None], listen: Listen
-) -> None:
-    """Run the relay's app (traffic.relay, built in parallel) on both fronts until interrupted."""
-    # Looked up when serving, not imported: the relay's own modules are Django-free and load
-    # only in the relay's process.
-    app_module = importlib.import_module("traffic.relay.app")
-    server = importlib.import_module("traffic.relay.server")
-    relay_upstream = getattr(app_module, "Upstream", None) or server.Upstream
-
-    made: dict[UpstreamSpec, Any] = {}  # one relay Upstream per engine followed, not per request
-
-    def current() -> Any:
-        spec = upstream()
-        if spec not in made:
-            made[spec] = relay_upstream(**asdict(spec))
-        return made[spec]
-
-    app = app_module.build_relay(current, sink)
-    sockets = [server.bind(listen.host, port) for port in (listen.ollama_port, listen.openai_port)]
-    server.serve_forever(app, sockets)
+def _listen(listen: Listen) -> list[socket.socket]:
+    sockets: list[socket.socket] = []
+    try:
+        for port in (listen.ollama_port, listen.openai_port):
+            sockets.append(bind(listen.host, port))
+    except OSError as exc:  # the port is taken, or the host is not this box's
+        for sock in sockets:
+            sock.close()
+        raise RelaySetupError(f"cannot listen on {listen.host} port {port}: {exc}") from None
+    return sockets

@@ -1,4 +1,4 @@
-"""Which engine a machine's relay forwards to, and what the relay needs to know about it.
+"""Which engine a machine's relay forwards to, and what the relay needs to know about it (its Upstream).
 
 The relay follows the machine's current engine: the one named on the command line, else the
 machine's only engine, else the engine its latest run started (its latest engine session).
@@ -6,35 +6,15 @@ The relay command asks again at every heartbeat, so a run's new managed engine i
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
 from django.conf import settings
 
 from engines import kinds
 from engines.models import Engine, Machine
+from traffic.relay.upstream import Upstream
 
 
 class RelaySetupError(ValueError):
     """The relay cannot tell which engine to forward to, or may not contact it (the message says why)."""
-
-
-@dataclass(frozen=True)
-class UpstreamSpec:
-    """The engine the relay forwards to, in the relay's own terms (traffic.relay's Upstream fields).
-
-    :param api: the engine's wire API: "ollama" (Ollama's own) or "openai" (OpenAI-compatible).
-    :param merge_system: merge a request's system messages into the first (Engine.merge_system_messages).
-    :param capture_bodies: store each request's messages and answer (Machine.capture_bodies).
-    """
-
-    base_url: str
-    api: Literal["ollama", "openai"]
-    api_key: str
-    engine_kind: str
-    merge_system: bool
-    capture_bodies: bool
-    body_cap_bytes: int
 
 
 def resolve_engine(machine: Machine, name: str | None = None) -> Engine:
@@ -58,13 +38,13 @@ def resolve_engine(machine: Machine, name: str | None = None) -> Engine:
     )
 
 
-def upstream_for(engine: Engine) -> UpstreamSpec:
+def upstream_for(engine: Engine) -> Upstream:
     """What the relay needs to forward to `engine`; RelaySetupError if its URL is off its machine."""
     refusal = engine.url_refusal()
     if refusal:  # the same rule as the worker's: only URLs on the engine's own machine
         raise RelaySetupError(f"engine {engine.name}'s URL {engine.base_url} refused: {refusal}")
     spec = kinds.get(engine.kind)
-    return UpstreamSpec(
+    return Upstream(
         base_url=engine.base_url.rstrip("/"),
         api="ollama" if spec.client == kinds.OLLAMA_NATIVE else "openai",
         api_key=engine.api_key,

@@ -36,6 +36,6 @@ def test_it_waits_for_a_running_run_and_leaves_the_machine_free():
     run = RunFactory(config__engine=engine, status=Run.Status.RUNNING)
     refusal = rf"machine spark-1 is running run {run.pk} \(speed\): start its relay"
     with pytest.raises(CommandError, match=refusal):
-        call_command("relay", "--machine", "spark-1", "--ollama-port", "0", "--openai-port", "1")
+        call_command("relay", "--machine", "spark-1", "--ollama-port", "0", "--openai-port", "0")
     assert Machine.objects.get(pk=engine.machine_id).relay_heartbeat is None
     assert RelayState.objects.filter(machine=engine.machine).exists()  # what it said before it stopped

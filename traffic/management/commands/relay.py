@@ -40,19 +40,23 @@ class Command(BaseCommand):
             raise CommandError(f"no machine named {options['machine']!r} (machines: {known})")
         host = options["host"] or machine.host or "127.0.0.1"
         listen = Listen(host, options["ollama_port"], options["openai_port"])
-        if listen.ollama_port == listen.openai_port:
+        if listen.ollama_port == listen.openai_port != 0:
             raise CommandError(f"--ollama-port and --openai-port must differ (both {listen.ollama_port})")
         try:
             relay = RelayService(machine, listen, options["engine"])
             # docker stop sends SIGTERM: leave through the same path as Ctrl-C, storing what is left.
             signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
             upstream = relay.upstream()
-            self.stdout.write(
-                f"relay for {machine.name}: Ollama API on {listen.addresses()['ollama']}, OpenAI API on "
-                f"{listen.addresses()['openai']} -> {upstream.engine_kind} at {upstream.base_url}"
-            )
-            relay.run()
+            target = f"{upstream.engine_kind} at {upstream.base_url}"
+            relay.run(lambda addresses: self._ready(machine.name, addresses, target))
         except RelaySetupError as exc:
             raise CommandError(str(exc)) from None
         except KeyboardInterrupt:
             self.stdout.write("relay stopped")
+
+    def _ready(self, machine: str, addresses: dict[str, str], target: str) -> None:
+        self.stdout.write(
+            f"relay for {machine}: Ollama API on {addresses['ollama']}, OpenAI API on {addresses['openai']}"
+            f" -> {target}"
+        )
+        self.stdout.flush()
