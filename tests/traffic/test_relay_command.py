@@ -1,13 +1,27 @@
-"""`manage.py relay`: the bad invocations it refuses with a clear reason, before listening anywhere."""
+"""`manage.py relay`: the bad invocations it refuses with a clear reason; serving both fronts, end to end."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from urllib.parse import urlsplit
+
+import ollama
+import openai
 import pytest
+from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from engines.models import Machine
+from engines.simulator import SimProfile, serve_in_thread
+from runs.actions.runs import start_run
 from runs.models import Run
-from tests.factories import EngineFactory, MachineFactory, RunFactory
-from traffic.models import RelayState
+from tests.factories import EngineConfigFactory, EngineFactory, MachineFactory, RunFactory
+from tests.processes import stop_process
+from tests.traffic.conftest import database_down, postgres_only, wait_for
+from traffic.models import RelayState, TrafficRecord
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -39,3 +53,67 @@ def test_it_waits_for_a_running_run_and_leaves_the_machine_free():
         call_command("relay", "--machine", "spark-1", "--ollama-port", "0", "--openai-port", "0")
     assert Machine.objects.get(pk=engine.machine_id).relay_heartbeat is None
     assert RelayState.objects.filter(machine=engine.machine).exists()  # what it said before it stopped
+
+
+# --- The command serving, end to end (Postgres: the relay is its own process, on the test database) ---
+
+
+@contextmanager
+def relay_process(machine: Machine) -> Iterator[dict[str, str]]:
+    """`manage.py relay` for `machine` on free ports until the block ends (then SIGTERM): its addresses."""
+    test_db = settings.DATABASES["default"]["NAME"]
+    env = os.environ | {"DATABASE_URL": urlsplit(settings.DATABASE_URL)._replace(path=f"/{test_db}").geturl()}
+    command = [sys.executable, "manage.py", "relay", "--machine", machine.name, "--ollama-port", "0",
+               "--openai-port", "0"]  # fmt: skip
+    process = subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    try:
+        wait_for(lambda: process.poll() is not None or RelayState.objects.filter(machine=machine).exists())
+        assert process.poll() is None, process.communicate()[0]
+        yield RelayState.objects.get(machine=machine).addresses
+    finally:
+        stop_process(process, timeout_s=40)
+    assert process.returncode == 0, process.communicate()[0]
+
+
+def ollama_chat(addresses: dict[str, str], text: str) -> str:
+    client = ollama.Client(host=addresses["ollama"])
+    answer = client.chat(model="qwen3", messages=[{"role": "user", "content": text}])
+    return answer.message.content or ""
+
+
+@postgres_only
+def test_it_relays_both_fronts_records_each_request_and_frees_the_machine_when_stopped(monkeypatch):
+    monkeypatch.setattr("runs.worker.dispatch.enqueue_on_commit", lambda run: None)  # no worker here
+    with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5)) as sim:
+        engine = {"engine__base_url": sim.url, "engine__kind": "llama-server", "engine__simulator": True}
+        config = EngineConfigFactory(**engine)
+        machine = config.engine.machine
+        with relay_process(machine) as addresses:
+            with pytest.raises(ValueError, match="its relay is passing real traffic"):
+                start_run(config, "speed", {"reps": 1})
+            assert ollama_chat(addresses, "hello")
+            client = openai.OpenAI(base_url=addresses["openai"] + "/v1", api_key="unused")
+            stream = client.chat.completions.create(
+                model="qwen3", messages=[{"role": "user", "content": "hi"}], stream=True, max_tokens=16
+            )
+            assert "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+            wait_for(lambda: TrafficRecord.objects.filter(machine=machine).count() == 2)
+
+    rows = TrafficRecord.objects.filter(machine=machine)
+    assert sorted(rows.values_list("front", flat=True)) == ["ollama", "openai"]
+    assert set(rows.values_list("engine_id", flat=True)) == {config.engine.pk}
+    assert Machine.objects.get(pk=machine.pk).relay_heartbeat is None
+    assert start_run(config, "speed", {"reps": 1}).status == Run.Status.QUEUED
+
+
+@postgres_only
+def test_it_stores_every_request_relayed_while_the_database_was_down():
+    with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5)) as sim:
+        engine = EngineFactory(base_url=sim.url, kind="llama-server", simulator=True)
+        with relay_process(engine.machine) as addresses:
+            with database_down():
+                answers = [ollama_chat(addresses, f"step {n}") for n in range(10)]
+            assert all(answers)  # the clients never waited on the database
+            wait_for(lambda: TrafficRecord.objects.filter(machine=engine.machine).count() >= 10, timeout=60)
+    assert TrafficRecord.objects.filter(machine=engine.machine).count() == 10
