@@ -46,10 +46,10 @@ class SimProcess:
 
 
 @contextmanager
-def _child(arg: str) -> Iterator[tuple[str, int]]:
-    """Start `python -m tests.bench.simproc ARG`; yield the address it prints and its pid."""
+def child_process(arg: str, module: str = "tests.bench.simproc") -> Iterator[tuple[str, int]]:
+    """Start `python -m MODULE ARG`; yield the address it prints first and its pid."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.bench.simproc", arg], cwd=ROOT, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", module, arg], cwd=ROOT, stdout=subprocess.PIPE, text=True
     )
     try:
         assert proc.stdout is not None
@@ -64,7 +64,7 @@ def _child(arg: str) -> Iterator[tuple[str, int]]:
 @contextmanager
 def simulator_process(profile: SimProfile) -> Iterator[SimProcess]:
     """A simulator serving `profile` in a child process, up and answering on exit of the with-line."""
-    with _child(json.dumps(asdict(profile))) as (url, pid):
+    with child_process(json.dumps(asdict(profile))) as (url, pid):
         sim = SimProcess(url, pid)
         deadline = time.monotonic() + 20
         while True:
@@ -80,7 +80,7 @@ def simulator_process(profile: SimProfile) -> Iterator[SimProcess]:
 
 def loopback_rtt_s(n: int = 2000) -> dict[str, float]:
     """The bare loopback round trip (1 byte there and back) to another process: median and p99."""
-    with _child("echo") as (address, _pid):
+    with child_process("echo") as (address, _pid):
         host, port = address.rsplit(":", 1)
         with socket.create_connection((host, int(port))) as sock:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
