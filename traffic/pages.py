@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
 
 from engines.models import Machine
@@ -14,10 +15,9 @@ from traffic.stats import WINDOWS, new_input_share, window_start, window_stats
 from traffic.texts import figure_texts, relay_texts
 from traffic.warnings import by_conversation, traffic_warnings
 
-__all__ = ["LATEST", "STALE_S", "conversation_rows", "payload", "relay_summary", "window_records"]
+__all__ = ["LATEST", "conversation_rows", "payload", "relay_summary", "window_records"]
 
 LATEST = 50  # rows of the latest-requests table, and the most records one poll answers
-STALE_S = 30  # a relay beats every few seconds: older than this, it has probably stopped
 BODIES = ("request_body", "response_text")
 
 
@@ -29,7 +29,8 @@ def relay_summary(machine: Machine, now: datetime) -> dict[str, Any] | None:
     age = (now - state.heartbeat).total_seconds()
     return {
         "addresses": state.addresses, "upstream": state.upstream, "started": state.started.isoformat(),
-        "heartbeat": state.heartbeat.isoformat(), "age_s": round(age, 1), "stale": age > STALE_S,
+        "heartbeat": state.heartbeat.isoformat(), "age_s": round(age, 1),
+        "stale": age > settings.SPARKDASH_RELAY_ACTIVE_S,  # the busy rule's limit: past it, runs may start
         "accepted": state.accepted, "stored": state.stored, "buffered": state.buffered,
         "dropped": state.dropped, "last_error": state.last_error,
     }
