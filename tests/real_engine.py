@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
 import pytest
+
+from tests.processes import stop_process
 
 CACHE = Path(os.getenv("SPARKDASH_ENGINE_CACHE", Path.home() / ".cache" / "sparkdash" / "engine"))
 LLAMA_SERVER = CACHE / "bin" / "llama-server"
@@ -37,3 +44,32 @@ requires_vllm = pytest.mark.skipif(
     reason=f"real vLLM tests skipped: {SKIP_VLLM}" if SKIP_VLLM
     else f"no vLLM CPU build/model in {CACHE}: run `make engine` (make test does; x86_64 only)",
 )
+
+
+@contextmanager
+def llama_server_process(*flags: str, port: int | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
+    """llama-server serving Gemma 3 270M on 2 threads with extra `flags`: (its URL, its process).
+
+    The process is yours to kill (a fault test does); it is stopped when the block ends.
+    """
+    port = port or free_port()
+    argv = [str(LLAMA_SERVER), "-m", str(GEMMA_270M), "--host", "127.0.0.1", "--port", str(port),
+            "-t", "2", "-c", "4096", *flags]  # fmt: skip
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while not _healthy(url):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"llama-server {' '.join(flags)} did not come up (exit {process.poll()})")
+            time.sleep(0.2)
+        yield url, process
+    finally:
+        stop_process(process)
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/health", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False

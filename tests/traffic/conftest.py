@@ -1,24 +1,52 @@
-"""Writers that are always closed, the test database seen from outside Django, a live-traffic listener."""
+"""Writers that are always closed, the test database seen from outside Django, a live-traffic listener,
+and `manage.py relay` as a process of its own."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.db import connection
 
+from tests.processes import stop_process
 from traffic import live
+from traffic.models import RelayState
 from traffic.writer import RecordWriter
 
 postgres_only = pytest.mark.skipif(
     connection.vendor != "postgresql", reason="needs Postgres (DATABASE_URL=postgres://...)"
 )
+
+
+@contextmanager
+def relay_process(machine: Any, *args: str) -> Iterator[dict[str, str]]:
+    """`manage.py relay` for `machine` on free ports until the block ends (then SIGTERM): its addresses.
+
+    The relay is its own process on the test database, so this needs Postgres (postgres_only)."""
+    test_db = settings.DATABASES["default"]["NAME"]
+    env = os.environ | {"DATABASE_URL": urlsplit(settings.DATABASE_URL)._replace(path=f"/{test_db}").geturl()}
+    command = [sys.executable, "manage.py", "relay", "--machine", machine.name, "--ollama-port", "0",
+               "--openai-port", "0", *args]  # fmt: skip
+    process = subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    try:
+        wait_for(lambda: process.poll() is not None or RelayState.objects.filter(machine=machine).exists())
+        assert process.poll() is None, process.communicate()[0]
+        yield RelayState.objects.get(machine=machine).addresses
+    finally:
+        stop_process(process, timeout_s=40)
+    assert process.returncode == 0, process.communicate()[0]
 
 
 @pytest.fixture

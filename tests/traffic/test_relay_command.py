@@ -1,17 +1,9 @@
 """`manage.py relay`: the bad invocations it refuses with a clear reason; serving both fronts, end to end."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from urllib.parse import urlsplit
-
 import ollama
 import openai
 import pytest
-from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from engines.models import Machine
@@ -19,8 +11,7 @@ from engines.simulator import SimProfile, serve_in_thread
 from runs.actions.runs import start_run
 from runs.models import Run
 from tests.factories import EngineConfigFactory, EngineFactory, MachineFactory, RunFactory
-from tests.processes import stop_process
-from tests.traffic.conftest import database_down, postgres_only, wait_for
+from tests.traffic.conftest import database_down, postgres_only, relay_process, wait_for
 from traffic.models import RelayState, TrafficRecord
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -56,24 +47,6 @@ def test_it_waits_for_a_running_run_and_leaves_the_machine_free():
 
 
 # --- The command serving, end to end (Postgres: the relay is its own process, on the test database) ---
-
-
-@contextmanager
-def relay_process(machine: Machine) -> Iterator[dict[str, str]]:
-    """`manage.py relay` for `machine` on free ports until the block ends (then SIGTERM): its addresses."""
-    test_db = settings.DATABASES["default"]["NAME"]
-    env = os.environ | {"DATABASE_URL": urlsplit(settings.DATABASE_URL)._replace(path=f"/{test_db}").geturl()}
-    command = [sys.executable, "manage.py", "relay", "--machine", machine.name, "--ollama-port", "0",
-               "--openai-port", "0"]  # fmt: skip
-    process = subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)  # fmt: skip
-    try:
-        wait_for(lambda: process.poll() is not None or RelayState.objects.filter(machine=machine).exists())
-        assert process.poll() is None, process.communicate()[0]
-        yield RelayState.objects.get(machine=machine).addresses
-    finally:
-        stop_process(process, timeout_s=40)
-    assert process.returncode == 0, process.communicate()[0]
 
 
 def ollama_chat(addresses: dict[str, str], text: str) -> str:
