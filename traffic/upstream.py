@@ -6,6 +6,8 @@ The relay command asks again at every heartbeat, so a run's new managed engine i
 """
 from __future__ import annotations
 
+from typing import Literal
+
 from django.conf import settings
 
 from engines import kinds
@@ -43,16 +45,20 @@ def upstream_for(engine: Engine) -> Upstream:
     refusal = engine.url_refusal()
     if refusal:  # the same rule as the worker's: only URLs on the engine's own machine
         raise RelaySetupError(f"engine {engine.name}'s URL {engine.base_url} refused: {refusal}")
-    spec = kinds.get(engine.kind)
     return Upstream(
         base_url=engine.base_url.rstrip("/"),
-        api="ollama" if spec.client == kinds.OLLAMA_NATIVE else "openai",
+        api=wire_api(engine),
         api_key=engine.api_key,
         engine_kind=engine.kind,
         merge_system=engine.merge_system_messages,
         capture_bodies=engine.machine.capture_bodies,
         body_cap_bytes=settings.SPARKDASH_TRAFFIC_BODY_CAP_BYTES,
     )
+
+
+def wire_api(engine: Engine) -> Literal["ollama", "openai"]:
+    """The API `engine` speaks: Ollama's own, or the OpenAI-compatible one (llama-server, vLLM, SGLang)."""
+    return "ollama" if kinds.get(engine.kind).client == kinds.OLLAMA_NATIVE else "openai"
 
 
 def _listed(engines: list[Engine]) -> str:

@@ -23,6 +23,7 @@ from runs.actions.runs import start_run
 from runs.views.api import api_login_required
 from traffic.models import TrafficRecord
 from traffic.pages import conversation_rows, payload, window_records
+from traffic.replay import replay_requests
 from traffic.stats import DEFAULT_WINDOW, WINDOW_LABELS, WINDOWS, new_input_share
 from traffic.texts import share_text
 from traffic.warnings import traffic_warnings
@@ -142,9 +143,10 @@ def conversation_replay(request: HttpRequest, pk: int, key: str) -> HttpResponse
     form = ReplayForm(request.user, request.POST)
     if not form.is_valid():
         return _render_conversation(request, machine, key, form, status=400)
-    bodies = [s.request_body for s in _steps(machine, key) if s.request_body is not None]
+    bodies = replay_requests(_steps(machine, key), form.cleaned_data["config"].engine)
     if not bodies:
-        form.add_error(None, "no request of this conversation was captured: turn on body capture first")
+        form.add_error(None, "no chat request of this conversation was captured whole (body capture off, "
+                       "cut at its size cap, or not a chat request): turn on body capture first")
         return _render_conversation(request, machine, key, form, status=400)
     params = {"requests": bodies, "reps": form.cleaned_data["reps"], "warmup": 0}
     try:

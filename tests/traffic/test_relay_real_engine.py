@@ -19,14 +19,18 @@ import pytest
 from channels.testing import ChannelsLiveServerTestCase
 from django.conf import settings
 from django.db import connection
+from django.test import Client
 from django.urls import reverse
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from runs.models import Run
+from runs.worker import execution
 from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, logged_in_chromium
-from tests.factories import EngineFactory, UserFactory
+from tests.factories import EngineConfigFactory, EngineFactory, UserFactory
 from tests.real_engine import GEMMA_270M, llama_server_process, requires_engine
 from tests.runs.views.test_live_page_browser import ForkedDaphne
+from tests.runs.worker.real_runs import request_rows
 from tests.traffic.conftest import postgres_only, relay_process, wait_for
 from traffic.models import TrafficRecord
 
@@ -144,6 +148,37 @@ def test_it_streams_the_openai_front_with_the_engines_usage_and_its_prompt_cache
     assert records[0].new_prompt_tokens == records[0].prompt_tokens
     assert records[1].new_prompt_tokens < records[1].prompt_tokens / 2
 
+
+
+def test_it_replays_a_recorded_conversation_step_for_step_on_the_real_engine(engine_url, monkeypatch):
+    monkeypatch.setattr("runs.worker.dispatch.enqueue_on_commit", lambda run: None)  # run below, here
+    engine = EngineFactory(base_url=engine_url, kind="llama-server", merge_system_messages=True,
+                           machine__capture_bodies=True)  # fmt: skip
+    later = [{"role": "assistant", "content": "Two routes."}, {"role": "user", "content": "Which lists configs?"}]
+    steps = [SYSTEM + STEP[:1], SYSTEM + STEP, SYSTEM + STEP + later]
+    with relay_process(engine.machine) as addresses:
+        for messages in steps:
+            ollama_step(addresses["ollama"], messages)
+        wait_for(lambda: TrafficRecord.objects.filter(machine=engine.machine).count() == len(steps))
+    recorded = list(TrafficRecord.objects.filter(machine=engine.machine).order_by("arrived"))
+    assert len({r.conversation for r in recorded}) == 1 and all(r.request_body for r in recorded)
+
+    owner = UserFactory()
+    engine.machine.team.members.add(owner)
+    config = EngineConfigFactory(engine=engine, model="gemma", max_tokens=ANSWER_TOKENS)
+    web = Client()
+    web.force_login(owner)
+    url = reverse("traffic:replay", args=[engine.machine.pk, recorded[0].conversation])
+    assert web.post(url, {"config": config.pk, "reps": "1"}).status_code == 302
+    run = Run.objects.get(job="replay")
+    assert execution.claim(run.pk) == execution.CLAIMED
+    execution.execute(run.pk)
+    run.refresh_from_db()
+    assert run.status == Run.Status.SUCCEEDED, run.error
+    replayed = request_rows(run)
+    # The same messages reach the same engine: each step's prompt is the recorded one, token for token.
+    assert [r["index"] for r in replayed] == list(range(len(steps)))
+    assert [r["prompt_tokens"] for r in replayed] == [r.prompt_tokens for r in recorded]
 
 # --- Acceptance: both clients' requests appear live on the machine's Traffic page ---
 

@@ -2,6 +2,7 @@
 machine's team, and replaying a conversation as a run of its captured requests."""
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -198,8 +199,8 @@ def test_it_shows_why_captured_requests_cannot_be_replayed(alpha, no_dispatch):
     response = logged_in(alpha.owner).post(reverse("traffic:replay", args=[alpha.machine.pk, "gen"]),
                                            {"config": alpha.config.pk, "reps": "1"})
     assert response.status_code == 400
-    message = "the captured requests cannot be replayed: requests: line 1: no messages"
-    assert message in response.content.decode()
+    assert "no chat request of this conversation was captured whole" in response.content.decode()
+    assert not Run.objects.filter(job="replay").exists()
 
 
 def test_it_turns_body_capture_on_and_off(alpha):
@@ -220,15 +221,48 @@ def test_it_links_the_traffic_page_from_home_and_the_config_page(alpha):
     assert link in client.get(alpha.config.get_absolute_url()).content.decode()
 
 
-def test_it_replays_ollama_shaped_bodies_as_they_were_sent(alpha, no_dispatch):
-    ollama = {"model": "qwen3:30b", "messages": [{"role": "user", "content": "hi"}],
-              "options": {"num_predict": 64}}
-    TrafficRecordFactory(machine=alpha.machine, conversation="olla", front="ollama", path="/api/chat",
-                         request_body=ollama)
-    response = logged_in(alpha.owner).post(reverse("traffic:replay", args=[alpha.machine.pk, "olla"]),
-                                           {"config": alpha.config.pk, "reps": "1"})
+OLLAMA_STEP = {"model": "qwen3:30b", "options": {"num_predict": 64}, "messages": [
+    {"role": "system", "content": "agent"}, {"role": "system", "content": "rules"},
+    {"role": "user", "content": "read a.py"},
+    {"role": "assistant", "content": "",
+     "tool_calls": [{"function": {"name": "read", "arguments": {"path": "a.py"}}}]},
+    {"role": "tool", "content": "x = 1", "tool_name": "read"},
+]}  # fmt: skip
+
+
+def replayed(alpha, config, front, body):
+    path = "/api/chat" if front == "ollama" else "/v1/chat/completions"
+    TrafficRecordFactory(machine=alpha.machine, conversation="conv", front=front, path=path,
+                         request_body=body)
+    response = logged_in(alpha.owner).post(reverse("traffic:replay", args=[alpha.machine.pk, "conv"]),
+                                           {"config": config.pk, "reps": "1"})
     assert response.status_code == 302
-    assert Run.objects.get(job="replay").params["requests"] == [ollama]
+    return Run.objects.get(job="replay").params["requests"]
+
+
+def test_it_replays_an_ollama_fronts_step_in_the_openai_api_of_a_llama_server_config(alpha, no_dispatch):
+    config = EngineConfigFactory(engine=EngineFactory(machine=alpha.machine, kind="llama-server",
+                                                      merge_system_messages=True))  # fmt: skip
+    [body] = replayed(alpha, config, "ollama", OLLAMA_STEP)
+    assert body["max_tokens"] == 64
+    system, _user, assistant, tool = body["messages"]
+    assert system == {"role": "system", "content": "agent\n\nrules"}  # merged, as the engine needs
+    [call] = assistant["tool_calls"]
+    assert call["type"] == "function" and json.loads(call["function"]["arguments"]) == {"path": "a.py"}
+    assert tool["role"] == "tool" and tool["tool_call_id"] == call["id"]
+
+
+def test_it_replays_an_openai_fronts_step_in_an_ollama_configs_own_api(alpha, no_dispatch):
+    config = EngineConfigFactory(engine=EngineFactory(machine=alpha.machine, kind="ollama"))
+    openai_step = {"model": "qwen3", "max_tokens": 32, "messages": [
+        {"role": "user", "content": "read a.py"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {
+            "name": "read", "arguments": '{"path": "a.py"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "x = 1"},
+    ]}  # fmt: skip
+    [body] = replayed(alpha, config, "openai", openai_step)
+    assert body["options"]["num_predict"] == 32
+    assert body["messages"][1]["tool_calls"][0]["function"]["arguments"] == {"path": "a.py"}
 
 
 def test_it_shows_a_captured_body_without_messages_as_its_prompt(alpha):
