@@ -154,7 +154,7 @@ def test_it_replays_a_recorded_conversation_step_for_step_on_the_real_engine(eng
     monkeypatch.setattr("runs.worker.dispatch.enqueue_on_commit", lambda run: None)  # run below, here
     engine = EngineFactory(base_url=engine_url, kind="llama-server", merge_system_messages=True,
                            machine__capture_bodies=True)  # fmt: skip
-    later = [{"role": "assistant", "content": "Two routes."}, {"role": "user", "content": "Which lists configs?"}]
+    later = [{"role": "assistant", "content": "Two."}, {"role": "user", "content": "Which lists configs?"}]
     steps = [SYSTEM + STEP[:1], SYSTEM + STEP, SYSTEM + STEP + later]
     with relay_process(engine.machine) as addresses:
         for messages in steps:
