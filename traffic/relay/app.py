@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 GENERATION = {"/api/chat": "ollama", "/api/generate": "ollama", "/v1/chat/completions": "openai",
               "/v1/completions": "openai"}
 CLIENT_GONE = "client disconnected"
+TAIL_S = 5.0  # how long an answered exchange may go on reading the engine once its client left
 GONE_STATUS = 499  # the client left before any answer: nginx's name for it
 OLLAMA_BANNER = b"Ollama is running"
 NO_ENGINE = Upstream(base_url="", api="openai")  # stands in when upstream() fails; nothing is sent to it
@@ -163,18 +164,21 @@ def build_relay(upstream: Callable[[], Upstream], sink: Callable[[TrafficRecord]
 
 
 async def _until_disconnect(http: Http, work: Coroutine[Any, Any, None]) -> bool:
-    """Run the exchange; True when the client went away first (the exchange is then cancelled,
-    which closes the engine request)."""
+    """Run the exchange; True when the client went away before its answer's end (the exchange is
+    then cancelled, which closes the engine request). A client that leaves after its answer's end
+    lost nothing: the exchange may read the engine's last bytes (its usage) for a moment more."""
     relay = asyncio.ensure_future(work)
     gone = asyncio.ensure_future(http.wait_disconnect())
-    done, pending = await asyncio.wait({relay, gone}, return_when=asyncio.FIRST_COMPLETED)
-    for task in pending:
+    done, _ = await asyncio.wait({relay, gone}, return_when=asyncio.FIRST_COMPLETED)
+    if relay not in done and http.answered:
+        done, _ = await asyncio.wait({relay}, timeout=TAIL_S)
+    for task in (relay, gone):
         task.cancel()
-    await asyncio.gather(*pending, return_exceptions=True)
+    await asyncio.gather(relay, gone, return_exceptions=True)
     if relay in done:
         relay.result()
         return False
-    return True
+    return not http.answered
 
 
 def _client(scope: MutableMapping[str, Any]) -> str:

@@ -144,6 +144,7 @@ class Exchange:
                 ended = True
                 if not self.passthrough:
                     await self.http.write(self.writer.end(event, self.meter.seen()))
+                self.http.answered = True
         return ended
 
     async def _whole(self, plan: Translated) -> None:

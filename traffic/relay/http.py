@@ -23,6 +23,9 @@ class Http:
     def __init__(self, receive: Receive, send: Send) -> None:
         self.receive, self.send = receive, send
         self.started = False
+        # The client has its answer's end (Ollama's done line, OpenAI's finishing chunk): a
+        # client that leaves now has lost nothing, though the engine's last bytes are still due.
+        self.answered = False
 
     async def json_body(self) -> dict[str, Any]:
         """The request's body as a JSON object (an empty body is {})."""

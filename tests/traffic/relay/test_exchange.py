@@ -180,3 +180,20 @@ def test_it_refuses_a_body_that_is_not_json() -> None:
         record = relay.record()
     assert response.status_code == 400 and "not JSON" in response.json()["error"]["message"]
     assert record.status == 400 and "not JSON" in record.error
+
+
+@pytest.mark.parametrize("path", ["/api/chat", "/v1/chat/completions"])
+def test_it_records_a_clean_answer_when_the_client_leaves_after_its_end(path: str) -> None:
+    answer = sse(
+        {"choices": [{"index": 0, "delta": {"content": "done"}, "finish_reason": None}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    )
+    # The engine holds its stream open a moment after [DONE]: the client has its end and leaves.
+    late = Scripted([*answer, b"\n"], "text/event-stream", delay_s=0.3)
+    with engine(late) as url, relay_to(Upstream(url, "openai")) as relay:
+        with httpx.stream("POST", f"{relay.url}{path}", json=CHAT | {"stream": True}, timeout=10) as response:
+            for line in response.iter_lines():
+                if '"done": true' in line or '"done":true' in line or line == "data: [DONE]":
+                    break
+        record = relay.record()
+    assert (record.error, record.status, record.finish_reason) == ("", 200, "stop")
