@@ -2,6 +2,8 @@
 
 `python -m tests.faults.seed setup SIM_URL` creates a superuser, a machine and a config on the
 simulator at SIM_URL, and prints {"config": id, "queue": ..., "cookie": session id} as JSON.
+`python -m tests.faults.seed engine URL` creates an external llama-server engine at URL on a
+machine of its own and prints {"machine": name, "machine_id": id, "engine": id}.
 `python -m tests.faults.seed start CONFIG REPS MAX_TOKENS` starts a speed run through the same
 path as the run form and prints {"run": id, "total": requests}.
 The environment (DATABASE_URL, REDIS_URL) says which database and broker.
@@ -41,14 +43,25 @@ def start(config_id: int, reps: int, max_tokens: int) -> dict[str, Any]:
     return {"run": run.pk, "total": reps * len(SPEED_PROMPTS)}
 
 
+def engine(url: str) -> dict[str, Any]:
+    """An external llama-server engine at `url` on a machine of its own (a relay's target)."""
+    from tests.factories import EngineFactory
+
+    made = EngineFactory(base_url=url, kind="llama-server")
+    return {"machine": made.machine.name, "machine_id": made.machine_id, "engine": made.pk}
+
+
 def main(argv: list[str]) -> None:
-    """`setup SIM_URL` or `start CONFIG REPS MAX_TOKENS`; prints the result as JSON."""
+    """`setup SIM_URL`, `engine URL` or `start CONFIG REPS MAX_TOKENS`; prints the result as JSON."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sparkdash.settings")
     import django
 
     django.setup()
     action, *args = argv
-    result = setup(args[0]) if action == "setup" else start(*(int(a) for a in args))
+    if action == "start":
+        result = start(*(int(a) for a in args))
+    else:
+        result = {"setup": setup, "engine": engine}[action](args[0])
     print(json.dumps(result))
 
 
