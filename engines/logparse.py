@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 __all__ = ["ACCEPTANCE_RE", "LogEvent", "parse_line"]
@@ -92,3 +93,18 @@ def _parse_jsonl(text: str) -> LogEvent | None:
     event = _parse_text(msg)
     # The level is known here, so the text is not guessed at for errors.
     return event if event is not None and event.kind != "error" else None
+
+
+def read_new_lines(path: Path, position: int | None) -> tuple[list[str], int]:
+    """Lines appended to an engine's log file since `position` (None: start at the current end, as
+    tail -f does) and the new position; a file that shrank (rotated, truncated) is read from 0."""
+    if not path.exists():
+        return [], 0
+    size = path.stat().st_size
+    if position is None or size < position:  # first look, or rotated/truncated
+        return [], size if position is None else 0
+    with path.open("rb") as handle:
+        handle.seek(position)
+        chunk = handle.read()
+        position = handle.tell()
+    return [raw.decode("utf-8", "replace") for raw in chunk.splitlines()], position

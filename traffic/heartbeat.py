@@ -17,7 +17,7 @@ from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
 from engines.models import Machine
-from traffic.models import RelayState
+from traffic.models import LOG_WARNINGS_KEPT, RelayState
 from traffic.writer import WriterCounters
 
 log = logging.getLogger(__name__)
@@ -31,6 +31,7 @@ class RelayStatus:
     addresses: dict[str, str]
     upstream: str
     counters: WriterCounters
+    log_lines: tuple[str, ...] = ()  # engine log lines worth a warning, new since the last beat
 
 
 def beat(machine_id: int, status: RelayStatus) -> None:
@@ -38,7 +39,7 @@ def beat(machine_id: int, status: RelayStatus) -> None:
     now = timezone.now()
     Machine.objects.filter(pk=machine_id).update(relay_heartbeat=now)
     counters = status.counters
-    RelayState.objects.update_or_create(
+    state, _ = RelayState.objects.update_or_create(
         machine_id=machine_id,
         defaults={
             "started": status.started, "heartbeat": now, "addresses": status.addresses,
@@ -46,6 +47,10 @@ def beat(machine_id: int, status: RelayStatus) -> None:
             "buffered": counters.buffered, "dropped": counters.dropped, "last_error": counters.last_error,
         },
     )
+    if status.log_lines:
+        seen = [{"at": now.isoformat(), "line": line[:500]} for line in status.log_lines]
+        state.log_warnings = (state.log_warnings + seen)[-LOG_WARNINGS_KEPT:]
+        state.save(update_fields=["log_warnings"])
 
 
 def clear(machine_id: int) -> None:

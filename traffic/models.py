@@ -49,6 +49,9 @@ class TrafficRecord(models.Model):
         return f"{self.front} {self.path} on {self.machine_id} at {self.arrived:%H:%M:%S}"
 
 
+LOG_WARNINGS_KEPT = 20
+
+
 class RelayState(models.Model):
     """What a machine's relay last said about itself (written with its heartbeat)."""
 
@@ -62,6 +65,9 @@ class RelayState(models.Model):
     buffered = models.IntegerField(default=0)  # waiting for the database
     dropped = models.BigIntegerField(default=0)  # lost because the buffer's bound was hit
     last_error = models.TextField(blank=True)  # the database error the writer is retrying past
+    # The engine's own log lines worth a warning (its prompt cache dropping a prompt), newest last:
+    # [{"at": ISO time, "line": text}], the latest LOG_WARNINGS_KEPT.
+    log_warnings = models.JSONField(default=list, blank=True)
 
     def __str__(self) -> str:
         return f"relay on {self.machine_id}"

@@ -13,7 +13,7 @@ from traffic.models import RelayState, TrafficRecord
 from traffic.serialize import record_json
 from traffic.stats import WINDOWS, new_input_share, window_start, window_stats
 from traffic.texts import figure_texts, relay_texts
-from traffic.warnings import by_conversation, traffic_warnings
+from traffic.warnings import by_conversation, engine_log_warnings, traffic_warnings
 
 __all__ = ["LATEST", "conversation_rows", "payload", "relay_summary", "window_records"]
 
@@ -59,7 +59,9 @@ def payload(machine: Machine, window: str, since: int, now: datetime, with_stats
         inside = list(window_records(machine, start))
         answer["stats"] = window_stats(inside, start, now)
         answer["texts"] = figure_texts(answer["stats"])
-        answer["warnings"] = traffic_warnings(inside)
+        logged = RelayState.objects.filter(machine=machine).values_list("log_warnings", flat=True).first()
+        found = traffic_warnings(inside) + engine_log_warnings(logged or [], start)
+        answer["warnings"] = sorted(found, key=lambda w: w["arrived"])
     return answer
 
 

@@ -18,6 +18,7 @@ from django.utils import timezone
 from engines.models import Machine
 from runs.models import Run
 from traffic import heartbeat
+from traffic.engine_log import EngineLogWatch
 from traffic.relay.app import build_relay
 from traffic.relay.server import bind, serve_forever, url_of
 from traffic.relay.upstream import Upstream
@@ -49,6 +50,7 @@ class RelayService:
         self.machine, self.listen, self.engine_name = machine, listen, engine_name
         self.started: datetime = timezone.now()
         self.engine_id: int | None = None
+        self.engine_log = EngineLogWatch()
         self._upstream: Upstream = self._resolve()
         self.writer: RecordWriter | None = None
         self.addresses = listen.addresses()  # the bound ones once serving
@@ -72,7 +74,8 @@ class RelayService:
     def status(self) -> heartbeat.RelayStatus:
         """What the heartbeat stores now."""
         counters = self.writer.counters() if self.writer else WriterCounters(0, 0, 0, 0, "")
-        return heartbeat.RelayStatus(self.started, self.addresses, self._upstream.base_url, counters)
+        lines = tuple(self.engine_log.cache_discards())
+        return heartbeat.RelayStatus(self.started, self.addresses, self._upstream.base_url, counters, lines)
 
     def claim_machine(self) -> None:
         """Mark the relay active, then refuse to start if a run already uses the machine's engine.
@@ -124,6 +127,7 @@ class RelayService:
         engine = resolve_engine(self.machine, self.engine_name)
         spec = upstream_for(engine)
         self.engine_id = engine.pk
+        self.engine_log.follow(engine.log_path)
         return spec
 
 

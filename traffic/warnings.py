@@ -5,6 +5,8 @@
   DISCARD_SHARE was computed again. A continuation normally sends its history plus one turn, so
   nearly all of it should come from the cache; recomputing most of it means the engine had
   dropped the conversation (an unrelated request evicted it, or a cache size limit).
+- **The engine's log**: a line saying a prompt "exceeds cache size limit" (llama-server dropping it
+  from its RAM cache), as the machine's relay read it from the engine's log file.
 - **Read loop**: one conversation's answers call a read tool (READ_TOOLS) on the same path
   READ_LOOP_AT times or more: the threshold at which the agent-table job's read-loop watchdog
   notes a loop (runs.core.jobs.agent_table.watchdog.NOTE_AT). Only the tool's name and path
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
 from runs.core.jobs.agent_table.watchdog import NOTE_AT
@@ -23,7 +26,7 @@ from traffic.stats import field, when
 
 __all__ = [
     "DISCARD_MIN_PROMPT", "DISCARD_SHARE", "READ_LOOP_AT", "READ_TOOLS", "by_conversation", "cache_discards",
-    "read_loops", "traffic_warnings",
+    "engine_log_warnings", "read_loops", "traffic_warnings",
 ]
 
 DISCARD_MIN_PROMPT = 1000
@@ -97,6 +100,26 @@ def _read_loop(conversation: str, steps: Sequence[Any]) -> list[dict[str, Any]]:
 def read_loops(conversations: dict[str, list[Any]]) -> list[dict[str, Any]]:
     """Each path some conversation read READ_LOOP_AT times or more: when it got there, and its reads."""
     return [w for key, steps in conversations.items() for w in _read_loop(key, steps)]
+
+
+def engine_log_warnings(items: Iterable[dict[str, str]], since: datetime) -> list[dict[str, Any]]:
+    """The engine's own "exceeds cache size limit" lines its relay saw (RelayState.log_warnings)
+    at or after `since`, as prefix-cache-discard warnings of no one conversation."""
+    found = []
+    for item in items:
+        at = datetime.fromisoformat(item["at"])
+        if at < since:
+            continue
+        found.append({
+            "kind": "prefix-cache-discard", "conversation": "", "step": None, "arrived": item["at"],
+            "record": None,
+            "message": (
+                f"the engine's log at {at:%Y-%m-%d %H:%M:%S}: \"{item['line'].strip()}\": it dropped a "
+                "prompt from its RAM cache, so that conversation's next step recomputes it all "
+                "(raise --cache-ram)"
+            ),
+        })
+    return found
 
 
 def traffic_warnings(records: Iterable[Any]) -> list[dict[str, Any]]:

@@ -35,7 +35,7 @@ from engines.lifecycle import (
     run_while_alive,
     wait_port_free,
 )
-from engines.logparse import parse_line
+from engines.logparse import parse_line, read_new_lines
 from engines.models import EngineConfig, EngineSession
 from engines.recipes import LaunchSettings, Recipe, render, settings_from_config
 from engines.simulator.cache import MIB_PER_TOKEN
@@ -195,7 +195,7 @@ class RunEngine:
             if not self.engine.log_path or self._log_position is None:
                 return
             lines, self._log_position = await asyncio.to_thread(
-                _read_new, Path(self.engine.log_path), self._log_position
+                read_new_lines, Path(self.engine.log_path), self._log_position
             )
         for line in lines:
             self.on_line(line)
@@ -203,7 +203,7 @@ class RunEngine:
     async def _tail_external(self) -> None:
         if self.engine.log_path:
             # Followed from its current end, like tail -f (survives rotation and a late file).
-            _, self._log_position = await asyncio.to_thread(_read_new, Path(self.engine.log_path), None)
+            _, self._log_position = await asyncio.to_thread(read_new_lines, Path(self.engine.log_path), None)
             while True:
                 await asyncio.sleep(0.2)
                 await self.read_log_now()
@@ -307,20 +307,6 @@ def _running_session(machine_id: int) -> str:
     if session is None:
         return "(it stopped meanwhile)"
     return f"{session.engine.name} (pid {session.pid}, since {session.started:%Y-%m-%d %H:%M:%S})"
-
-
-def _read_new(path: Path, position: int | None) -> tuple[list[str], int]:
-    """Lines appended since `position` (None: start at the current end) and the new position."""
-    if not path.exists():
-        return [], 0
-    size = path.stat().st_size
-    if position is None or size < position:  # first look, or rotated/truncated
-        return [], size if position is None else 0
-    with path.open("rb") as handle:
-        handle.seek(position)
-        chunk = handle.read()
-        position = handle.tell()
-    return [raw.decode("utf-8", "replace") for raw in chunk.splitlines()], position
 
 
 async def _tail_command(command: str, on_line: Callable[[str], None]) -> None:

@@ -112,8 +112,9 @@
       p.setAttribute("data-warning", w.kind);
       var kind = document.createElement("strong");
       kind.textContent = w.kind + ":";
-      var link = document.createElement("a");
-      link.href = conversationUrl(w.conversation);
+      // A line of the engine's log names no conversation: plain text, no link.
+      var link = document.createElement(w.conversation ? "a" : "span");
+      if (w.conversation) link.href = conversationUrl(w.conversation);
       link.textContent = w.message;
       p.appendChild(kind);
       p.appendChild(document.createTextNode(" "));

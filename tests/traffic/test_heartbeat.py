@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
+from datetime import datetime
 
 import pytest
 from django.utils import timezone
@@ -10,7 +12,7 @@ from engines.models import Machine
 from tests.factories import MachineFactory
 from tests.traffic.conftest import database_down, postgres_only, wait_for
 from traffic import heartbeat
-from traffic.models import RelayState
+from traffic.models import LOG_WARNINGS_KEPT, RelayState
 from traffic.writer import WriterCounters
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -54,3 +56,13 @@ def test_it_beats_again_once_the_database_is_back():
         wait_for(lambda: Machine.objects.get(pk=machine.pk).relay_heartbeat > back)
     finally:
         beats.stop()
+
+
+def test_it_keeps_the_latest_engine_log_warnings_across_beats():
+    machine = MachineFactory()
+    for n in range(LOG_WARNINGS_KEPT + 5):
+        heartbeat.beat(machine.pk, replace(status(), log_lines=(f"discard {n}",)))
+    heartbeat.beat(machine.pk, status())  # a beat with nothing new keeps what was seen
+    kept = RelayState.objects.get(machine=machine).log_warnings
+    assert [w["line"] for w in kept] == [f"discard {n}" for n in range(5, LOG_WARNINGS_KEPT + 5)]
+    assert all(datetime.fromisoformat(w["at"]) <= timezone.now() for w in kept)

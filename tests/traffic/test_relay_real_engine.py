@@ -32,7 +32,7 @@ from tests.real_engine import GEMMA_270M, llama_server_process, requires_engine
 from tests.runs.views.test_live_page_browser import ForkedDaphne
 from tests.runs.worker.real_runs import request_rows
 from tests.traffic.conftest import postgres_only, relay_process, wait_for
-from traffic.models import TrafficRecord
+from traffic.models import RelayState, TrafficRecord
 
 pytestmark = [
     requires_engine, postgres_only, pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)
@@ -179,6 +179,35 @@ def test_it_replays_a_recorded_conversation_step_for_step_on_the_real_engine(eng
     # The same messages reach the same engine: each step's prompt is the recorded one, token for token.
     assert [r["index"] for r in replayed] == list(range(len(steps)))
     assert [r["prompt_tokens"] for r in replayed] == [r.prompt_tokens for r in recorded]
+
+
+def test_it_warns_of_a_prefix_cache_discard_from_the_records_and_from_the_engines_log(tmp_path):
+    log = tmp_path / "engine.log"
+    # A 4 MiB RAM cache cannot hold a 2,000-token prompt's state: another conversation evicts it.
+    flags = ("-np", "1", "-c", "8192", "--cache-ram", "4", "--log-file", str(log))
+    long = " ".join(f"Line {i} of the file says the harbour light turns at dusk." for i in range(150))
+    first = [{"role": "user", "content": "A: " + long}]
+    with llama_server_process(*flags) as (url, _process):
+        engine = EngineFactory(base_url=url, kind="llama-server", log_path=str(log))
+        with relay_process(engine.machine) as addresses:
+            client = openai.OpenAI(base_url=addresses["openai"] + "/v1", api_key="unused")
+            later = [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "more?"}]
+            for messages in (first, [{"role": "user", "content": "B: " + long}], first + later):
+                client.chat.completions.create(model="gemma", messages=messages, max_tokens=4)
+            state = RelayState.objects.filter(machine=engine.machine)
+            wait_for(lambda: bool(state.values_list("log_warnings", flat=True).first()), timeout=30)
+    owner = UserFactory()
+    engine.machine.team.members.add(owner)
+    web = Client()
+    web.force_login(owner)
+    answer = web.get(reverse("traffic:records", args=[engine.machine.pk]), {"stats": "1"}).json()
+    discards = [w for w in answer["warnings"] if w["kind"] == "prefix-cache-discard"]
+    from_records = [w for w in discards if w["conversation"]]
+    from_log = [w for w in discards if not w["conversation"]]
+    continued = TrafficRecord.objects.filter(machine=engine.machine, turn=3).get()
+    assert [(w["conversation"], w["step"]) for w in from_records] == [(continued.conversation, 2)]
+    assert continued.new_prompt_tokens > 0.9 * continued.prompt_tokens > 1000
+    assert from_log and all("exceeds cache size limit" in w["message"] for w in from_log)
 
 # --- Acceptance: both clients' requests appear live on the machine's Traffic page ---
 

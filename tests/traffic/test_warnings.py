@@ -3,7 +3,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from traffic.warnings import DISCARD_MIN_PROMPT, READ_LOOP_AT, cache_discards, read_loops, traffic_warnings
+from traffic.warnings import (
+    DISCARD_MIN_PROMPT,
+    READ_LOOP_AT,
+    cache_discards,
+    engine_log_warnings,
+    read_loops,
+    traffic_warnings,
+)
 from traffic.warnings import by_conversation as grouped
 
 START = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
@@ -81,3 +88,14 @@ def test_it_lists_both_kinds_in_the_order_they_happened():
     records.append(step(1, conversation="d" * 32, prompt_tokens=3000, new_prompt_tokens=3000))
     records.append(step(0, conversation="d" * 32))
     assert [w["kind"] for w in traffic_warnings(records)] == ["prefix-cache-discard", "read-loop"]
+
+
+def test_it_turns_the_engines_log_lines_inside_the_window_into_discard_warnings():
+    start = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    line = "srv  alloc:  - prompt state size 29.351 MiB exceeds cache size limit 4.000 MiB, skipping"
+    items = [{"at": (start - timedelta(minutes=1)).isoformat(), "line": "before the window"},
+             {"at": (start + timedelta(minutes=5)).isoformat(), "line": line}]
+    [warning] = engine_log_warnings(items, start)
+    assert (warning["kind"], warning["conversation"]) == ("prefix-cache-discard", "")
+    message = warning["message"]
+    assert "12:05:00" in message and line in message and "--cache-ram" in message
