@@ -9,6 +9,8 @@ import statistics
 import threading
 import time
 
+import ollama
+import openai
 import pytest
 from django.core.management.base import CommandError
 
@@ -17,10 +19,11 @@ from engines.models import Engine, EngineSession
 from runs.models import Run
 from runs.worker import execution
 from tests.factories import EngineConfigFactory, RunFactory
-from tests.real_engine import VLLM, free_port, requires_vllm
+from tests.real_engine import VLLM, VLLM_MODEL, free_port, requires_vllm
 from tests.real_vllm import SharedVllm, vllm_settings
 from tests.runs.bench_helpers import bench
 from tests.runs.worker.real_runs import request_rows, run_to_end
+from traffic.relay import RelayServer, Upstream, build_relay
 
 pytestmark = [requires_vllm, pytest.mark.django_db(transaction=True), pytest.mark.timeout(900)]
 
@@ -109,6 +112,35 @@ def test_it_fails_a_run_with_vllms_400_when_the_prompt_is_over_its_context(vllm,
         bench(capsys, "vllm-small", "needle", "--lengths", "4096", "--depths", "0.5", "--answer-tokens", "8")
     run = Run.objects.get(config__name="vllm-small")
     assert run.status == Run.Status.FAILED and run.finished is not None
+
+
+def test_it_relays_both_fronts_to_vllm_with_its_own_counters(vllm):
+    # The relay (traffic.relay) in front of the shared vLLM, here to start no second vLLM for it.
+    records: list = []
+    upstream = Upstream(base_url=vllm.url, api="openai", engine_kind="vllm")
+    ask = [{"role": "user", "content": "Repeat five times: the harbour light turns at dusk."}]
+    with RelayServer(build_relay(lambda: upstream, records.append)) as relay:
+        chats = [list(ollama.Client(host=relay.url).chat(
+            model=str(VLLM_MODEL), messages=ask, stream=True, options={"num_predict": 32, "temperature": 0}))
+            for _ in range(2)]  # fmt: skip
+        client = openai.OpenAI(base_url=relay.url + "/v1", api_key="unused")
+        stream = client.chat.completions.create(model=str(VLLM_MODEL), messages=ask, max_tokens=32,
+                                                stream=True, stream_options={"include_usage": True})
+        usage = list(stream)[-1].usage
+        deadline = time.monotonic() + 30
+        while len(records) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+    ollama_records, openai_record = records[:2], records[2]
+    for chunks, record in zip(chats, ollama_records, strict=True):
+        assert chunks[-1].done and chunks[-1].eval_count == record.output_tokens
+        assert chunks[-1].prompt_eval_count == record.prompt_tokens
+    assert openai_record.output_tokens == usage.completion_tokens
+    assert openai_record.prompt_tokens == usage.prompt_tokens
+    # vLLM counts drafts only in /metrics: the relay reads them around each lone request.
+    counted = [r for r in records[1:] if r.draft_tokens is not None]
+    assert counted and all(0 <= r.accepted_tokens <= r.draft_tokens for r in counted)
+    counts = [(r.draft_tokens, r.accepted_tokens) for r in records]
+    print(f"\nrelay to vLLM: drafts/accepted per request {counts}")
 
 
 def test_it_fails_a_run_within_5_s_keeping_its_samples_when_vllm_is_killed(vllm):
