@@ -22,6 +22,7 @@ from django.conf import settings
 
 from tests.faults.services import PrivatePostgres, PrivateRedis, free_port, wait_for_port
 
+TEMPLATE = "sparkdash_template"  # the migrated database each test's database is copied from
 READY_TIMEOUT_S = 60.0
 DB_TIMEOUT_S = 30.0
 
@@ -56,15 +57,7 @@ class Stack:
 
     def query(self, sql: str, *params: Any) -> list[tuple]:
         """Rows of one query on this stack's database, waiting out a restart."""
-        deadline = time.monotonic() + DB_TIMEOUT_S
-        while True:
-            try:
-                with psycopg.connect(self.db_url, connect_timeout=2) as conn:
-                    return conn.execute(sql, params).fetchall()
-            except psycopg.OperationalError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
+        return query(self.db_url, sql, *params)
 
     def seqs(self, run_id: int) -> list[int]:
         """The stored samples' seq numbers of a run, in order (duplicates would show twice)."""
@@ -94,6 +87,19 @@ class Stack:
                 raise AssertionError(f"run {run_id} still {row} after {timeout_s} s\n{self.log()}")
             time.sleep(0.2)
         return row
+
+
+def query(db_url: str, sql: str, *params: Any) -> list[tuple]:
+    """Rows of one query on the database at `db_url`, from outside the stack, waiting out a restart."""
+    deadline = time.monotonic() + DB_TIMEOUT_S
+    while True:
+        try:
+            with psycopg.connect(db_url, connect_timeout=2) as conn:
+                return conn.execute(sql, params).fetchall()
+        except psycopg.OperationalError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 def run_env(db_url: str, redis_url: str, var_dir: Path) -> dict[str, str]:

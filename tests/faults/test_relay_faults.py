@@ -22,32 +22,18 @@ from typing import Any
 
 import ollama
 import openai
-import psycopg
 import pytest
 from django.conf import settings
 
 from tests.faults.services import PrivatePostgres, missing_tools
-from tests.faults.stack import migrated_template, run_env
+from tests.faults.stack import TEMPLATE, query, run_env
 from tests.processes import stop_process
 from tests.real_engine import free_port, llama_server_process, requires_engine
 
 pytestmark = [requires_engine, pytest.mark.skipif(bool(missing_tools()), reason=missing_tools() or "-")]
 
-TEMPLATE = "sparkdash_relay_template"
 LONG_ANSWER = 400  # tokens: seconds of streaming on this CPU, time enough to kill the engine
 SENT_PER_CLIENT = 30
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivatePostgres]:
-    postgres = PrivatePostgres()
-    try:
-        postgres.init()
-        postgres.start()
-        migrated_template(postgres, TEMPLATE, tmp_path_factory.mktemp("migrate"))
-        yield postgres
-    finally:
-        postgres.stop()
 
 
 class Relay:
@@ -58,15 +44,7 @@ class Relay:
         self.addresses: dict[str, str] = {}
 
     def query(self, sql: str, *params: Any) -> list[tuple]:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with psycopg.connect(self.db_url, connect_timeout=2) as conn:
-                    return conn.execute(sql, params).fetchall()
-            except psycopg.OperationalError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
+        return query(self.db_url, sql, *params)
 
     def records(self) -> list[tuple]:
         """(key, front, status, error) of every stored record of the machine."""

@@ -19,11 +19,10 @@ import pytest
 from django.urls import reverse
 
 from tests.faults.services import PrivatePostgres, missing_tools
-from tests.faults.stack import Stack, migrated_template, serve, stack
+from tests.faults.stack import TEMPLATE, Stack, serve, stack
 
 pytestmark = pytest.mark.skipif(bool(missing_tools()), reason=missing_tools() or "-")
 
-TEMPLATE = "sparkdash_template"
 # 50 x 6 prompts = 300 requests of 8 tokens; ~60 ms each on the simulator, so the run lasts
 # ~20-30 s on a busy box, long enough to restart a service in the middle of it.
 REPS, MAX_TOKENS = 50, 8
@@ -37,19 +36,6 @@ const badge = document.getElementById("run-status");
 return [badge.dataset.status, Number(document.getElementById("speed-chart").dataset.points),
         badge.dataset.transport || "", document.getElementById("live-state").textContent];
 """
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivatePostgres]:
-    """A private Postgres cluster holding a migrated template database."""
-    postgres = PrivatePostgres()
-    try:
-        postgres.init()
-        postgres.start()
-        migrated_template(postgres, TEMPLATE, tmp_path_factory.mktemp("migrate"))
-        yield postgres
-    finally:
-        postgres.stop()
 
 
 def start_dashboard(it: Stack) -> dict[str, Any]:

@@ -16,9 +16,7 @@ import httpx
 import ollama
 import openai
 import pytest
-from channels.testing import ChannelsLiveServerTestCase
 from django.conf import settings
-from django.db import connection
 from django.test import Client
 from django.urls import reverse
 from selenium.webdriver.common.by import By
@@ -28,8 +26,8 @@ from runs.models import Run
 from runs.worker import execution
 from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, logged_in_chromium
 from tests.factories import EngineConfigFactory, EngineFactory, UserFactory
+from tests.live_server import DaphneLiveServerTestCase
 from tests.real_engine import GEMMA_270M, llama_server_process, requires_engine
-from tests.runs.views.test_live_page_browser import ForkedDaphne
 from tests.runs.worker.real_runs import request_rows
 from tests.traffic.conftest import postgres_only, relay_process, wait_for
 from traffic.models import RelayState, TrafficRecord
@@ -223,25 +221,10 @@ def class_engine_url(request: pytest.FixtureRequest, engine_url: str) -> None:
 @pytest.mark.skipif(not HAVE_CHROMIUM, reason=NEEDS_CHROMIUM)
 @pytest.mark.skipif(not settings.REDIS_URL, reason="the relay's records reach the page's socket by Redis")
 @pytest.mark.usefixtures("class_engine_url")
-class RelayTrafficPageTest(ChannelsLiveServerTestCase):
+class RelayTrafficPageTest(DaphneLiveServerTestCase):
     """daphne serves the page; `manage.py relay` (its own process) stores and broadcasts the records."""
 
-    host = "127.0.0.1"
-    ProtocolServerProcess = ForkedDaphne
     engine_url: str
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        # The server process derives its database name from TEST NAME (as the run page's test does).
-        cls._test_db_name = connection.settings_dict["TEST"].get("NAME")
-        if not cls._test_db_name:
-            connection.settings_dict["TEST"]["NAME"] = connection.settings_dict["NAME"]
-        super().setUpClass()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        super().tearDownClass()
-        connection.settings_dict["TEST"]["NAME"] = cls._test_db_name
 
     def test_it_shows_an_ollama_agent_and_an_openai_stream_live_with_their_figures(self) -> None:
         engine = EngineFactory(base_url=self.engine_url, kind="llama-server", merge_system_messages=True)

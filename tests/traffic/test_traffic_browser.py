@@ -14,9 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from channels.testing import ChannelsLiveServerTestCase
 from django.conf import settings
-from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 from selenium.webdriver.common.by import By
@@ -24,7 +22,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, logged_in_chromium
 from tests.factories import MachineFactory, TrafficRecordFactory, UserFactory
-from tests.runs.views.test_live_page_browser import ForkedDaphne
+from tests.live_server import DaphneLiveServerTestCase
 from traffic.live import broadcast_records
 from traffic.serialize import record_json
 
@@ -91,24 +89,9 @@ def test_it_draws_records_stored_after_the_page_opened(live_server, alice):
 
 
 @pytest.mark.skipif(not settings.REDIS_URL, reason="the socket path needs a shared channel layer (REDIS_URL)")
-class TrafficSocketTest(ChannelsLiveServerTestCase):
+class TrafficSocketTest(DaphneLiveServerTestCase):
     """The page's socket, through daphne and Redis, as with the relay's writer in another process."""
 
-    host = "127.0.0.1"
-    ProtocolServerProcess = ForkedDaphne
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        # Postgres: the server process derives its database name from TEST NAME (as the run page's test).
-        cls._test_db_name = connection.settings_dict["TEST"].get("NAME")
-        if not cls._test_db_name:
-            connection.settings_dict["TEST"]["NAME"] = connection.settings_dict["NAME"]
-        super().setUpClass()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        super().tearDownClass()
-        connection.settings_dict["TEST"]["NAME"] = cls._test_db_name
 
     def test_it_shows_a_broadcast_record_over_the_socket(self) -> None:
         machine = MachineFactory(name="spark-socket")

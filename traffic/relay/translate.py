@@ -70,7 +70,8 @@ def ollama_to_openai(path: str, body: dict[str, Any], engine_kind: str = "") -> 
     out["stream"] = body.get("stream") is not False  # Ollama streams unless told not to
     if out["stream"]:
         out["stream_options"] = {"include_usage": True}
-    if isinstance(body.get("tools"), list):
+    if isinstance(body.get("tools"), list) and body["tools"]:
+        # The ollama client sends "tools": [] when it has none; vLLM refuses an empty list (400).
         out["tools"] = body["tools"]
     out |= _think(body.get("think"))
     out |= _options(as_dict(body.get("options")), engine_kind, ignored)
@@ -190,7 +191,8 @@ def openai_to_ollama(path: str, body: dict[str, Any]) -> Translated:
             raise BadRequest("prompt must be a string (or a list of one)")
     else:
         target, out["messages"] = "/api/chat", _ollama_messages(body.get("messages"))
-    if isinstance(body.get("tools"), list):
+    if isinstance(body.get("tools"), list) and body["tools"]:
+        # The ollama client sends "tools": [] when it has none; vLLM refuses an empty list (400).
         out["tools"] = body["tools"]
     think = _ollama_think(body)
     if think is not None:

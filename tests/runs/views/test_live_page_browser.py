@@ -6,15 +6,9 @@ import itertools
 import re
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from asgiref.sync import SyncToAsync
-from channels.layers import channel_layers
-from channels.testing import ChannelsLiveServerTestCase
-from daphne.testing import DaphneProcess
-from django.db import connection
 from django.test import override_settings
 from django.urls import reverse
 from selenium.webdriver.common.by import By
@@ -23,9 +17,9 @@ from selenium.webdriver.support.wait import WebDriverWait
 
 from engines.simulator import SimProfile, serve_in_thread
 from runs.core.jobs.prompts import SPEED_PROMPTS
-from runs.worker import dispatch
 from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, chromium
 from tests.factories import EngineConfigFactory, EngineFactory, UserFactory
+from tests.live_server import DaphneLiveServerTestCase
 
 REPS = 2
 # With this profile a request takes ~0.6 s, so the run (a warm-up and 12 requests) lasts ~8 s.
@@ -45,36 +39,13 @@ return [badge.dataset.status, Number(document.getElementById("speed-chart").data
 """
 
 
-class ForkedDaphne(DaphneProcess):
-    """daphne in a fork of the test process, rid of executors whose threads the fork lost.
-
-    Earlier tests leave asgiref's sync-to-async thread, in-process machine workers and channel
-    layers behind; a forked child copies those objects but not their threads, so work handed
-    to them would never run (the socket would never accept, the run never advance).
-    """
-
-    def run(self) -> None:
-        SyncToAsync.single_thread_executor = ThreadPoolExecutor(max_workers=1)
-        dispatch._executors.clear()
-        channel_layers.backends = {}
-        super().run()
-
-
 @pytest.mark.browser
 @pytest.mark.skipif(not HAVE_CHROMIUM, reason=NEEDS_CHROMIUM)
 # Runs execute on a thread of the daphne process, which is forked after this takes effect.
 @override_settings(SPARKDASH_WORKER="inprocess")
-class LiveRunPageTest(ChannelsLiveServerTestCase):
-    host = "127.0.0.1"
-    ProtocolServerProcess = ForkedDaphne
-
+class LiveRunPageTest(DaphneLiveServerTestCase):
     @classmethod
     def setUpClass(cls) -> None:
-        # Postgres: the server process derives its database name from TEST NAME, and without
-        # one it prefixes the name this process already switched to the test database.
-        cls._test_db_name = connection.settings_dict["TEST"].get("NAME")
-        if not cls._test_db_name:
-            connection.settings_dict["TEST"]["NAME"] = connection.settings_dict["NAME"]
         super().setUpClass()
         cls.sim = serve_in_thread(PROFILE)
 
@@ -82,7 +53,6 @@ class LiveRunPageTest(ChannelsLiveServerTestCase):
     def tearDownClass(cls) -> None:
         cls.sim.stop()
         super().tearDownClass()
-        connection.settings_dict["TEST"]["NAME"] = cls._test_db_name
 
     def setUp(self) -> None:
         UserFactory(username="alice")

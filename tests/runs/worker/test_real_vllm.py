@@ -120,16 +120,21 @@ def test_it_relays_both_fronts_to_vllm_with_its_own_counters(vllm):
     upstream = Upstream(base_url=vllm.url, api="openai", engine_kind="vllm")
     ask = [{"role": "user", "content": "Repeat five times: the harbour light turns at dusk."}]
     with RelayServer(build_relay(lambda: upstream, records.append)) as relay:
-        chats = [list(ollama.Client(host=relay.url).chat(
-            model=str(VLLM_MODEL), messages=ask, stream=True, options={"num_predict": 32, "temperature": 0}))
-            for _ in range(2)]  # fmt: skip
+        chats = []
+        options = {"num_predict": 32, "temperature": 0}
+        for n in range(2):
+            chats.append(list(ollama.Client(host=relay.url).chat(
+                model=str(VLLM_MODEL), messages=ask, stream=True, options=options)))
+            # Each request's record comes once the counters settled: the next one starts from there,
+            # as an agent's next step after reading its answer does (overlapping ones get no figures).
+            _wait_for(lambda n=n: len(records) == n + 1)
         client = openai.OpenAI(base_url=relay.url + "/v1", api_key="unused")
-        stream = client.chat.completions.create(model=str(VLLM_MODEL), messages=ask, max_tokens=32,
-                                                stream=True, stream_options={"include_usage": True})
+        stream = client.chat.completions.create(
+            model=str(VLLM_MODEL), messages=ask, max_tokens=32, temperature=0, stream=True,
+            stream_options={"include_usage": True},
+        )
         usage = list(stream)[-1].usage
-        deadline = time.monotonic() + 30
-        while len(records) < 3 and time.monotonic() < deadline:
-            time.sleep(0.1)
+        _wait_for(lambda: len(records) == 3)
     ollama_records, openai_record = records[:2], records[2]
     for chunks, record in zip(chats, ollama_records, strict=True):
         assert chunks[-1].done and chunks[-1].eval_count == record.output_tokens
@@ -137,10 +142,18 @@ def test_it_relays_both_fronts_to_vllm_with_its_own_counters(vllm):
     assert openai_record.output_tokens == usage.completion_tokens
     assert openai_record.prompt_tokens == usage.prompt_tokens
     # vLLM counts drafts only in /metrics: the relay reads them around each lone request.
-    counted = [r for r in records[1:] if r.draft_tokens is not None]
-    assert counted and all(0 <= r.accepted_tokens <= r.draft_tokens for r in counted)
+    assert records[0].draft_tokens is None  # the first after start has no settled snapshot before it
     counts = [(r.draft_tokens, r.accepted_tokens) for r in records]
+    assert all(d and 0 <= a <= d for d, a in counts[1:]), counts
+    assert all(r.decode_tps_engine for r in records[1:])
     print(f"\nrelay to vLLM: drafts/accepted per request {counts}")
+
+
+def _wait_for(condition, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
 
 
 def test_it_fails_a_run_within_5_s_keeping_its_samples_when_vllm_is_killed(vllm):

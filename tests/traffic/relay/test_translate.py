@@ -135,3 +135,10 @@ def test_it_merges_later_system_messages_into_the_first() -> None:
 def test_it_refuses_a_think_value_it_does_not_know() -> None:
     with pytest.raises(BadRequest, match="think must be"):
         ollama_to_openai("/api/chat", {"messages": [], "think": "max"})
+
+
+def test_it_leaves_out_the_empty_tool_list_the_ollama_client_sends() -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": []}
+    assert "tools" not in ollama_to_openai("/api/chat", body).body
+    tools = [{"type": "function", "function": {"name": "read", "parameters": {}}}]
+    assert ollama_to_openai("/api/chat", body | {"tools": tools}).body["tools"] == tools
