@@ -147,6 +147,8 @@ def test_it_loses_no_sample_when_postgres_restarts_during_a_run(
     assert final == list(range(total)), f"{len(final)} samples, {len(set(final))} distinct, of {total}"
     assert row["done"] == total
     assert before < total and after < total, "the restart came after the run had ended"
-    # The worker met the outage and retried (else this test proved nothing).
-    assert f"run {run_id}: database unavailable" in log
-    assert f"run {run_id}: database back after" in log
+    # The worker met the outage (else this test proved nothing): its sample writes retried, or, when
+    # Postgres was back within a blink (0.2 s here), at least the run's heartbeat hit it.
+    retried = f"run {run_id}: database unavailable" in log
+    assert retried or f"heartbeat of run {run_id} failed" in log, "the worker never met the outage"
+    assert not retried or f"run {run_id}: database back after" in log
