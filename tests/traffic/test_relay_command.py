@@ -1,6 +1,8 @@
 """`manage.py relay`: the bad invocations it refuses with a clear reason; serving both fronts, end to end."""
 from __future__ import annotations
 
+import signal
+
 import ollama
 import openai
 import pytest
@@ -90,3 +92,13 @@ def test_it_stores_every_request_relayed_while_the_database_was_down():
             assert all(answers)  # the clients never waited on the database
             wait_for(lambda: TrafficRecord.objects.filter(machine=engine.machine).count() >= 10, timeout=60)
     assert TrafficRecord.objects.filter(machine=engine.machine).count() == 10
+
+
+def test_it_leaves_the_callers_sigterm_handler_as_it_was():
+    # A test process (or any caller of call_command) keeps its own handler: forked servers rely on it.
+    engine = EngineFactory(machine=MachineFactory(name="spark-1"))
+    RunFactory(config__engine=engine, status=Run.Status.RUNNING)  # refused once it would serve
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(CommandError, match="is running run"):
+        call_command("relay", "--machine", "spark-1", "--ollama-port", "0", "--openai-port", "0")
+    assert signal.getsignal(signal.SIGTERM) is before

@@ -42,10 +42,11 @@ class Command(BaseCommand):
         listen = Listen(host, options["ollama_port"], options["openai_port"])
         if listen.ollama_port == listen.openai_port != 0:
             raise CommandError(f"--ollama-port and --openai-port must differ (both {listen.ollama_port})")
+        # docker stop sends SIGTERM: leave through the same path as Ctrl-C, storing what is left.
+        # The old handler comes back after, for a caller that runs the command in its own process.
+        previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         try:
             relay = RelayService(machine, listen, options["engine"])
-            # docker stop sends SIGTERM: leave through the same path as Ctrl-C, storing what is left.
-            signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
             upstream = relay.upstream()
             target = f"{upstream.engine_kind} at {upstream.base_url}"
             relay.run(lambda addresses: self._ready(machine.name, addresses, target))
@@ -53,6 +54,8 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         except KeyboardInterrupt:
             self.stdout.write("relay stopped")
+        finally:
+            signal.signal(signal.SIGTERM, previous)
 
     def _ready(self, machine: str, addresses: dict[str, str], target: str) -> None:
         self.stdout.write(
