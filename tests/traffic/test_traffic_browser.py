@@ -3,8 +3,8 @@ latest-requests table and the charts without a reload.
 
 - Against Django's live server (no websockets), as with the embedded default, where the relay's
   process cannot reach the page's socket: polling records.json delivers them.
-- Against daphne with Redis as the channel layer (only when REDIS_URL is set): broadcast_records
-  from this process, as the relay's writer sends it, reaches the page over its socket.
+- The socket path (daphne, Redis, the relay's writer in its own process) is the real-engine
+  acceptance test's: tests/traffic/test_relay_real_engine.py, RelayTrafficPageTest.
 
 The screenshot goes to /tmp/traffic-page.png, for a person to look at.
 """
@@ -14,17 +14,13 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, logged_in_chromium
-from tests.factories import MachineFactory, TrafficRecordFactory, UserFactory
-from tests.live_server import DaphneLiveServerTestCase
-from traffic.live import broadcast_records
-from traffic.serialize import record_json
+from tests.factories import MachineFactory, TrafficRecordFactory
 
 SHOT = Path(tempfile.gettempdir()) / "traffic-page.png"
 
@@ -86,24 +82,3 @@ def test_it_draws_records_stored_after_the_page_opened(live_server, alice):
         WebDriverWait(browser, 10).until(lambda d: d.current_url.endswith("?window=15m"))
         assert browser.find_element(By.ID, "traffic").get_attribute("data-window") == "15m"
         assert len(_rows(browser)) == 3
-
-
-@pytest.mark.skipif(not settings.REDIS_URL, reason="the socket path needs a shared channel layer (REDIS_URL)")
-class TrafficSocketTest(DaphneLiveServerTestCase):
-    """The page's socket, through daphne and Redis, as with the relay's writer in another process."""
-
-
-    def test_it_shows_a_broadcast_record_over_the_socket(self) -> None:
-        machine = MachineFactory(name="spark-socket")
-        with logged_in_chromium(self.live_server_url, UserFactory(username="alice")) as browser:
-            browser.get(browser.base_url + reverse("traffic:page", args=[machine.pk]))
-            WebDriverWait(browser, 15).until(lambda d: d.find_element(By.ID, "live-state").text == "live")
-            row = TrafficRecordFactory(machine=machine, model="qwen3-socket", output_type="table")
-            broadcast_records(machine.pk, [record_json(row)])
-            WebDriverWait(browser, 10).until(lambda d: len(_rows(d)) == 1)
-            assert _rows(browser)[0].get_attribute("data-via") == "socket"
-            assert "qwen3-socket" in _rows(browser)[0].text
-            # The socket's records bring the server's figures for the window with them.
-            WebDriverWait(browser, 10).until(lambda d: int(
-                d.find_element(By.ID, "decode-chart").get_attribute("data-points")) == 1)
-            assert browser.find_element(By.ID, "traffic").get_attribute("data-transport") == "socket"

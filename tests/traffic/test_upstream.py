@@ -19,10 +19,10 @@ def test_it_forwards_to_the_named_engine():
 
 
 def test_it_names_the_machines_engines_when_the_named_one_is_not_there():
-    machine = MachineFactory(name="spark-7")
+    machine = MachineFactory(name="box-7")  # no factory sequence name (spark-N)
     EngineFactory(machine=machine, name="qwen-llama")
     EngineFactory(name="elsewhere")  # another machine's
-    with pytest.raises(RelaySetupError, match="machine spark-7 has no engine named 'elsewhere' "
+    with pytest.raises(RelaySetupError, match="machine box-7 has no engine named 'elsewhere' "
                        r"\(its engines: qwen-llama\)"):
         resolve_engine(machine, "elsewhere")
 
@@ -41,15 +41,15 @@ def test_it_forwards_to_the_engine_the_machines_latest_run_started():
 
 
 def test_it_asks_for_an_engine_name_when_the_machine_has_several_and_no_run_started_one():
-    machine = MachineFactory(name="spark-8")
+    machine = MachineFactory(name="box-8")
     EngineFactory(machine=machine, name="a"), EngineFactory(machine=machine, name="b")
-    with pytest.raises(RelaySetupError, match=r"spark-8 has 2 engines \(its engines: a, b\).*--engine"):
+    with pytest.raises(RelaySetupError, match=r"box-8 has 2 engines \(its engines: a, b\).*--engine"):
         resolve_engine(machine)
 
 
 def test_it_refuses_a_machine_without_engines():
-    with pytest.raises(RelaySetupError, match="machine spark-9 has no engine: add one"):
-        resolve_engine(MachineFactory(name="spark-9"))
+    with pytest.raises(RelaySetupError, match="machine box-9 has no engine: add one"):
+        resolve_engine(MachineFactory(name="box-9"))
 
 
 @pytest.mark.parametrize(
