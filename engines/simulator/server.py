@@ -8,8 +8,9 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import TracebackType
+from typing import Any, Literal, Self
 
 import uvicorn
 
@@ -17,7 +18,9 @@ from .app import build_app
 from .enginelog import engine_log
 from .schedule import SimProfile
 
-__all__ = ["SimServer", "bind", "serve_forever", "serve_in_thread"]
+Lifespan = Literal["auto", "on", "off"]  # uvicorn's: whether the app's startup and shutdown run
+
+__all__ = ["AppServer", "SimServer", "bind", "serve_forever", "serve_in_thread", "url_of", "uvicorn_server"]
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -40,47 +43,55 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _url(sock: socket.socket) -> str:
+def url_of(sock: socket.socket) -> str:
+    """The http:// URL a bound socket answers on."""
     host, port = sock.getsockname()[:2]
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def _server(profile: SimProfile, sock: socket.socket, log_file: str | None = None) -> uvicorn.Server:
-    host, port = sock.getsockname()[:2]
+def uvicorn_server(
+    app: Any, sockets: Sequence[socket.socket], lifespan: Lifespan = "off", graceful_s: int = 1
+) -> uvicorn.Server:
+    """uvicorn for `app` on pre-bound `sockets` (the first names host and port in its log).
+
+    :param graceful_s: how long a stream that never ends by itself (a "hang" fault, an engine's
+        endless answer) may hold shutdown.
+    """
+    host, port = sockets[0].getsockname()[:2]
     config = uvicorn.Config(
-        build_app(profile, engine_log(log_file)),
-        host=host,
-        port=port,
-        log_level="warning",
-        lifespan="off",
-        # A "hang" request never ends by itself; don't let it hold shutdown for long.
-        timeout_graceful_shutdown=1,
+        app, host=host, port=port, log_level="warning", lifespan=lifespan,
+        timeout_graceful_shutdown=graceful_s,
     )
     return uvicorn.Server(config)
 
 
-class SimServer:
-    """A simulator running in a daemon thread; a context manager that stops it on exit."""
+class AppServer:
+    """An ASGI app served by uvicorn in a daemon thread; a context manager that starts it if need be
+    and stops it on exit. The simulator's SimServer and the relay's RelayServer are this.
+
+    :param sockets: where to listen; default one free port on 127.0.0.1.
+    """
 
     def __init__(
-        self, profile: SimProfile, host: str = "127.0.0.1", port: int = 0, log_file: str | None = None
-    ) -> None:
-        self.profile = profile
-        self._sock = bind(host, port)
-        self.url = _url(self._sock)
-        self._server = _server(profile, self._sock, log_file)
+        self, app: Any, sockets: Sequence[socket.socket] | None = None, *, name: str = "sparkdash-server",
+        lifespan: Lifespan = "off", graceful_s: int = 1,
+    ) -> None:  # fmt: skip
+        self.sockets = list(sockets) if sockets else [bind("127.0.0.1", 0)]
+        self.url = url_of(self.sockets[0])
+        self.urls = [url_of(s) for s in self.sockets]
+        self._server = uvicorn_server(app, self.sockets, lifespan, graceful_s)
         self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._sock]}, name="sparkdash-simulator", daemon=True
+            target=self._server.run, kwargs={"sockets": self.sockets}, name=name, daemon=True
         )
 
-    def start(self, timeout: float = 10.0) -> SimServer:
+    def start(self, timeout: float = 10.0) -> Self:
         """Start serving and return once uvicorn accepts connections."""
         self._thread.start()
         deadline = time.monotonic() + timeout
         while not self._server.started:
             if not self._thread.is_alive() or time.monotonic() > deadline:
                 self.stop()
-                raise RuntimeError(f"the simulator did not start on {self.url}")
+                raise RuntimeError(f"{self._thread.name} did not start on {self.url}")
             time.sleep(0.01)
         return self
 
@@ -89,15 +100,27 @@ class SimServer:
         self._server.should_exit = True
         if self._thread.is_alive():
             self._thread.join(timeout=5)
-        self._sock.close()
+        for sock in self.sockets:
+            sock.close()
 
-    def __enter__(self) -> SimServer:
-        return self
+    def __enter__(self) -> Self:
+        return self if self._thread.is_alive() else self.start()
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+class SimServer(AppServer):
+    """A simulator running in a daemon thread."""
+
+    def __init__(
+        self, profile: SimProfile, host: str = "127.0.0.1", port: int = 0, log_file: str | None = None
+    ) -> None:
+        self.profile = profile
+        app = build_app(profile, engine_log(log_file))
+        super().__init__(app, [bind(host, port)], name="the simulator")
 
 
 def serve_in_thread(
@@ -115,5 +138,5 @@ def serve_forever(
 ) -> None:
     """Serve in the foreground until interrupted; on_ready gets the URL before serving starts."""
     sock = bind(host, port)
-    on_ready(_url(sock))
-    _server(profile, sock, log_file).run(sockets=[sock])
+    on_ready(url_of(sock))
+    uvicorn_server(build_app(profile, engine_log(log_file)), [sock]).run(sockets=[sock])
