@@ -2,6 +2,7 @@
 records after an id, and a machine's conversations. The views only pick the machine and render."""
 from __future__ import annotations
 
+from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
@@ -21,9 +22,8 @@ LATEST = 50  # rows of the latest-requests table, and the most records one poll 
 BODIES = ("request_body", "response_text")
 
 
-def relay_summary(machine: Machine, now: datetime) -> dict[str, Any] | None:
+def relay_summary(state: RelayState | None, now: datetime) -> dict[str, Any] | None:
     """The relay's last word about itself and how old it is; None when no relay ever ran here."""
-    state = RelayState.objects.filter(machine=machine).first()
     if state is None:
         return None
     age = (now - state.heartbeat).total_seconds()
@@ -48,7 +48,8 @@ def payload(machine: Machine, window: str, since: int, now: datetime, with_stats
     # Bodies are read (not deferred): record_json says whether each was captured, never what it holds.
     rows = TrafficRecord.objects.filter(machine=machine, pk__gt=since).order_by("-pk")[:LATEST]
     records = [record_json(row) for row in reversed(rows)]
-    relay = relay_summary(machine, now)
+    state = RelayState.objects.filter(machine=machine).first()
+    relay = relay_summary(state, now)
     answer: dict[str, Any] = {
         "records": records, "last_id": records[-1]["id"] if records else since, "window": window,
         "relay": relay, "relay_texts": relay_texts(relay, machine.name),
@@ -59,8 +60,7 @@ def payload(machine: Machine, window: str, since: int, now: datetime, with_stats
         inside = list(window_records(machine, start))
         answer["stats"] = window_stats(inside, start, now)
         answer["texts"] = figure_texts(answer["stats"])
-        logged = RelayState.objects.filter(machine=machine).values_list("log_warnings", flat=True).first()
-        found = traffic_warnings(inside) + engine_log_warnings(logged or [], start)
+        found = traffic_warnings(inside) + engine_log_warnings(state.log_warnings if state else [], start)
         answer["warnings"] = sorted(found, key=lambda w: w["arrived"])
     return answer
 
@@ -70,7 +70,9 @@ def conversation_rows(records: list[TrafficRecord]) -> list[dict[str, Any]]:
 
     Newest conversation first.
     """
-    warnings = traffic_warnings(records)
+    warnings: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for warning in traffic_warnings(records):
+        warnings[warning["conversation"]].append(warning)
     rows = []
     for key, steps in by_conversation(records).items():
         share = new_input_share(steps)
@@ -82,6 +84,6 @@ def conversation_rows(records: list[TrafficRecord]) -> list[dict[str, Any]]:
             "new_input_share": share["share"] if share else None,
             "new_input_text": f"{share['share'] * 100:.1f} %" if share else "\u2014",
             "errors": sum(1 for s in steps if s.error or s.status >= 400),
-            "warnings": [w for w in warnings if w["conversation"] == key],
+            "warnings": warnings.get(key, []),
         })
     return sorted(rows, key=lambda row: row["last_seen"], reverse=True)

@@ -22,22 +22,13 @@ from typing import Any
 
 from engines.simulator import SimProfile
 from tests.bench.bare_client import BareClient, BareGeneration
+from tests.bench.fidelity import Size  # the same measure of how much to send
 from tests.bench.figures import figure, percentiles
 from tests.bench.simproc import SimProcess, child_process, simulator_process
 
 PROFILE = SimProfile(decode_tps=100, ttft_ms=20, batch_cost=0.0, model="sim-relay")
 GOAL_TTFT_MS, GOAL_CHUNK_MS = 2.0, 1.0
 WARM_SEED = 1_000_000
-
-
-@dataclass(frozen=True)
-class Size:
-    """Reply length, sequential single-stream replies, bursts of `streams` concurrent replies."""
-
-    tokens: int
-    single: int
-    bursts: int
-    streams: int = 16
 
 
 FULL, SHORT = Size(tokens=100, single=20, bursts=4), Size(tokens=10, single=2, bursts=1)
