@@ -23,7 +23,7 @@ class EngineConfigForm(forms.ModelForm):
             "lookahead", "draft_n_min", "draft_p_min", "kv_cache_dtype", "prefix_caching",
             "context_length", "parallel", "threads", "cache_ram_mib", "max_num_batched_tokens",
             "attention_backend", "moe_backend", "bytes_per_token_gb", "temperature", "top_p", "top_k", "seed",
-            "max_tokens", "extra_flags", "notes",
+            "max_tokens", "preheat_s", "extra_flags", "notes",
         ]
         widgets = {
             "extra_flags": forms.Textarea(attrs={"rows": 2}),

@@ -241,6 +241,11 @@ class EngineConfig(models.Model):
         default=256, validators=[MinValueValidator(1), MaxValueValidator(131_072)]
     )
     extra_flags = models.TextField(blank=True, help_text="extra engine flags, as typed on its command line")
+    preheat_s = models.PositiveIntegerField(
+        "pre-heat (s)", default=0, validators=[MaxValueValidator(1800)],
+        help_text="before measuring, generate until GPU clocks and temperature settle, for at most this "
+        "many seconds (0: off); a cold box is faster for its first minutes, then throttles",
+    )
     notes = models.TextField(blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)

@@ -192,6 +192,18 @@ WHITENOISE_USE_FINDERS = True
 # Live updates: at most this many flushes (DB write + broadcast) per second per run.
 SPARKDASH_FLUSH_INTERVAL_S = envfloat("SPARKDASH_FLUSH_INTERVAL_S", 0.25)
 SPARKDASH_HARNESS_COMMIT = os.getenv("SPARKDASH_HARNESS_COMMIT", "")
+# Hardware telemetry during every run (docs/metrics.md "Hardware telemetry"): readings a second,
+# the idle baseline taken before the job (energy figures subtract it), and the share of a GPU's
+# maximum SM clock under which a busy GPU counts as throttled (DGX Spark: 2,457-2,496 of 3,003 MHz
+# under load is normal, 82 %).
+SPARKDASH_TELEMETRY_HZ = envfloat("SPARKDASH_TELEMETRY_HZ", 10.0)
+SPARKDASH_TELEMETRY_BASELINE_S = envfloat("SPARKDASH_TELEMETRY_BASELINE_S", 2.0)
+SPARKDASH_THROTTLE_CLOCK_FLOOR_PCT = envfloat("SPARKDASH_THROTTLE_CLOCK_FLOOR_PCT", 70.0)
+# Pre-heating (a config's preheat_s): the readings of this many seconds must be steady.
+SPARKDASH_PREHEAT_SETTLE_S = envfloat("SPARKDASH_PREHEAT_SETTLE_S", 10.0)
+# A recorded NVML trace (JSON, engines.telemetry.recorded) played back instead of the GPU: for tests
+# and for checking the pages without a GPU; the run's telemetry names it as a recording.
+SPARKDASH_NVML_TRACE = os.getenv("SPARKDASH_NVML_TRACE", "")
 # A running run whose worker sent no heartbeat for this long is failed as lost.
 SPARKDASH_LOST_RUN_S = envint("SPARKDASH_LOST_RUN_S", 300)
 # A running job's heartbeat, and how soon it notices a cancel from the UI.

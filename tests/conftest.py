@@ -1,14 +1,22 @@
 """Fixtures shared by every test: alice, and a test client logged in as her; two teams' worlds."""
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.db.backends.postgresql.operations import DatabaseOperations
 from django.test import Client
 
 from tests.factories import TeamWorld, UserFactory, team_world
+
+# Every executed run takes an idle telemetry baseline (2 s by default); hundreds of runs in the
+# suite would spend minutes idling. Settings are loaded before this file, and workers started by
+# tests read the environment, so both are set. A test of the baseline itself sets its own.
+os.environ.setdefault("SPARKDASH_TELEMETRY_BASELINE_S", "0.3")
+settings.SPARKDASH_TELEMETRY_BASELINE_S = float(os.environ["SPARKDASH_TELEMETRY_BASELINE_S"])
 
 
 @pytest.fixture

@@ -61,6 +61,7 @@ def request_metrics(gen: Generation) -> dict[str, Any]:
         "decode_tps_engine": gen.figures.decode_tps,
         "prefill_tps": prefill_tps(gen),
         "e2e_s": gen.finished_at - gen.sent_at,
+        "sent_at": gen.sent_at,  # the client's clock; the run's recorder makes it run time
         "acceptance_rate": acceptance_rate(gen),
         "tokens_per_verification": tokens_per_verification(gen),
         "output_tokens": gen.figures.output_tokens,

@@ -28,6 +28,7 @@ from runs.worker.guard import RunGuard
 from runs.worker.job_runner import run_job
 from runs.worker.provenance import record_provenance, roofline_for
 from runs.worker.recorder import RunCancelled, RunRecorder, load_run, retry_db
+from runs.worker.telemetry import RunTelemetry, preheat_box, throttled_warning
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +125,8 @@ async def _execute(run: Run) -> None:
     status, summary, error = Run.Status.FAILED, {}, ""
     try:
         await recorder.open()
-        summary = await guard.run(_engine_and_job(client, run, recorder))
+        async with RunTelemetry(recorder) as telemetry:
+            summary = await guard.run(_engine_and_job(client, run, recorder, telemetry))
         status = Run.Status.SUCCEEDED
     except RunCancelled:
         status = Run.Status.CANCELLED
@@ -146,9 +148,11 @@ def request_timeout_s(run: Run) -> float:
     return settings.SPARKDASH_REQUEST_TIMEOUT_S
 
 
-async def _engine_and_job(client: EngineClient, run: Run, recorder: RunRecorder) -> dict[str, Any]:
+async def _engine_and_job(
+    client: EngineClient, run: Run, recorder: RunRecorder, telemetry: RunTelemetry
+) -> dict[str, Any]:
     async with RunEngine(run, start=registry.get(run.job).starts_engine) as engine_side:
-        return await _within_job_limit(_measure(client, run, recorder, engine_side))
+        return await _within_job_limit(_measure(client, run, recorder, engine_side, telemetry))
 
 
 async def _within_job_limit(job: Awaitable[T]) -> T:
@@ -166,16 +170,16 @@ async def _within_job_limit(job: Awaitable[T]) -> T:
 
 
 async def _measure(
-    client: EngineClient, run: Run, recorder: RunRecorder, engine_side: RunEngine
+    client: EngineClient, run: Run, recorder: RunRecorder, engine_side: RunEngine, telemetry: RunTelemetry
 ) -> dict[str, Any]:
-    """Provenance, then the job, with the engine's own counters read before and after it."""
-    before = None
-    if engine_side.answering:  # a lookahead sweep launches its engine per length, inside the job
-        if engine_side.startup_s is not None:
-            await recorder.on_sample("engine", {"startup_s": engine_side.startup_s})
-        await record_provenance(client, run)
-        before = await client.metrics_text()
+    """Provenance, the idle baseline, pre-heating, then the job, with the engine's own counters
+    read before and after it, and the run's telemetry summarised."""
+    before, preheated = await _before_job(client, run, recorder, engine_side, telemetry)
     summary = await engine_side.run(run_job(client, run, recorder, engine_side))
+    telemetry.phase("done")
+    summary["telemetry"] = telemetry.summary()
+    summary["preheat"] = preheated
+    engine_side.warnings += throttled_warning(summary["telemetry"])
     # An engine that stopped answering after the job has no counters to read: no delta, not a failure.
     spec = await spec_since(client, before)
     summary["spec_decode_metrics"] = spec.summary() if spec else None
@@ -193,6 +197,22 @@ async def _measure(
         summary["roofline"]["note"] = note
     engine_side.warnings += _disagreements(summary) + _read_loop_warning(summary)
     return summary
+
+
+async def _before_job(
+    client: EngineClient, run: Run, recorder: RunRecorder, engine_side: RunEngine, telemetry: RunTelemetry
+) -> tuple[str | None, dict[str, Any] | None]:
+    """Everything between the engine's start and the job: the engine's counters just before it,
+    and how pre-heating went (None when the config does not pre-heat)."""
+    if engine_side.answering and engine_side.startup_s is not None:
+        await recorder.on_sample("engine", {"startup_s": engine_side.startup_s})
+    if engine_side.answering:  # a lookahead sweep launches its engine per length, inside the job
+        await record_provenance(client, run)
+    await telemetry.baseline()
+    preheated = None
+    if run.config.preheat_s:
+        preheated = await preheat_box(client, run, telemetry, engine_side.answering)
+    return (await client.metrics_text() if engine_side.answering else None), preheated
 
 
 DRAFTS_UNCOUNTED = "efficiency not stated: the engine drafted but reports no tokens per verification"

@@ -24,6 +24,8 @@ T = TypeVar("T")
 
 # The samples that count as one unit of a run's progress (a request, a probe step, a question).
 PROGRESS_KINDS = ("request", "step", "question")
+# What a request sample keeps in memory for the run's energy figures (runs.core.energy.windows_of).
+WINDOW_FIELDS = ("start_t", "ttft_s", "e2e_s", "output_tokens", "output_type", "concurrency")
 # How long a run waits for its database to come back (a restart takes seconds) before failing.
 DB_OUTAGE_LIMIT_S = 60.0
 # What an unreachable, restarting or just-restarted database raises.
@@ -72,11 +74,14 @@ class RunRecorder:
         self.run_id = run_id
         self.flush_interval_s = flush_interval_s
         self.started = time.monotonic()
+        self.started_perf = time.perf_counter()  # the engine clients' clock (requests' sent_at)
         self.pending: list[Sample] = []
         self.next_seq = 0
         self.done = 0
         self.last_flush = 0.0
         self.db_down_since: float | None = None
+        self.request_rows: list[dict[str, Any]] = []  # each request's window, for its energy
+        self._flushing = asyncio.Lock()
 
     async def open(self) -> None:
         """Continue numbering after any samples a previous delivery of this run stored."""
@@ -92,6 +97,12 @@ class RunRecorder:
 
     async def on_sample(self, kind: str, values: dict[str, Any]) -> None:
         t = time.monotonic() - self.started
+        if "sent_at" in values:  # the client's clock: stored as seconds since the run started
+            sent = values["sent_at"]
+            values = {k: v for k, v in values.items() if k != "sent_at"}
+            values["start_t"] = round(sent - self.started_perf, 6)
+        if kind == "request":
+            self.request_rows.append({k: values.get(k) for k in WINDOW_FIELDS})
         self.pending.append(Sample(run_id=self.run_id, seq=self.next_seq, t=t, kind=kind, values=values))
         self.next_seq += 1
         if kind in PROGRESS_KINDS:
@@ -99,12 +110,24 @@ class RunRecorder:
         if time.monotonic() - self.last_flush >= self.flush_interval_s:
             await self.flush()
 
+    def add_readings(self, kind: str, readings: list[dict[str, Any]]) -> None:
+        """Samples stamped with their own run time (a reading's "t"), stored at the next flush."""
+        for reading in readings:
+            values = {k: v for k, v in reading.items() if k != "t"}
+            sample = Sample(run_id=self.run_id, seq=self.next_seq, t=reading["t"], kind=kind, values=values)
+            self.pending.append(sample)
+            self.next_seq += 1
+
     async def flush(self) -> None:
         """Store pending samples, refresh progress and heartbeat, broadcast; stop if cancelled.
 
         While the database is down the samples stay pending and the job goes on; after
         DB_OUTAGE_LIMIT_S of failed flushes the error is raised.
         """
+        async with self._flushing:  # the job and the telemetry drain both flush
+            await self._flush_pending()
+
+    async def _flush_pending(self) -> None:
         self.last_flush = time.monotonic()
         batch = list(self.pending)
         try:

@@ -37,8 +37,29 @@ def test_it_stores_summary_samples_and_provenance():
     assert run.provenance["engine_version"] == "sparkdash-simulator"
     assert run.provenance["config"]["name"] == run.config.name
     assert run.provenance["harness_commit"]
-    assert list(run.samples.values_list("seq", flat=True)) == list(range(len(SPEED_PROMPTS)))
+    seqs = list(run.samples.values_list("seq", flat=True))
+    assert seqs == list(range(len(seqs)))  # requests and telemetry readings, numbered in one sequence
+    assert run.samples.filter(kind="request").count() == len(SPEED_PROMPTS)
     assert run.progress_done == run.progress_total == len(SPEED_PROMPTS)
+
+
+def test_it_samples_telemetry_through_the_run_with_an_idle_baseline_first():
+    with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5, lookahead=4)) as sim:
+        run = run_to_end(make_run(sim.url))
+    telemetry = run.summary["telemetry"]
+    readings = list(run.samples.filter(kind="telemetry").order_by("seq"))
+    assert telemetry["readings"] >= len(readings) - 1 > 3
+    phases = [r.values["phase"] for r in readings]
+    assert phases.index("baseline") < phases.index("job")  # the baseline before the job
+    assert telemetry["baseline"]["readings"] >= 2
+    assert 0 <= telemetry["during"]["cpu_load"]["median"] <= 1
+    assert telemetry["peak_mem_used_bytes"] > 0
+    assert (telemetry["gpu"], telemetry["note"]) == (False, "no GPU telemetry on this machine")
+    assert telemetry["energy"] is None and "no power reading" in telemetry["energy_note"]
+    assert not telemetry["throttle"]["throttled"]
+    assert all(r.values["mem_used_bytes"] > 0 for r in readings)
+    requests = run.samples.filter(kind="request")
+    assert all(0 < r.values["start_t"] < r.t for r in requests)  # the request's start, in run time
 
 
 def test_it_contacts_no_url_outside_the_engines_machine():
@@ -127,14 +148,14 @@ def test_it_keeps_samples_received_before_the_engine_died():
     run = run_to_end(run)
     killer.join()
     assert run.status == Run.Status.FAILED
-    kept = run.samples.count()
+    kept = run.samples.filter(kind="request").count()
     assert 3 <= kept < 3 * len(SPEED_PROMPTS)
     assert f"request {kept + 1} of {3 * len(SPEED_PROMPTS)}" in run.error
 
 
 def _stop_after_samples(sim, run_id, n):
     deadline = time.monotonic() + 20
-    while Sample.objects.filter(run_id=run_id).count() < n and time.monotonic() < deadline:
+    while Sample.objects.filter(run_id=run_id, kind="request").count() < n and time.monotonic() < deadline:
         time.sleep(0.01)
     sim.stop()
 
@@ -153,7 +174,7 @@ def test_it_stops_a_cancelled_run_at_the_next_flush():
 
 def _cancel_after_samples(run_id, n):
     deadline = time.monotonic() + 20
-    while Sample.objects.filter(run_id=run_id).count() < n and time.monotonic() < deadline:
+    while Sample.objects.filter(run_id=run_id, kind="request").count() < n and time.monotonic() < deadline:
         time.sleep(0.01)
     Run.objects.filter(pk=run_id).update(status=Run.Status.CANCELLED)
 

@@ -1,0 +1,74 @@
+"""A run's telemetry through the worker, with a recorded GB10 trace played back as its GPU."""
+
+import json
+
+import pytest
+
+from engines.simulator import SimProfile, serve_in_thread
+from runs.models import Run
+from tests.runs.worker.test_execution import make_run, run_to_end
+from tests.telemetry_traces import gb10_trace
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def recorded_gpu(tmp_path, settings):
+    """A GB10 trace: idle 0.25 s (the baseline), then 80 W; thermal throttling from 0.6 s to 1.4 s."""
+
+    def play(**shape):
+        path = tmp_path / "trace.json"
+        path.write_text(json.dumps(gb10_trace(seconds=60, rate_hz=20, idle_s=0.25, **shape)))
+        settings.SPARKDASH_NVML_TRACE = str(path)
+        settings.SPARKDASH_TELEMETRY_BASELINE_S = 0.25
+        settings.SPARKDASH_TELEMETRY_HZ = 20.0
+
+    return play
+
+
+def test_it_flags_a_thermally_throttled_run_with_how_long(recorded_gpu):
+    recorded_gpu(throttle=(0.6, 1.4))
+    with serve_in_thread(SimProfile(decode_tps=100, ttft_ms=5)) as sim:
+        run = run_to_end(make_run(sim.url, {"reps": 2, "warmup": 0}))
+    assert run.status == Run.Status.SUCCEEDED, run.error
+    telemetry = run.summary["telemetry"]
+    assert telemetry["gpu"] and telemetry["sources"] == ["host", "nvml (recorded trace)"]
+    assert telemetry["gpus"][0]["name"] == "NVIDIA GB10" and telemetry["memory_source"] == "meminfo"
+    throttle = telemetry["throttle"]
+    assert throttle["throttled"] and throttle["throttled_s"] == pytest.approx(0.8, abs=0.2)
+    assert throttle["reasons_s"]["thermal"] == pytest.approx(0.8, abs=0.2)
+    warning = next(w for w in run.warnings if w["kind"] == "throttled")
+    assert warning["throttled_s"] == throttle["throttled_s"] and "thermal" in warning["message"]
+    assert telemetry["baseline"]["power_w"] == 18.0
+
+
+def test_it_computes_joules_per_token_over_the_idle_baseline(recorded_gpu):
+    recorded_gpu()
+    with serve_in_thread(SimProfile(decode_tps=100, ttft_ms=5)) as sim:
+        run = run_to_end(make_run(sim.url, {"reps": 1, "warmup": 0}))
+    energy = run.summary["telemetry"]["energy"]
+    assert energy["power_source"] == "gpu" and energy["baseline_w"] == 18.0
+    requests = [s.values for s in run.samples.filter(kind="request")]
+    decode_s = sum(r["e2e_s"] - r["ttft_s"] for r in requests)
+    tokens = sum(r["output_tokens"] for r in requests)
+    # Every request ran after the idle part: (80 - 18) W over its decode time.
+    assert energy["j_per_token"] == pytest.approx(62.0 * decode_s / tokens, rel=0.02)
+    assert energy["tokens"] == tokens and set(energy["by_output_type"]) == {
+        r["output_type"] for r in requests
+    }
+    assert not run.summary["telemetry"]["throttle"]["throttled"]
+    assert not [w for w in run.warnings if w["kind"] == "throttled"]
+
+
+def test_it_preheats_until_the_recorded_gpu_settles(recorded_gpu, settings):
+    recorded_gpu()
+    settings.SPARKDASH_PREHEAT_SETTLE_S = 0.5
+    with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5)) as sim:
+        run = make_run(sim.url)
+        run.config.preheat_s = 30
+        run.config.save()
+        run = run_to_end(run)
+    preheat = run.summary["preheat"]
+    assert preheat["settled"] is True and preheat["requests"] >= 1 and preheat["s"] < 10
+    phases = [s.values["phase"] for s in run.samples.filter(kind="telemetry").order_by("seq")]
+    assert phases.index("baseline") < phases.index("preheat") < phases.index("job")
