@@ -35,6 +35,11 @@ class EngineConfigForm(forms.ModelForm):
         # Only the user's teams' engines are offered; another team's posted pk is an invalid choice.
         field = cast("forms.ModelChoiceField[Engine]", self.fields["engine"])
         field.queryset = visible(user, Engine.objects.select_related("machine"))
+        self.fields["preheat_s"].required = False  # left out: off
+
+    def clean_preheat_s(self) -> int:
+        """A blank pre-heat is 0 (off), as the model's default."""
+        return self.cleaned_data.get("preheat_s") or 0
 
 
 MODEL_FILES_EXAMPLE = "Q4_K_M /models/qwen3-Q4_K_M.gguf\nQ8_0 /models/qwen3-Q8_0.gguf"

@@ -16,6 +16,7 @@ from asgiref.sync import sync_to_async
 from django.db import InterfaceError, OperationalError, close_old_connections
 from django.db.models import Max
 
+from runs.core.energy import WINDOW_FIELDS
 from runs.live.broadcast import broadcast
 from runs.models import Run, Sample
 
@@ -24,8 +25,6 @@ T = TypeVar("T")
 
 # The samples that count as one unit of a run's progress (a request, a probe step, a question).
 PROGRESS_KINDS = ("request", "step", "question")
-# What a request sample keeps in memory for the run's energy figures (runs.core.energy.windows_of).
-WINDOW_FIELDS = ("start_t", "ttft_s", "e2e_s", "output_tokens", "output_type", "concurrency")
 # How long a run waits for its database to come back (a restart takes seconds) before failing.
 DB_OUTAGE_LIMIT_S = 60.0
 # What an unreachable, restarting or just-restarted database raises.

@@ -70,10 +70,15 @@ class Stack:
         status, done, total, error = self.query(sql, run_id)[0]
         return {"status": status, "done": done, "total": total, "error": error}
 
+    def requests(self, run_id: int) -> int:
+        """How many request samples the run has stored (its telemetry readings left out)."""
+        sql = "SELECT count(*) FROM runs_sample WHERE run_id = %s AND kind = 'request'"
+        return int(self.query(sql, run_id)[0][0])
+
     def wait_for_samples(self, run_id: int, count: int, timeout_s: float = 60.0) -> int:
-        """Wait until the run has stored at least `count` samples; returns how many it has."""
+        """Wait until the run has stored at least `count` request samples; returns how many it has."""
         deadline = time.monotonic() + timeout_s
-        while (stored := len(self.seqs(run_id))) < count:
+        while (stored := self.requests(run_id)) < count:
             if time.monotonic() > deadline:
                 raise AssertionError(f"run {run_id}: {stored} samples after {timeout_s} s\n{self.log()}")
             time.sleep(0.1)

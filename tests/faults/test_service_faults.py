@@ -109,17 +109,19 @@ def test_it_keeps_a_live_run_whole_across_a_redis_restart(cluster: PrivatePostgr
             page.wait_until(lambda s: s[1] == "running" and s[2] > 0 and s[4] == "live")
             before = it.wait_for_samples(run_id, total // 3)
             down_s = it.redis.restart()
-            restarted_at, after = time.monotonic() - page.t0, len(it.seqs(run_id))
+            restarted_at, after = time.monotonic() - page.t0, it.requests(run_id)
             page.wait_until(lambda s: s[1] in ("succeeded", "failed", "cancelled"))
             row = it.wait_until_finished(run_id)
-            final = it.seqs(run_id)
-            end = page.wait_until(lambda s: s[2] >= len(final), timeout_s=15)
-    print(f"\nrun {run_id}: {before} samples stored before the Redis restart ({down_s:.2f} s down), "
+            final, requests = it.seqs(run_id), it.requests(run_id)
+            end = page.wait_until(lambda s: s[2] >= total, timeout_s=15)
+    print(f"\nrun {run_id}: {before} requests stored before the Redis restart ({down_s:.2f} s down), "
           f"{after} just after it, {len(final)} at the end; the page drew {end[2]} points",
           "(t, status, points, transport, socket state) at each change:", *page.changes(), sep="\n  ")
 
     assert row["status"] == "succeeded", row
-    assert final == list(range(total)), f"{len(final)} samples, {len(set(final))} distinct, of {total}"
+    # Each sample (requests and telemetry readings) stored once, none missing, every request there.
+    assert final == list(range(len(final))), f"{len(final)} samples, {len(set(final))} distinct"
+    assert requests == total, f"{requests} requests of {total}"
     assert before < total and after < total, "the restart came after the run had ended"
     assert end[2] == total
     # The page lost its socket, reconnected, and live updates came back over it (not just the
@@ -136,15 +138,17 @@ def test_it_loses_no_sample_when_postgres_restarts_during_a_run(
         run_id, total = start_run(it, start_dashboard(it))
         before = it.wait_for_samples(run_id, total // 3)
         down_s = cluster.restart()
-        after = len(it.seqs(run_id))
+        after = it.requests(run_id)
         row = it.wait_until_finished(run_id)
-        final = it.seqs(run_id)
+        final, requests = it.seqs(run_id), it.requests(run_id)
         log = it.log()
-    print(f"\nrun {run_id}: {before} samples stored before the Postgres restart ({down_s:.2f} s down), "
+    print(f"\nrun {run_id}: {before} requests stored before the Postgres restart ({down_s:.2f} s down), "
           f"{after} just after it, {len(final)} at the end")
 
     assert row["status"] == "succeeded", row
-    assert final == list(range(total)), f"{len(final)} samples, {len(set(final))} distinct, of {total}"
+    # Each sample (requests and telemetry readings) stored once, none missing, every request there.
+    assert final == list(range(len(final))), f"{len(final)} samples, {len(set(final))} distinct"
+    assert requests == total, f"{requests} requests of {total}"
     assert row["done"] == total
     assert before < total and after < total, "the restart came after the run had ended"
     # The worker met the outage (else this test proved nothing): its sample writes retried, or, when

@@ -192,8 +192,9 @@ def assert_streamed_live(received: list[tuple[float, dict[str, Any]]], run: Run,
     assert received[samples[0]][0] < run.finished.timestamp()
     later = [m["run"]["status"] for _, m in received[samples[0] :] if m["type"] == "run"]
     assert Run.Status.RUNNING in later, later
-    seen = [s["seq"] for _, m in received if m["type"] == "samples" for s in m["samples"]]
-    assert seen == list(range(requests))
+    streamed = [s for _, m in received if m["type"] == "samples" for s in m["samples"]]
+    assert [s["seq"] for s in streamed] == list(range(len(streamed)))  # requests and telemetry, each once
+    assert sum(s["kind"] == "request" for s in streamed) == requests
 
 
 def wait_until_finished(run_ids: list[int]) -> list[Run]:
