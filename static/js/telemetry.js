@@ -44,33 +44,51 @@ window.RunTelemetry = (function () {
     return spans(points, function (p) { return p.throttle.join(", "); }).filter(function (s) { return s.key; });
   }
 
-  function shade(chart, span, fill, label) {
-    var x = chart.scales.x, area = chart.chartArea, ctx = chart.ctx;
+  function pixels(chart, span) {
+    var x = chart.scales.x, area = chart.chartArea;
     var left = Math.max(x.getPixelForValue(span.from), area.left);
     var right = Math.min(x.getPixelForValue(span.to), area.right);
-    if (right <= left) right = left + 2;  // a single reading still shows
-    ctx.fillStyle = fill;
-    ctx.fillRect(left, area.top, right - left, area.bottom - area.top);
-    ctx.fillStyle = "#555";
-    ctx.font = "11px sans-serif";
-    ctx.fillText(label, left + 3, area.top + 12);
+    return { left: left, right: Math.max(right, left + 2) };  // a single reading still shows
   }
 
-  /** A Chart.js plugin drawing the phase and throttle spans under the lines. */
+  function shade(chart, span, fill) {
+    var at = pixels(chart, span), area = chart.chartArea;
+    chart.ctx.fillStyle = fill;
+    chart.ctx.fillRect(at.left, area.top, at.right - at.left, area.bottom - area.top);
+  }
+
+  // Over the lines, on a white box: the lines would hide a label drawn under them.
+  function label(chart, span, text) {
+    var ctx = chart.ctx, left = pixels(chart, span).left + 3, top = chart.chartArea.top + 3;
+    ctx.font = "11px sans-serif";
+    ctx.fillStyle = "rgba(255, 255, 255, 0.85)";
+    ctx.fillRect(left - 2, top, ctx.measureText(text).width + 4, 14);
+    ctx.fillStyle = "#333";
+    ctx.fillText(text, left, top + 11);
+  }
+
+  function eachSpan(state, draw) {
+    phaseSpans(state.points).forEach(function (s) { draw(s, PHASE_FILL, s.key); });
+    throttleSpans(state.points).forEach(function (s) { draw(s, THROTTLE_FILL, "throttled: " + s.key); });
+  }
+
+  /** A Chart.js plugin: the phase and throttle spans shaded under the lines, their names over them. */
   function spanPlugin(state) {
+    function around(chart, draw) {
+      chart.ctx.save();
+      eachSpan(state, draw);
+      chart.ctx.restore();
+    }
     return {
       id: "telemetrySpans",
-      beforeDatasetsDraw: function (chart) {
-        chart.ctx.save();
-        phaseSpans(state.points).forEach(function (s) { shade(chart, s, PHASE_FILL, s.key); });
-        throttleSpans(state.points).forEach(function (s) { shade(chart, s, THROTTLE_FILL, "throttled: " + s.key); });
-        chart.ctx.restore();
-      }
+      beforeDatasetsDraw: function (chart) { around(chart, function (s, fill) { shade(chart, s, fill); }); },
+      afterDatasetsDraw: function (chart) { around(chart, function (s, _, text) { label(chart, s, text); }); }
     };
   }
 
   function axes(h) {
-    var hidden = { display: "auto" };
+    // Room above the highest reading for the span names; an axis without a line is left out.
+    var hidden = { display: "auto", grace: "15%" };
     return {
       x: { type: "linear", title: { display: true, text: "run time (s)" }, ticks: { maxTicksLimit: 24 } },
       y: h.axis("CPU load (%) \u00b7 temperature (\u00b0C)", hidden),
