@@ -88,7 +88,7 @@ def _telemetry(rows: list[tuple[Any, ...]], share: int) -> list[dict[str, Any]]:
 
 def _edges(marks: list[tuple[Any, list[str]]]) -> set[int]:
     """Rows whose (phase, throttle reasons) differ from a neighbour's: where a span starts or ends."""
-    edges = set()
+    edges: set[int] = set()
     for i in range(1, len(marks)):
         if marks[i] != marks[i - 1]:
             edges.update((i - 1, i))

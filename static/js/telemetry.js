@@ -123,6 +123,8 @@ window.RunTelemetry = (function () {
   function draw(state) {
     var n = state.points.length;
     state.chart.data.datasets = present(state);
+    var hot = state.chart.data.datasets.indexOf(state.sets[4]) !== -1;
+    state.chart.options.scales.y.title.text = hot ? "CPU load (%) \u00b7 temperature (\u00b0C)" : "CPU load (%)";
     state.chart.data.datasets.forEach(function (d) { d.pointRadius = n > MARKED_POINTS ? 0 : 2; });
     state.chart.update("none");
     state.canvas.setAttribute("data-points", String(n));
