@@ -156,6 +156,67 @@ class SampleFactory(factory.django.DjangoModelFactory):
     )
 
 
+def telemetry_values(
+    phase: str = "job", gpu: bool = False, throttle: list[str] | None = None
+) -> dict[str, Any]:
+    """One 10 Hz "telemetry" sample's values (docs: issue 17 contract); GPU fields only when `gpu`."""
+    values: dict[str, Any] = {
+        "phase": phase, "cpu_load": 0.35, "mem_used_bytes": 12_000_000_000, "mem_total_bytes": 64_000_000_000,
+    }
+    if gpu:
+        values.update(
+            power_w=71.0, sm_clock_mhz=2400, mem_clock_mhz=4266, temperature_c=68, gpu_util_pct=95,
+            throttle=list(throttle or []),
+        )
+    return values
+
+
+class TelemetrySampleFactory(SampleFactory):
+    """A "telemetry" sample of a machine with no GPU telemetry; pass values=telemetry_values(...)."""
+
+    kind = "telemetry"
+    t = factory.LazyAttribute(lambda s: s.seq / 10)
+    values = factory.LazyFunction(telemetry_values)
+
+
+def _spread(median: float, low: float, high: float, n: int = 100) -> dict[str, float]:
+    return {"median": median, "min": low, "max": high, "n": n}
+
+
+def telemetry_summary(gpu: bool = False, throttled_s: float = 0.0) -> dict[str, Any]:
+    """A run's summary["telemetry"] as the sampler writes it: host only, or with NVML (and energy)."""
+    summary: dict[str, Any] = {
+        "gpu": gpu, "note": None if gpu else "no GPU telemetry on this machine",
+        "sources": ["host", "nvml"] if gpu else ["host"], "rate_hz": 10.0, "readings": 312,
+        "memory_source": "meminfo",
+        "baseline": {
+            "s": 2.0, "readings": 20, "power_w": 18.0 if gpu else None, "cpu_power_w": None, "cpu_load": 0.03,
+        },
+        "during": {
+            "power_w": _spread(70.0, 60.0, 80.0) if gpu else None,
+            "sm_clock_mhz": _spread(2400, 1800, 2500) if gpu else None,
+            "temperature_c": _spread(68, 50, 84) if gpu else None,
+            "gpu_util_pct": _spread(95, 40, 100) if gpu else None,
+            "cpu_load": _spread(0.35, 0.1, 0.6), "mem_used_bytes": _spread(12e9, 11e9, 13e9),
+        },
+        "peak_mem_used_bytes": 13_500_000_000,
+        "throttle": {
+            "throttled": throttled_s > 0, "throttled_s": throttled_s, "job_s": 60.0,
+            "reasons_s": {"thermal": throttled_s, "power_cap": 0.0, "hw_slowdown": 0.0, "clock_below": 0.0},
+            "clock_floor_mhz": 2400 if gpu else None,
+        },
+        "energy": None, "energy_note": None if gpu else "no power reading on this machine",
+    }
+    if gpu:
+        figures = {"j_per_token": 1.2, "j_per_request": 60.0, "tokens": 100, "requests": 2}
+        summary["energy"] = {
+            "power_source": "gpu", "baseline_w": 18.0, **figures, "decode_s": 2.0,
+            "by_output_type": {"tool-call": dict(figures)},
+            "by_concurrency": {"1": dict(figures), "4": dict(figures)},
+        }
+    return summary
+
+
 class SweepFactory(factory.django.DjangoModelFactory):
     """A sweep of speed runs; pass configs=[...] to set its configs."""
 

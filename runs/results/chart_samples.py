@@ -1,15 +1,18 @@
-"""The samples a run page's charts need: a long run's per-request series thinned to ~2,000 points.
+"""The samples a run page's charts need: a long run's series thinned to ~2,000 points.
 
 GET /api/runs/<id>/samples?after=SEQ&max_points=N (what run_detail.js asks) reads only the
 charted fields of every sample after SEQ, keeps each bucket's min and max of every field
 (runs.core.downsample) and sends those samples with just their charted fields (no sample is
-decoded in full). The last sample is always kept, so the page's "after" paging ends as it
-would with every sample. Samples of other kinds (an engine's startup time, ...) are always
-kept whole; jobs whose charts are not one point per sample (medians per level or per
-length) are never thinned.
+decoded in full). The last sample of each thinned kind is always kept, so the page's "after"
+paging ends as it would with every sample. Two kinds are thinned, each within its own share:
+"request" samples (of jobs whose charts are one point per request) and "telemetry" samples
+(10 Hz hardware readings, every job), whose phase changes and throttle span edges are always
+kept so the page still shades each span. Samples of other kinds (an engine's startup time,
+...) are always kept whole, and nothing is thinned when they are half the points or more.
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.db import connection
@@ -20,45 +23,107 @@ from runs.core.downsample import keep
 from runs.models import Run, Sample
 
 CHART_KIND = "request"
+TELEMETRY_KIND = "telemetry"
+# What the telemetry chart draws (static/js/telemetry.js); phase and throttle come as text.
+TELEMETRY_FIELDS = ("cpu_load", "mem_used_bytes", "power_w", "sm_clock_mhz", "temperature_c")
+TELEMETRY_MARKS = ("phase", "throttle")
 MIN_POINTS, MAX_POINTS = 100, 5000
 
 
 def chart_samples(run: Run, after: int, max_points: int) -> list[dict[str, Any]] | None:
     """The samples after `after`, at most ~max_points; None when there is nothing to thin (page
     as usual). A thinned "request" sample holds only the charted fields in its values, and "n":
-    its number among the run's requests."""
+    its number among the run's requests; a thinned "telemetry" sample holds the charted
+    telemetry fields, its phase and its throttle list."""
     fields = registry.get(run.job).charted
-    if not fields:
-        return None
     max_points = min(max(max_points, MIN_POINTS), MAX_POINTS)
-    series = _series(run, after, fields)
-    others = [row[0] for row in series if row[2] != CHART_KIND]
-    charted = [row for row in series if row[2] == CHART_KIND]
-    if len(series) <= max_points or len(others) >= max_points // 2:
+    after_rows = Sample.objects.filter(run=run, seq__gt=after)
+    if after_rows.count() <= max_points:
         return None
-    picks = keep([row[3:] for row in charted], max_points - len(others))
-    before = 0 if after < 0 else Sample.objects.filter(run=run, seq__lte=after, kind=CHART_KIND).count()
-    thinned = [_chart_point(charted[p], fields, before + p + 1) for p in picks]
+    thinned_kinds = [TELEMETRY_KIND] + ([CHART_KIND] if fields else [])
+    others = list(after_rows.exclude(kind__in=thinned_kinds).values_list("seq", flat=True))
+    if len(others) >= max_points // 2:
+        return None
+    charted = _series(run, after, CHART_KIND, fields) if fields else []
+    telemetry = _series(run, after, TELEMETRY_KIND, TELEMETRY_FIELDS + TELEMETRY_MARKS)
+    request_share, telemetry_share = _shares(max_points - len(others), len(charted), len(telemetry))
     full = [s.to_dict() for s in Sample.objects.filter(run=run, seq__in=others)] if others else []
-    return sorted(full + thinned, key=lambda sample: sample["seq"])
+    points = full + _requests(run, after, charted, fields, request_share)
+    return sorted(points + _telemetry(telemetry, telemetry_share), key=lambda sample: sample["seq"])
 
 
-def _chart_point(row: tuple[Any, ...], fields: tuple[str, ...], number: int) -> dict[str, Any]:
-    seq, t, kind, *values = row
+def _shares(budget: int, requests: int, telemetry: int) -> tuple[int, int]:
+    """(request, telemetry) points out of `budget`: half each, what one kind leaves to the other."""
+    telemetry_share = budget - min(requests, budget // 2)
+    return budget - min(telemetry, telemetry_share), telemetry_share
+
+
+def _requests(
+    run: Run, after: int, charted: list[tuple[Any, ...]], fields: tuple[str, ...], share: int
+) -> list[dict[str, Any]]:
+    if not charted:
+        return []
+    numeric = [tuple(map(_number, row[3:])) for row in charted]
+    before = 0 if after < 0 else Sample.objects.filter(run=run, seq__lte=after, kind=CHART_KIND).count()
+    return [_request_point(charted[p], numeric[p], fields, before + p + 1) for p in keep(numeric, share)]
+
+
+def _request_point(
+    row: tuple[Any, ...], values: tuple[float | None, ...], fields: tuple[str, ...], number: int
+) -> dict[str, Any]:
+    seq, t, kind = row[:3]
     return {"seq": seq, "t": t, "kind": kind, "values": dict(zip(fields, values, strict=True)), "n": number}
 
 
-def _series(run: Run, after: int, fields: tuple[str, ...]) -> list[tuple[Any, ...]]:
-    """(seq, t, kind, *charted fields as floats or None) of every sample after `after`, in order."""
+def _telemetry(rows: list[tuple[Any, ...]], share: int) -> list[dict[str, Any]]:
+    """The telemetry samples to draw: min/max per bucket, plus every phase change and throttle edge."""
+    if not rows:
+        return []
+    count = len(TELEMETRY_FIELDS)
+    numeric = [tuple(map(_number, row[3 : 3 + count])) for row in rows]
+    marks = [(row[3 + count], _reasons(row[4 + count])) for row in rows]
+    picks = set(keep(numeric, share)) | _edges(marks)
+    return [_telemetry_point(rows[p], numeric[p], marks[p]) for p in sorted(picks)]
+
+
+def _edges(marks: list[tuple[Any, list[str]]]) -> set[int]:
+    """Rows whose (phase, throttle reasons) differ from a neighbour's: where a span starts or ends."""
+    edges: set[int] = set()
+    for i in range(1, len(marks)):
+        if marks[i] != marks[i - 1]:
+            edges.update((i - 1, i))
+    return edges
+
+
+def _telemetry_point(
+    row: tuple[Any, ...], values: tuple[float | None, ...], mark: tuple[Any, list[str]]
+) -> dict[str, Any]:
+    seq, t, kind = row[:3]
+    charted = {f: v for f, v in zip(TELEMETRY_FIELDS, values, strict=True) if v is not None}
+    return {"seq": seq, "t": t, "kind": kind, "values": {**charted, "phase": mark[0], "throttle": mark[1]}}
+
+
+def _reasons(value: Any) -> list[str]:
+    """A stored throttle list (JSON text, or a list) as a list of reason names; [] when none."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return []
+    return [str(reason) for reason in value] if isinstance(value, list) else []
+
+
+def _series(run: Run, after: int, kind: str, fields: tuple[str, ...]) -> list[tuple[Any, ...]]:
+    """(seq, t, kind, *fields as stored text or SQL values) of `kind`'s samples after `after`, in order."""
     values = (KeyTextTransform(field, "values") for field in fields)
-    after_rows = Sample.objects.filter(run=run, seq__gt=after).order_by("seq")
+    after_rows = Sample.objects.filter(run=run, seq__gt=after, kind=kind).order_by("seq")
     sql, params = after_rows.values_list("seq", "t", "kind", *values).query.sql_with_params()
     # A bare cursor: Django's per-value converters would cost more than the query itself for
     # a 10,000-sample run. The fields come as text (Postgres ->>, no JSON decoding of each
     # value) or as SQL values (SQLite); _number makes floats of both.
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return [(seq, t, kind, *map(_number, rest)) for seq, t, kind, *rest in cursor.fetchall()]
+        return [tuple(row) for row in cursor.fetchall()]
 
 
 def _number(value: Any) -> float | None:

@@ -3,7 +3,8 @@
  * Protocol: ws(s)://host/ws/runs/<id>/?after=<last seq> sends {"type": "run", "run": {...}} and
  * {"type": "samples", "samples": [...]}; GET /api/runs/<id>/samples?after=<seq> answers
  * {"run": {...}, "samples": [...]}. The charts and tables of the run's job are its view's
- * (static/js/jobs/<job>.js, through run_charts.js).
+ * (static/js/jobs/<job>.js, through run_charts.js), and the hardware telemetry chart every job
+ * has (static/js/telemetry.js).
  * Test hooks: data-job on #run; data-points on each job's main chart canvas (x points drawn);
  * data-status and data-transport ("socket" or "polling": what delivered the latest update) on
  * the status badge (#run-status); a "sparkdash:drawn" event on document after each batch of
@@ -23,7 +24,22 @@
   if (!root) return;
   var initial = JSON.parse(document.getElementById("run-data").textContent);
   // The job's charts and tables (its view in static/js/jobs/): fed every new sample, and every run update.
-  var view = RunCharts.create(root.getAttribute("data-job"), initial);
+  // The hardware telemetry chart (static/js/telemetry.js), every job's: fed the same way.
+  var views = [RunCharts.create(root.getAttribute("data-job"), initial)];
+  var telemetry = window.RunTelemetry ? RunTelemetry.create() : null;
+  if (telemetry) views.push(telemetry);
+  var view = {
+    // Only the views a sample changed are drawn again: 10 Hz telemetry leaves the job's charts be.
+    add: function (sample) {
+      var changed = false;
+      views.forEach(function (v) { if (v.add(sample)) { v.changed = changed = true; } });
+      return changed;
+    },
+    draw: function () {
+      views.forEach(function (v) { if (v.changed) { v.changed = false; v.draw(); } });
+    },
+    applyRun: function (run) { views.forEach(function (v) { v.applyRun(run); }); }
+  };
 
   var lastSeq = -1;
   var socket = null;
