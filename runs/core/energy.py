@@ -17,7 +17,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["WINDOW_FIELDS", "Window", "baseline_power", "energy_summary", "joules_over", "merge", "windows_of"]
+__all__ = [
+    "WINDOW_FIELDS", "Window", "baseline_power", "energy_summary", "joules_over", "merge", "windows_of",
+]
 
 # What a request row needs for its window (the run's recorder keeps these of every request).
 WINDOW_FIELDS = ("start_t", "ttft_s", "e2e_s", "output_tokens", "output_type", "concurrency")

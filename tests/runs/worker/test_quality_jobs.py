@@ -67,7 +67,8 @@ async def test_it_streams_mmlu_pro_answers_live(settings):
         config = await database_sync_to_async(scripted_config)("live-mmlu", chat.url)
         received, run, seqs = await watch(config, "mmlu-pro", {"dataset": "sample", "num_fewshot": 0})
     assert_live(received, run, seqs)
-    live = [s["values"] for _, m in received if m["type"] == "samples" for s in m["samples"] if s["kind"] != "telemetry"]
+    streamed = [s for _, m in received if m["type"] == "samples" for s in m["samples"]]
+    live = [s["values"] for s in streamed if s["kind"] != "telemetry"]
     assert [v["done"] for v in live] == [1, 2, 3, 4, 5, 6]
     assert live[-1]["accuracy_so_far"] == pytest.approx(0.5)
 
