@@ -145,7 +145,9 @@ class GpuCopy:
             self.call("cudaFree", source)
         return BandwidthResult(max(figures), self.method, size, passes, tuple(figures))
 
-    def _timed_copies(self, target: ctypes.c_void_p, source: ctypes.c_void_p, size: int, passes: int) -> list[float]:
+    def _timed_copies(
+        self, target: ctypes.c_void_p, source: ctypes.c_void_p, size: int, passes: int
+    ) -> list[float]:
         start, stop = ctypes.c_void_p(), ctypes.c_void_p()
         self.call("cudaEventCreate", ctypes.byref(start))
         self.call("cudaEventCreate", ctypes.byref(stop))

@@ -90,7 +90,7 @@ def roofline(
     used = override if override is not None else bytes_per_token
     per_pass = tokens_per_verification
     ceiling, drafted, eff = _held_against(bandwidth_gbps, used, measured_tps, per_pass)
-    measured = (None, None, None)
+    measured: tuple[float | None, float | None, float | None] = (None, None, None)
     if measured_bandwidth_gbps:
         measured = _held_against(measured_bandwidth_gbps, used, measured_tps, per_pass)
     above = any(e is not None and e > 1 for e in (eff, measured[2]))

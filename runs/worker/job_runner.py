@@ -22,8 +22,9 @@ async def run_job(
     `engine_side` is None for a job that uses no engine (a machine benchmark).
     """
     spec = registry.get(run.job)
-    relaunches = spec.relaunches_engine and engine_side is not None
-    at_lookahead = _provenance_on_first_launch(run, engine_side) if relaunches else None
+    at_lookahead = None
+    if spec.relaunches_engine and engine_side is not None:
+        at_lookahead = _provenance_on_first_launch(run, engine_side)
     context = registry.JobContext(client, dict(run.params), job_config(run), recorder, at_lookahead)
     return await spec.run(context)
 

@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 
 from engines.bandwidth import (
-    CPU_METHOD, GPU_METHOD, MIB, BandwidthError, CpuCopy, GpuCopy, measure_bandwidth,
+    CPU_METHOD,
+    GPU_METHOD,
+    MIB,
+    BandwidthError,
+    CpuCopy,
+    GpuCopy,
+    measure_bandwidth,
 )
 
 
@@ -48,7 +54,7 @@ class FakeCudart:
         self.next_pointer += 1
         return self._out(event, self.next_pointer)
 
-    def _cudaMemcpy(self, target: ctypes.c_void_p, source: ctypes.c_void_p, size: ctypes.c_size_t, kind: int) -> int:
+    def _cudaMemcpy(self, target: Any, source: Any, size: ctypes.c_size_t, kind: int) -> int:
         self.copies.append((target.value, source.value, size.value, kind))
         return 0
 

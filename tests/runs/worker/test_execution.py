@@ -187,7 +187,8 @@ def test_it_holds_a_run_against_the_measured_bandwidth_and_warns_above_a_ceiling
     assert roof["measured_efficiency"] == pytest.approx(measured / (231 / 28.6))
     assert roof["above_ceiling"] is True
     above = [w for w in run.warnings if w["kind"] == "above-ceiling"]
-    assert len(above) == 1 and above[0]["message"].startswith(f"measured {measured:.1f} tok/s is above the nominal")
+    assert len(above) == 1
+    assert above[0]["message"].startswith(f"measured {measured:.1f} tok/s is above the nominal")
     assert "and the measured ceiling 8.1 tok/s (231 GB/s;" in above[0]["message"]
 
 
