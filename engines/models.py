@@ -60,6 +60,13 @@ class Machine(models.Model):
         help_text="the relay stores each request's messages and answer (size-capped; only this "
         "machine's team sees them); needed to replay a recorded conversation",
     )
+    # Set by the worker when a bandwidth job on this machine succeeds (engines.bandwidth measures).
+    measured_bandwidth_gbps = models.FloatField("measured memory bandwidth (GB/s)", null=True, blank=True,
+                                                editable=False)
+    bandwidth_measured_at = models.DateTimeField(null=True, blank=True, editable=False)
+    bandwidth_method = models.CharField(max_length=40, blank=True, editable=False)
+    # The run that measured it; a plain id, as engines imports nothing from runs.
+    bandwidth_run_id = models.PositiveIntegerField(null=True, blank=True, editable=False)
     # Set by the machine's relay every few seconds while it runs (manage.py relay).
     relay_heartbeat = models.DateTimeField(null=True, blank=True, editable=False)
 

@@ -26,6 +26,7 @@ from runs.models import Run
 from runs.worker.engine_session import RunEngine, release_engines_of
 from runs.worker.guard import RunGuard
 from runs.worker.job_runner import run_job
+from runs.worker.machine_figures import above_ceiling_warning, store_machine_fields
 from runs.worker.provenance import record_provenance, roofline_for
 from runs.worker.recorder import RunCancelled, RunRecorder, load_run, retry_db
 from runs.worker.telemetry import RunTelemetry, preheat_box, throttled_warning
@@ -151,7 +152,15 @@ def request_timeout_s(run: Run) -> float:
 async def _engine_and_job(
     client: EngineClient, run: Run, recorder: RunRecorder, telemetry: RunTelemetry
 ) -> dict[str, Any]:
-    async with RunEngine(run, start=registry.get(run.job).starts_engine) as engine_side:
+    spec = registry.get(run.job)
+    if not spec.uses_engine:  # a machine benchmark: no engine started, probed or tailed
+        await telemetry.baseline()
+        summary = await _within_job_limit(run_job(client, run, recorder, None))
+        telemetry.phase("done")
+        summary["telemetry"] = telemetry.summary()
+        await store_machine_fields(run, spec, summary)
+        return summary
+    async with RunEngine(run, start=spec.starts_engine) as engine_side:
         return await _within_job_limit(_measure(client, run, recorder, engine_side, telemetry))
 
 
@@ -196,6 +205,7 @@ async def _measure(
     if summary["roofline"] and note:
         summary["roofline"]["note"] = note
     engine_side.warnings += _disagreements(summary) + _read_loop_warning(summary)
+    engine_side.warnings += above_ceiling_warning(summary["roofline"])
     return summary
 
 

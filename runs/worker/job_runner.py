@@ -15,11 +15,16 @@ from runs.worker.recorder import RunRecorder
 
 
 async def run_job(
-    client: EngineClient, run: Run, recorder: RunRecorder, engine_side: RunEngine
+    client: EngineClient, run: Run, recorder: RunRecorder, engine_side: RunEngine | None
 ) -> dict[str, Any]:
-    """Run the run's job kind through the measurement core; its summary."""
+    """Run the run's job kind through the measurement core; its summary.
+
+    `engine_side` is None for a job that uses no engine (a machine benchmark).
+    """
     spec = registry.get(run.job)
-    at_lookahead = _provenance_on_first_launch(run, engine_side) if spec.relaunches_engine else None
+    at_lookahead = None
+    if spec.relaunches_engine and engine_side is not None:
+        at_lookahead = _provenance_on_first_launch(run, engine_side)
     context = registry.JobContext(client, dict(run.params), job_config(run), recorder, at_lookahead)
     return await spec.run(context)
 
@@ -29,7 +34,7 @@ def job_config(run: Run) -> registry.JobConfig:
     config = run.config
     return registry.JobConfig(
         model=config.model, sampling=config.sampling(), seed=config.seed, engine_kind=config.engine.kind,
-        api_key=config.engine.api_key or None,
+        api_key=config.engine.api_key or None, machine_bandwidth_gbps=config.engine.machine.bandwidth_gbps,
     )
 
 

@@ -90,6 +90,8 @@ def roofline_for(
 ) -> dict[str, Any] | None:
     """Ceiling decode tok/s = machine bandwidth / weights read per token, and the efficiency.
 
+    Held against both the machine's nominal bandwidth and its measured one (the bandwidth job's).
+
     Bytes per token come from the config's override, else from the model's GGUF header when
     the model is a local file; None when neither is known.
     """
@@ -97,8 +99,10 @@ def roofline_for(
     inspected = _gguf_bytes_per_token(config.model)
     if override is None and inspected is None:
         return None
-    bandwidth = config.engine.machine.bandwidth_gbps
-    return roofline(bandwidth, inspected or 0, override, measured_tps, tokens_per_verification).to_dict()
+    machine = config.engine.machine
+    found = roofline(machine.bandwidth_gbps, inspected or 0, override, measured_tps, tokens_per_verification,
+                     machine.measured_bandwidth_gbps)
+    return found.to_dict()
 
 
 @functools.lru_cache(maxsize=32)

@@ -32,6 +32,11 @@ def test_it_lets_the_user_override_bytes_per_token() -> None:
         "efficiency": None,
         "tokens_per_verification": None,
         "ceiling_with_drafts_tps": None,
+        "measured_bandwidth_gbps": None,
+        "measured_ceiling_tps": None,
+        "measured_ceiling_with_drafts_tps": None,
+        "measured_efficiency": None,
+        "above_ceiling": False,
     }
 
 
@@ -57,3 +62,27 @@ def test_it_rejects_a_non_positive_input(bandwidth: float, per_token: float) -> 
 def test_it_rejects_a_non_positive_ceiling() -> None:
     with pytest.raises(ValueError, match="ceiling"):
         efficiency(7.9, 0)
+
+
+def test_it_holds_a_drafting_run_against_the_nominal_and_the_measured_ceiling() -> None:
+    # By hand: 273e9 / 5.8e9 = 47.07 and 231e9 / 5.8e9 = 39.83 tok/s; x 4.27 = 200.99 and 170.07;
+    # 153.3 tok/s is 76.3 % of the first and 90.1 % of the second.
+    line = roofline(273, 5_800_000_000, measured_tps=153.3, tokens_per_verification=4.27,
+                    measured_bandwidth_gbps=231)
+    assert (line.ceiling_tps, line.measured_ceiling_tps) == (pytest.approx(47.07, abs=0.01),
+                                                            pytest.approx(39.83, abs=0.01))
+    assert line.ceiling_with_drafts_tps == pytest.approx(201.0, abs=0.05)
+    assert line.measured_ceiling_with_drafts_tps == pytest.approx(170.1, abs=0.05)
+    assert line.efficiency == pytest.approx(0.763, abs=5e-4)
+    assert line.measured_efficiency == pytest.approx(0.901, abs=5e-4)
+    assert line.measured_bandwidth_gbps == 231 and line.above_ceiling is False
+
+
+def test_it_flags_a_plain_run_above_its_ceiling() -> None:
+    # 273 / 5.8 = 47.07 tok/s nominal, 231 / 5.8 = 39.83 measured: 42 tok/s is above only the measured one.
+    between = roofline(273, 5_800_000_000, measured_tps=42.0, measured_bandwidth_gbps=231)
+    assert between.above_ceiling is True and between.efficiency < 1 < between.measured_efficiency
+    assert between.measured_ceiling_with_drafts_tps is None
+    above = roofline(273, 5_800_000_000, measured_tps=50.0)
+    assert above.above_ceiling is True and above.efficiency == pytest.approx(50 / 47.07, abs=1e-3)
+    assert roofline(273, 5_800_000_000, measured_tps=47.0).above_ceiling is False

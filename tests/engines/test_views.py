@@ -398,6 +398,27 @@ def test_it_keeps_the_api_key_when_the_admin_saves_without_one(client, config):
     assert engine.api_key == SECRET
 
 
+def test_it_shows_the_machines_measured_bandwidth_and_the_run_that_measured_it(alice_client, config):
+    measured = RunFactory(config=config, job="bandwidth", status=Run.Status.SUCCEEDED)
+    html = alice_client.get(reverse("runs:home")).content.decode()
+    assert "not measured" in html
+    Machine.objects.filter(pk=config.machine.pk).update(
+        measured_bandwidth_gbps=231.04, bandwidth_method="gpu device-to-device copy",
+        bandwidth_measured_at=timezone.now(), bandwidth_run_id=measured.pk)
+    for url in (reverse("runs:home"), config.get_absolute_url()):
+        html = alice_client.get(url).content.decode()
+        assert "273 GB/s nominal" in html and "231.0 GB/s measured</span>" in html, url
+        link = f'<a href="{measured.get_absolute_url()}">run #{measured.pk}</a>'
+        assert f"(gpu device-to-device copy, {link})" in html
+
+
+@requires_engine
+def test_it_shows_the_gguf_ceiling_at_the_measured_bandwidth(alice_client):
+    config = EngineConfigFactory(model=str(GEMMA_270M), engine__machine__measured_bandwidth_gbps=231.0)
+    page = alice_client.get(f"/configs/{config.pk}/").content.decode()
+    assert "tok/s at 273.0 GB/s nominal" in page and "tok/s at 231.0 GB/s measured" in page
+
+
 @requires_engine
 def test_it_shows_what_the_configs_gguf_holds(alice_client):
     config = EngineConfigFactory(model=str(GEMMA_270M))

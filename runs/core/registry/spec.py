@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from engines.clients import EngineClient
@@ -23,6 +24,7 @@ class JobConfig:
     seed: int
     engine_kind: str
     api_key: str | None
+    machine_bandwidth_gbps: float | None = None  # the machine's nominal bandwidth
 
 
 @dataclass
@@ -51,6 +53,9 @@ class JobSpec:
     :param headline: the one figure a sweep grid shows in its column
     :param exported: the Prometheus figure families of its latest run (GET /metrics)
     :param starts_engine: False when the job starts the engine itself (per lookahead length)
+    :param uses_engine: False for a machine benchmark: no engine is started, probed or tailed
+    :param machine_fields: a machine benchmark's Machine fields to store from a succeeded run's
+        (summary, run id, finish time)
     :param long_requests: answers that are not streamed, so one read waits for a whole answer
     :param sends_prompt_set: its runs record the speed prompt set's digest (parity compares it)
     :param compared: shown in compare tables even without scorecard rows (its own rows)
@@ -70,6 +75,8 @@ class JobSpec:
     metrics: tuple[Metric, ...] = field(default=())
     exported: tuple[Exported, ...] = ()
     starts_engine: bool = True
+    uses_engine: bool = True
+    machine_fields: Callable[[Mapping[str, Any], int, datetime], dict[str, Any]] | None = None
     relaunches_engine: bool = False
     long_requests: bool = False
     sends_prompt_set: bool = False

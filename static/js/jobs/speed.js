@@ -24,22 +24,44 @@
     };
   }
 
-  function renderRoofline(run) {
-    var r = h.rooflineOf(run);
-    var td = document.getElementById("roofline");
-    if (!r || !td) return;
+  /** The nominal ceiling: "ceiling 47.1 tok/s (273 GB/s ÷ 5.80 GB per token, gguf); with 4.27 tokens per verification 201.0 tok/s". */
+  function nominalText(r) {
     var text = "ceiling " + r.ceiling_tps.toFixed(1) + " tok/s (" + r.bandwidth_gbps + " GB/s \u00f7 " +
       (r.bytes_per_token / 1e9).toFixed(2) + " GB per token, " + r.bytes_source + ")";
     if (r.ceiling_with_drafts_tps) {
       text += "; with " + r.tokens_per_verification.toFixed(2) + " tokens per verification " +
         r.ceiling_with_drafts_tps.toFixed(1) + " tok/s";
     }
-    if (r.efficiency !== null && r.efficiency !== undefined) {
-      text += "; measured " + r.measured_tps.toFixed(1) + " tok/s = " + (100 * r.efficiency).toFixed(0) +
-        " % efficiency";
+    return text;
+  }
+
+  /** The ceiling at the machine's measured bandwidth, when it has one. */
+  function measuredText(r) {
+    if (!r.measured_ceiling_tps) return "";
+    var text = "; measured-bandwidth ceiling " + r.measured_ceiling_tps.toFixed(1) + " tok/s (" +
+      r.measured_bandwidth_gbps.toFixed(1) + " GB/s measured)";
+    if (r.measured_ceiling_with_drafts_tps) text += ", with drafts " + r.measured_ceiling_with_drafts_tps.toFixed(1) + " tok/s";
+    return text;
+  }
+
+  function efficiencyText(r) {
+    if (r.efficiency === null || r.efficiency === undefined) return "";
+    var text = "; measured " + r.measured_tps.toFixed(1) + " tok/s = " + (100 * r.efficiency).toFixed(0) + " % efficiency";
+    if (r.measured_efficiency !== null && r.measured_efficiency !== undefined) {
+      text += " (" + (100 * r.measured_efficiency).toFixed(0) + " % of the measured-bandwidth ceiling)";
     }
+    return text + (r.above_ceiling ? "; above a ceiling: check the bytes per token and the bandwidth" : "");
+  }
+
+  function renderRoofline(run) {
+    var r = h.rooflineOf(run);
+    var td = document.getElementById("roofline");
+    if (!r || !td) return;
+    var text = nominalText(r) + measuredText(r) + efficiencyText(r);
+    if (!r.measured_ceiling_tps) text += "; no measured bandwidth on this machine (run a Memory bandwidth job)";
     if (r.note) text += "; " + r.note;
     td.replaceChildren(document.createTextNode(text));
+    td.classList.toggle("warning", Boolean(r.above_ceiling));
   }
 
   function renderTables(run, figure) {

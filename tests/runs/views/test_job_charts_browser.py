@@ -131,6 +131,25 @@ def test_it_draws_a_speed_run_with_its_roofline_ceiling(inprocess, sim, browser)
     assert _severe(browser) == []
 
 
+def test_it_draws_a_bandwidth_run_then_holds_a_speed_run_against_both_ceilings(inprocess, sim, browser):
+    config = _external(sim, bytes_per_token_gb=BYTES_PER_TOKEN_GB)
+    measured = _bench(config, "bandwidth", "--buffer-mib", "32", "--passes", "3")
+    drawn = _open(browser, measured, "bandwidth-chart", 3)
+    assert (drawn["job"], drawn["status"], _series(drawn)) == ("bandwidth", "succeeded", {"GB/s": 3})
+    gbps = measured.summary["bandwidth_gbps"]
+    assert f"measured bandwidth (best pass) {gbps:.1f} GB/s" in _table(browser)
+    run = _bench(config, "speed", "--reps", "1", "--warmup", "0")
+    _open(browser, run, "speed-chart", 6, shot="speed-two-ceilings")
+    roofline = browser.find_element(By.ID, "roofline").text
+    ceiling = gbps / BYTES_PER_TOKEN_GB  # GB/s / GB per token
+    assert roofline.startswith("ceiling 910.0 tok/s (273 GB/s \u00f7 0.30 GB per token, override)")
+    measured_ceiling = f"; measured-bandwidth ceiling {ceiling:.1f} tok/s ({gbps:.1f} GB/s measured), with "
+    assert measured_ceiling in roofline
+    efficiency = run.summary["roofline"]["measured_efficiency"]
+    assert f"% efficiency ({100 * efficiency:.0f} % of the measured-bandwidth ceiling)" in roofline
+    assert _severe(browser) == []
+
+
 def test_it_draws_no_ceiling_without_bytes_per_token(inprocess, sim, browser):
     run = _bench(_external(sim), "speed", "--reps", "1", "--warmup", "0")
     drawn = _open(browser, run, "speed-chart", 6, shot="speed-no-roofline")

@@ -192,6 +192,27 @@ def test_it_reports_the_roofline_from_the_configs_override():
     assert roof["efficiency"] == pytest.approx(measured / roof["ceiling_tps"])
 
 
+def test_it_holds_a_run_against_the_measured_bandwidth_and_warns_above_a_ceiling():
+    # The simulator decodes at about 400 tok/s; 28.6 GB per token caps 273 GB/s at 9.5 tok/s
+    # and a measured 231 GB/s at 8.1: far above both, so the run is flagged.
+    with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5)) as sim:
+        run = make_run(sim.url)
+        Machine.objects.filter(pk=run.config.engine.machine_id).update(measured_bandwidth_gbps=231.0)
+        run.config.bytes_per_token_gb = 28.6
+        run.config.save()
+        run = run_to_end(run)
+    roof = run.summary["roofline"]
+    measured = run.summary["decode_tps_client"]["median"]
+    assert roof["measured_bandwidth_gbps"] == 231.0
+    assert roof["measured_ceiling_tps"] == pytest.approx(231 / 28.6)
+    assert roof["measured_efficiency"] == pytest.approx(measured / (231 / 28.6))
+    assert roof["above_ceiling"] is True
+    above = [w for w in run.warnings if w["kind"] == "above-ceiling"]
+    assert len(above) == 1
+    assert above[0]["message"].startswith(f"measured {measured:.1f} tok/s is above the nominal")
+    assert "and the measured ceiling 8.1 tok/s (231 GB/s;" in above[0]["message"]
+
+
 def test_it_has_no_roofline_without_a_model_file_or_override():
     with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5)) as sim:
         run = run_to_end(make_run(sim.url))

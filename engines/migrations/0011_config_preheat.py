@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('engines', '0009_engine_merge_system_messages'),
+        ('engines', '0010_machine_bandwidth'),
     ]
 
     operations = [

@@ -1,0 +1,38 @@
+"""What a run leaves on its machine and says of the machine's ceilings.
+
+A machine benchmark's succeeded run (a job kind with ``machine_fields``: the bandwidth job)
+stores its figures on the Machine row; a run whose decode speed is above a roofline ceiling
+gets a warning saying which.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import timezone
+
+from engines.models import Machine
+from runs.core.registry import JobSpec
+from runs.models import Run
+
+
+async def store_machine_fields(run: Run, spec: JobSpec, summary: dict[str, Any]) -> None:
+    """Set the machine's fields from a machine benchmark's summary (nothing for other kinds)."""
+    if spec.machine_fields is None:
+        return
+    fields = spec.machine_fields(summary, run.pk, timezone.now())
+    await Machine.objects.filter(pk=run.config.engine.machine_id).aupdate(**fields)
+
+
+def above_ceiling_warning(roofline: dict[str, Any] | None) -> list[dict[str, str]]:
+    """A warning when the measured decode speed is above a ceiling it is held against."""
+    if not roofline or not roofline.get("above_ceiling"):
+        return []
+    held = [("nominal", roofline["bandwidth_gbps"], roofline.get("efficiency"),
+             roofline.get("ceiling_with_drafts_tps") or roofline["ceiling_tps"]),
+            ("measured", roofline.get("measured_bandwidth_gbps"), roofline.get("measured_efficiency"),
+             roofline.get("measured_ceiling_with_drafts_tps") or roofline.get("measured_ceiling_tps"))]
+    above = [f"the {name} ceiling {ceiling:.1f} tok/s ({bandwidth:g} GB/s; {100 * eff:.0f} %)"
+             for name, bandwidth, eff, ceiling in held if eff is not None and eff > 1]
+    message = (f"measured {roofline['measured_tps']:.1f} tok/s is above {' and '.join(above)}: check the "
+               "bytes per token (weights elsewhere, another quantization) or the machine's bandwidth")
+    return [{"kind": "above-ceiling", "message": message}]
