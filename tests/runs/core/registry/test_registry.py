@@ -25,7 +25,7 @@ ALLOWED = {
     # The demo tour is a fixed walk through these jobs, for a newcomer to see first.
     "runs/actions/tour.py": {"speed", "lookahead", "prefix-cache", "agent-table"},
     # A request row's concurrency level (the energy figures are given per level), not the job kind.
-    "runs/core/energy.py": {"concurrency"},
+    "runs/core/energy.py": {"concurrency"}, "runs/templatetags/telemetry_format.py": {"concurrency"},
     # The simulator's vocabulary of words it streams.
     "engines/simulator/wire.py": {"speed"},
 }
