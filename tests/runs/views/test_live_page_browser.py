@@ -17,6 +17,7 @@ from selenium.webdriver.support.wait import WebDriverWait
 
 from engines.simulator import SimProfile, serve_in_thread
 from runs.core.jobs.prompts import SPEED_PROMPTS
+from runs.models import Sample
 from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, chromium
 from tests.factories import EngineConfigFactory, EngineFactory, UserFactory
 from tests.live_server import DaphneLiveServerTestCase
@@ -120,6 +121,20 @@ class LiveRunPageTest(DaphneLiveServerTestCase):
         # The socket, not polling, delivered the live updates.
         assert {s[3] for s in running if s[2] > 0} == {"socket"}, changes
         assert all(s[4] == 0 for s in running), f"polled {samples_path} while running: {changes}"
+        self._assert_live_telemetry(run_id)
         logs = self.driver.get_log("browser")
         severe = [e for e in logs if e["level"] == "SEVERE"]
         assert severe == []
+
+    def _assert_live_telemetry(self, run_id: int) -> None:
+        """This machine's own readings (CPU load, memory; no GPU here) charted, and the summary's note."""
+        stored = Sample.objects.filter(run_id=run_id, kind="telemetry").count()
+        WebDriverWait(self.driver, 10).until(lambda _: self._points("telemetry-chart") == stored)
+        datasets = self.driver.execute_script(
+            "return Chart.getChart('telemetry-chart').data.datasets.map(d => d.label)")
+        assert stored >= 5 and datasets == ["CPU load, %", "host memory used, GB"], datasets
+        table = WebDriverWait(self.driver, 10).until(
+            lambda d: d.find_element(By.ID, "telemetry") if "no GPU telemetry on this machine"
+            in d.find_element(By.ID, "telemetry").text else None)
+        table.location_once_scrolled_into_view  # noqa: B018
+        self.driver.save_screenshot(str(SCREENSHOT.with_name("live_telemetry.png")))
