@@ -43,11 +43,15 @@ def main(plan: dict[str, Any]) -> None:
 def _config(sim_url: str, max_tokens: int) -> Any:
     from engines.models import Engine, EngineConfig, Machine, Team
 
-    machine = Machine.objects.create(name="telemetry-bench", team=Team.default(), bandwidth_gbps=273, memory_gb=121)
+    machine = Machine.objects.create(
+        name="telemetry-bench", team=Team.default(), bandwidth_gbps=273, memory_gb=121
+    )
     engine = Engine.objects.create(
         machine=machine, name="sim-telemetry", kind="llama-server", base_url=sim_url, simulator=True
     )
-    return EngineConfig.objects.create(engine=engine, name="telemetry", model="sim-telemetry", max_tokens=max_tokens)
+    return EngineConfig.objects.create(
+        engine=engine, name="telemetry", model="sim-telemetry", max_tokens=max_tokens
+    )
 
 
 def _one(config: Any, rate_hz: float, reps: int) -> dict[str, Any]:
