@@ -195,7 +195,9 @@ SPARKDASH_HARNESS_COMMIT = os.getenv("SPARKDASH_HARNESS_COMMIT", "")
 # Hardware telemetry during every run (docs/metrics.md "Hardware telemetry"): readings a second,
 # the idle baseline taken before the job (energy figures subtract it), and the share of a GPU's
 # maximum SM clock under which a busy GPU counts as throttled (DGX Spark: 2,457-2,496 of 3,003 MHz
-# under load is normal, 82 %).
+# under load is normal, 82 %). SPARKDASH_TELEMETRY_HZ=0 turns telemetry off (no sampler thread, no
+# telemetry samples; the baseline still waits, a pre-heat runs its whole preheat_s; the summary says
+# "off"): the telemetry benchmark's reference (`make bench BENCH_ARGS="--only telemetry"`).
 SPARKDASH_TELEMETRY_HZ = envfloat("SPARKDASH_TELEMETRY_HZ", 10.0)
 SPARKDASH_TELEMETRY_BASELINE_S = envfloat("SPARKDASH_TELEMETRY_BASELINE_S", 2.0)
 SPARKDASH_THROTTLE_CLOCK_FLOOR_PCT = envfloat("SPARKDASH_THROTTLE_CLOCK_FLOOR_PCT", 70.0)

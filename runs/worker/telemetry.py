@@ -1,6 +1,10 @@
 """A run's telemetry on the worker: the sampler on while the run runs, its readings stored as
 "telemetry" samples (live on the run page), the phases marked, and the summary at the end.
 
+Off with SPARKDASH_TELEMETRY_HZ=0 (the telemetry benchmark's reference): no thread, no drain,
+no readings; the baseline still waits, so a run does the same other work either way, and the
+summary says {"off": true} in the usual shape.
+
 Phases: "load" (from the claim: the engine starting), "baseline" (the engine idle, before the
 job: the energy figures' idle power), "preheat" (a config's warm-up), "job", "done".
 """
@@ -27,7 +31,9 @@ from runs.worker.recorder import RunCancelled, RunRecorder
 
 log = logging.getLogger(__name__)
 
-__all__ = ["PREHEAT_PROMPT", "RunTelemetry", "preheat_box", "throttled_warning"]
+__all__ = ["OFF_NOTE", "PREHEAT_PROMPT", "RunTelemetry", "preheat_box", "throttled_warning"]
+
+OFF_NOTE = "telemetry off (SPARKDASH_TELEMETRY_HZ=0)"
 
 PREHEAT_PROMPT = "Write a long, detailed story about a lighthouse keeper, one paragraph at a time."
 PREHEAT_TOKENS = 128
@@ -39,14 +45,18 @@ class RunTelemetry:
     def __init__(self, recorder: RunRecorder) -> None:
         self.recorder = recorder
         self.recording = settings.SPARKDASH_NVML_TRACE or None
-        nvml = RecordedNvml(json.loads(Path(self.recording).read_text())) if self.recording else None
-        sources, self.why_no_gpu = machine_sources(nvml)
-        self.sampler = TelemetrySampler(sources, settings.SPARKDASH_TELEMETRY_HZ, zero=recorder.started)
+        self.sampler: TelemetrySampler | None = None  # None: telemetry off
+        self.why_no_gpu: str | None = OFF_NOTE
         self._drain: asyncio.Task[None] | None = None
+        if settings.SPARKDASH_TELEMETRY_HZ:
+            nvml = RecordedNvml(json.loads(Path(self.recording).read_text())) if self.recording else None
+            sources, self.why_no_gpu = machine_sources(nvml)
+            self.sampler = TelemetrySampler(sources, settings.SPARKDASH_TELEMETRY_HZ, zero=recorder.started)
 
     async def __aenter__(self) -> RunTelemetry:
-        self.sampler.start()
-        self._drain = asyncio.create_task(self._drain_loop())
+        if self.sampler is not None:
+            self.sampler.start()
+            self._drain = asyncio.create_task(self._drain_loop())
         return self
 
     async def __aexit__(
@@ -55,6 +65,8 @@ class RunTelemetry:
         if self._drain is not None:
             self._drain.cancel()
             await asyncio.gather(self._drain, return_exceptions=True)
+        if self.sampler is None:
+            return
         await asyncio.to_thread(self.sampler.stop)
         self.recorder.add_readings("telemetry", self.sampler.drain())  # stored by the final flush
         for source in self.sampler.sources:
@@ -64,6 +76,7 @@ class RunTelemetry:
 
     async def _drain_loop(self) -> None:
         """Move readings into the recorder and flush, so the chart moves even while a long request runs."""
+        assert self.sampler is not None
         try:
             while True:
                 await asyncio.sleep(settings.SPARKDASH_FLUSH_INTERVAL_S * 2)
@@ -78,7 +91,13 @@ class RunTelemetry:
 
     def phase(self, name: str) -> None:
         """What the run does from now on (each reading is labelled with it)."""
-        self.sampler.phase = name
+        if self.sampler is not None:
+            self.sampler.phase = name
+
+    @property
+    def readings(self) -> list[dict[str, Any]]:
+        """Every reading so far (none with telemetry off)."""
+        return list(self.sampler.readings) if self.sampler is not None else []
 
     async def baseline(self) -> None:
         """Idle readings with the engine loaded, before the job (SPARKDASH_TELEMETRY_BASELINE_S)."""
@@ -88,10 +107,12 @@ class RunTelemetry:
 
     def readings_since(self, t: float) -> list[dict[str, Any]]:
         """The readings taken at run time `t` or later (pre-heating watches these)."""
-        return [r for r in list(self.sampler.readings) if r["t"] >= t]
+        return [r for r in self.readings if r["t"] >= t]
 
     def summary(self) -> dict[str, Any]:
         """summary["telemetry"] over the readings so far and the run's requests."""
+        if self.sampler is None:
+            return off_summary()
         info = self._info()
         summary = summarize_telemetry(
             list(self.sampler.readings), info, windows_of(self.recorder.request_rows)
@@ -104,6 +125,7 @@ class RunTelemetry:
         }
 
     def _info(self) -> dict[str, Any]:
+        assert self.sampler is not None
         gpu = next((s for s in self.sampler.sources if isinstance(s, NvmlSource)), None)
         gpus: list[dict[str, Any]] = gpu.gpus if gpu else []
         max_clocks = [g["sm_clock_max_mhz"] for g in gpus if g.get("sm_clock_max_mhz")]
@@ -122,6 +144,21 @@ class RunTelemetry:
             "clock_floor_mhz": floor,
             "gpus": gpus,
         }
+
+
+def off_summary() -> dict[str, Any]:
+    """summary["telemetry"] of a run with telemetry off: the usual shape, nothing measured."""
+    info = {"gpu": False, "note": OFF_NOTE, "sources": [], "rate_hz": 1.0}  # no readings: any rate
+    summary = summarize_telemetry([], info, [])
+    return summary | {
+        "off": True,
+        "rate_hz": 0.0,
+        "energy_note": OFF_NOTE,
+        "gpus": [],
+        "sampler_cpu_s": 0.0,
+        "recording": None,
+        "source_failures": None,
+    }
 
 
 def throttled_warning(telemetry: dict[str, Any]) -> list[dict[str, Any]]:
@@ -154,7 +191,8 @@ async def preheat_box(
         seed=config.seed,
     )
     telemetry.phase("preheat")
-    since = telemetry.sampler.readings[-1]["t"] if telemetry.sampler.readings else 0.0
+    readings = telemetry.readings
+    since = readings[-1]["t"] if readings else 0.0
     try:
         return await preheat(
             client,

@@ -1,11 +1,14 @@
 """A run's telemetry through the worker, with a recorded GB10 trace played back as its GPU."""
 
 import json
+import time
 
 import pytest
 
 from engines.simulator import SimProfile, serve_in_thread
+from engines.telemetry import TelemetrySampler
 from runs.models import Run
+from runs.worker.telemetry import OFF_NOTE
 from tests.runs.worker.test_execution import make_run, run_to_end
 from tests.telemetry_traces import gb10_trace
 
@@ -72,3 +75,23 @@ def test_it_preheats_until_the_recorded_gpu_settles(recorded_gpu, settings):
     assert preheat["settled"] is True and preheat["requests"] >= 1 and preheat["s"] < 10
     phases = [s.values["phase"] for s in run.samples.filter(kind="telemetry").order_by("seq")]
     assert phases.index("baseline") < phases.index("preheat") < phases.index("job")
+
+
+def test_it_samples_nothing_with_telemetry_off_and_says_so(settings, monkeypatch):
+    settings.SPARKDASH_TELEMETRY_HZ = 0.0
+    settings.SPARKDASH_TELEMETRY_BASELINE_S = 0.3
+    starts = []
+    monkeypatch.setattr(TelemetrySampler, "start", lambda self: starts.append(self))
+    with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5)) as sim:
+        started = time.monotonic()
+        run = run_to_end(make_run(sim.url, {"reps": 1, "warmup": 0}))
+        took = time.monotonic() - started
+    assert run.status == Run.Status.SUCCEEDED, run.error
+    telemetry = run.summary["telemetry"]
+    assert telemetry["off"] and telemetry["note"] == OFF_NOTE and telemetry["energy_note"] == OFF_NOTE
+    assert telemetry["gpu"] is False and telemetry["readings"] == 0 and telemetry["sampler_cpu_s"] == 0
+    assert telemetry["energy"] is None and not telemetry["throttle"]["throttled"]
+    assert not run.samples.filter(kind="telemetry").exists()
+    assert run.samples.filter(kind="request").exists()
+    assert took >= 0.3  # the baseline still waits: the same other work as a run with telemetry on
+    assert starts == []  # no sampler thread
