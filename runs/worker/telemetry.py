@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -37,6 +38,8 @@ OFF_NOTE = "telemetry off (SPARKDASH_TELEMETRY_HZ=0)"
 
 PREHEAT_PROMPT = "Write a long, detailed story about a lighthouse keeper, one paragraph at a time."
 PREHEAT_TOKENS = 128
+# The telemetry drain flushes only after the job has not flushed for this long.
+QUIET_FLUSH_S = 1.0
 
 
 class RunTelemetry:
@@ -75,13 +78,16 @@ class RunTelemetry:
                 close()
 
     async def _drain_loop(self) -> None:
-        """Move readings into the recorder and flush, so the chart moves even while a long request runs."""
+        """Move readings into the recorder; flush only when the job has not for a while (a long
+        request), so the chart moves without adding flushes (each a write, a heartbeat, a broadcast)
+        to a job that flushes often anyway."""
         assert self.sampler is not None
         try:
             while True:
                 await asyncio.sleep(settings.SPARKDASH_FLUSH_INTERVAL_S * 2)
                 self.recorder.add_readings("telemetry", self.sampler.drain())
-                await self.recorder.flush()
+                if time.monotonic() - self.recorder.last_flush >= QUIET_FLUSH_S:
+                    await self.recorder.flush()
         except RunCancelled:
             pass  # the job's own next flush stops it
         except asyncio.CancelledError:
