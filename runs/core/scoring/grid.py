@@ -91,7 +91,13 @@ def _cell(job: str, runs: Sequence[GridRun]) -> Cell:
     }
 
 
-def _throttle(runs: Sequence[GridRun]) -> dict[str, Any]:
+class CellThrottle(TypedDict):
+    throttled_s: float | None
+    throttle_text: str
+    throttle_title: str
+
+
+def _throttle(runs: Sequence[GridRun]) -> CellThrottle:
     """The cell's throttle mark: the longest throttle among its runs, and which runs throttled."""
     throttled = [(r.id, s) for r in runs if (s := throttled_s(r.summary, r.warnings)) is not None]
     if not throttled:
