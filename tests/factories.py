@@ -352,3 +352,28 @@ def team_world(prefix: str) -> TeamWorld:
     )
     return TeamWorld(team, owner, teammate, machine, engine, config, run, sweep, execution, schedule, alert,
                      traffic)
+
+
+def telemetry(
+    j_per_token: float | None = None, j_per_request: float | None = None, throttled_s: float = 0.0,
+    by_concurrency: dict[str, dict[str, float]] | None = None,
+) -> dict[str, Any]:
+    """A summary["telemetry"] as the issue 17 sampler writes it: energy where J figures are given
+    (else energy None and the CI machine's energy_note), throttled where throttled_s > 0."""
+    energy = None
+    if j_per_token is not None:
+        energy = {"power_source": "gpu", "baseline_w": 18.0, "j_per_token": j_per_token,
+                  "j_per_request": j_per_request, "tokens": 100, "requests": 2, "decode_s": 2.0,
+                  "by_output_type": {}, "by_concurrency": by_concurrency or {}}
+    return {
+        "gpu": energy is not None, "note": None if energy else "no GPU telemetry on this machine",
+        "throttle": {"throttled": throttled_s > 0, "throttled_s": throttled_s, "job_s": 60.0,
+                     "reasons_s": {"thermal": throttled_s}, "clock_floor_mhz": None},
+        "energy": energy, "energy_note": None if energy else "no power reading on this machine",
+    }
+
+
+def throttled_warning(seconds: float) -> dict[str, Any]:
+    """The run warning a throttled run gets."""
+    message = f"throttled for {seconds:.1f} s of the 60.0 s job: thermal {seconds:.1f} s"
+    return {"kind": "throttled", "message": message, "throttled_s": seconds}

@@ -18,6 +18,12 @@ Count metrics (e.g. "completed" runs) count each run as 1 or 0. A baseline needs
 least MIN_BASELINE_EXECUTIONS earlier sweep runs, so that its spread holds night-to-night noise
 and not only the spread within one night.
 
+A throttled run (summary.telemetry.throttle, docs/metrics.md) counts like any other: the rule
+does not drop or discount it, since a box that throttles every night is a finding too. The alert
+says so instead: the longest throttle of the cell's current runs (and of its baseline runs) is kept
+as "throttled_s" in the alert's value (baseline) JSON, and throttle_note() words it for the alert
+list and the webhook.
+
 Each regression becomes an Alert row; a sweep run's new alerts are posted once, as JSON, to
 the sweep's webhook URL, which is never shown (not in the payload, not in the recorded outcome).
 """
@@ -33,6 +39,7 @@ import httpx
 from django.dispatch import receiver
 from django.utils import timezone
 
+from runs.core.hardware import throttled_s
 from runs.core.readings import Metric
 from runs.core.registry import METRICS
 from runs.core.scoring.figures import benchmark_of, compare, spread_text
@@ -49,6 +56,7 @@ __all__ = [
     "noise_band",
     "post_alerts",
     "resolve",
+    "throttle_note",
     "webhook_payload",
     "worse_by",
 ]
@@ -65,6 +73,8 @@ _METRICS = {(m.benchmark, m.key): m for m in METRICS}
 ALERTED = [m for m in METRICS if m.alert]
 # (config id, job, parameters as JSON): one cell of a sweep
 SweepCell = tuple[int, str, str]
+# Per cell: the longest throttle of its baseline runs and of its current runs (None: none throttled)
+Throttles = dict[SweepCell, tuple[float | None, float | None]]
 
 
 # --- The rule (no database) -------------------------------------------------------------------
@@ -123,25 +133,52 @@ def check_execution(execution: SweepExecution) -> list[Alert]:
     )
     floor = execution.sweep.noise_floor_pct
     found = []
-    for cell, (base, current) in _cells(execution.pk, previous).items():
+    cells, throttles = _cells(execution.pk, previous)
+    for cell, (base, current) in cells.items():
         for metric in ALERTED:
             if alert := _check(execution, cell, metric, _kept(base, cell, metric, held_out), current, floor):
-                found.append(alert)
+                found.append(_with_throttle(alert, *throttles.get(cell, (None, None))))
     return Alert.objects.bulk_create(found)
 
 
-def _cells(current_id: int, previous: list[int]) -> dict[SweepCell, tuple[list, list]]:
-    """Per cell: the baseline's (execution id, summary) and this run's summaries."""
+def _cells(current_id: int, previous: list[int]) -> tuple[dict[SweepCell, tuple[list, list]], Throttles]:
+    """Per cell: the baseline's (execution id, summary) and this run's summaries; and its throttles."""
     runs = Run.objects.filter(execution_id__in=[current_id, *previous], status=Run.Status.SUCCEEDED)
     cells: dict[SweepCell, tuple[list, list]] = defaultdict(lambda: ([], []))
-    for run in runs.only("execution_id", "config_id", "job", "params", "summary"):
+    throttles: dict[SweepCell, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    for run in runs.only("execution_id", "config_id", "job", "params", "summary", "warnings"):
         cell = (run.config_id, run.job, json.dumps(run.params, sort_keys=True))
         base, current = cells[cell]
-        if run.execution_id == current_id:
+        side = 1 if run.execution_id == current_id else 0
+        if side:
             current.append(run.summary)
         else:
             base.append((run.execution_id, run.summary))
-    return {cell: sides for cell, sides in cells.items() if sides[0] and sides[1]}
+        if (seconds := throttled_s(run.summary, run.warnings)) is not None:
+            throttles[cell][side].append(seconds)
+    longest = {cell: (max(b, default=None), max(c, default=None)) for cell, (b, c) in throttles.items()}
+    return {cell: sides for cell, sides in cells.items() if sides[0] and sides[1]}, longest
+
+
+def _with_throttle(alert: Alert, base_s: float | None, current_s: float | None) -> Alert:
+    if base_s is not None:
+        alert.baseline = {**alert.baseline, "throttled_s": base_s}
+    if current_s is not None:
+        alert.value = {**alert.value, "throttled_s": current_s}
+    return alert
+
+
+def throttle_note(alert: Alert) -> str:
+    """What the alert says of throttling, "" when neither side's runs throttled."""
+    current, base = alert.value.get("throttled_s"), alert.baseline.get("throttled_s")
+    parts = []
+    if current is not None:
+        parts.append(f"the box was throttled for {current:.1f} s during this run")
+    if base is not None:
+        parts.append(f"the box was throttled for {base:.1f} s during a baseline run")
+    if not parts:
+        return ""
+    return f"throttled: {'; '.join(parts)}; the regression may be heat, not the config"
 
 
 def _kept(
@@ -202,6 +239,8 @@ def _alert_dict(alert: Alert) -> dict[str, Any]:
         "metric": alert.metric, "label": alert.label, "unit": metric.unit if metric else "",
         "higher_is_better": metric.higher_is_better if metric else None,
         "baseline": alert.baseline, "value": alert.value, "delta_pct": alert.delta_pct,
+        "throttled_s": alert.value.get("throttled_s"),
+        "baseline_throttled_s": alert.baseline.get("throttled_s"), "note": throttle_note(alert),
     }
 
 

@@ -21,6 +21,7 @@ from django.db.models import QuerySet
 
 from engines.access import User, visible
 from engines.models import EngineConfig
+from runs.core.hardware import throttle_text, throttled_s
 from runs.core.registry import JOBS, SCORED_JOBS
 from runs.core.scoring.parity import Mismatch
 from runs.core.scoring.table import EXPORT_COLUMNS, Group, TableRow, chart_data, compare_groups, export_rows
@@ -34,7 +35,7 @@ __all__ = [
 
 PARAMS = ("runs", "configs", "sweep_runs")
 COMPARED_JOBS = (*SCORED_JOBS, *(name for name, spec in JOBS.items() if spec.compared))
-RUN_FIELDS = ("pk", "config_id", "job", "status", "params", "summary", "provenance", "created")
+RUN_FIELDS = ("pk", "config_id", "job", "status", "params", "summary", "provenance", "created", "warnings")
 # Longer ids can't be row ids (and would overflow the database's integer).
 ID = re.compile(r"[0-9]{1,18}")
 
@@ -102,6 +103,11 @@ class Comparison:
     charts: dict[str, Any] = field(default_factory=dict)
     mismatches: list[Mismatch] = field(default_factory=list)
 
+    @property
+    def columns(self) -> list[tuple[EngineConfig, dict[str, str] | None]]:
+        """Each config with its throttle mark ({"text", "title"}), None where no run throttled."""
+        return [(config, _throttle_mark(config.pk, self.runs)) for config in self.configs]
+
     def export(self) -> list[dict[str, Any]]:
         """The table as export rows (runs.core.scoring.table.EXPORT_COLUMNS)."""
         return export_rows(self.groups, self.rows)
@@ -144,6 +150,22 @@ def _compare(comparison: Comparison) -> None:
     comparison.charts = chart_data(comparison.groups, comparison.rows, baseline)
     configs = {config.pk: config for config in comparison.configs}
     comparison.mismatches = parity(comparison.runs, configs)
+
+
+def _throttle_mark(config_id: int, runs: Iterable[Run]) -> dict[str, str] | None:
+    """The mark of a config column whose runs throttled: the longest throttle, and which runs."""
+    throttled = [(run.pk, s) for run in runs if run.config_id == config_id
+                 and (s := throttled_s(run.summary, run.warnings)) is not None]
+    if not throttled:
+        return None
+    longest = max(s for _, s in throttled)
+    which = ", ".join(f"#{pk} ({s:.1f} s)" for pk, s in throttled)
+    runs_word = "runs" if len(throttled) > 1 else "run"
+    return {
+        "text": throttle_text(longest),
+        "title": f"the box was throttled (heat, power cap or clocks under their floor) during {runs_word} "
+                 f"{which}: its figures may show the heat, not the config",
+    }
 
 
 def _left_out(runs: Iterable[Run]) -> list[tuple[Run, str]]:

@@ -2,7 +2,9 @@
 
 Each config's latest succeeded run of each job (and EvalPlus dataset) gives its figures, the
 medians of that run; every series is labelled with the config, machine, engine and job. The
-counts of runs by status come with them. Two queries, however many runs there are.
+counts of runs by status come with them, and each latest run's energy (joules per output token
+and per request, absent where no power was read) and seconds throttled (absent without
+telemetry). Two queries, however many runs there are.
 
 Access: a logged-in session, or `Authorization: Bearer <SPARKDASH_METRICS_TOKEN>` (empty: off).
 Labels hold names only: no engine URL, API key or webhook URL is ever written.
@@ -21,6 +23,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from runs.core import registry
+from runs.core.hardware import energy_of, throttled_s
 from runs.models import Run
 from runs.results.scorecard import latest_succeeded
 
@@ -32,7 +35,7 @@ LABELS = ("config", "machine", "engine", "engine_kind", "simulator", "job")
 def latest_runs() -> list[Run]:
     """Each config's latest succeeded run per job (EvalPlus: per dataset), in one query."""
     runs = latest_succeeded(1).select_related("config__engine", "machine").only(
-        "pk", "job", "summary", "finished", "created", "config__name", "config__engine__name",
+        "pk", "job", "summary", "warnings", "finished", "created", "config__name", "config__engine__name",
         "config__engine__kind", "config__engine__simulator", "machine__name",
     )
     return list(runs.order_by("config__name", "job", "pk"))
@@ -59,6 +62,7 @@ class LatestFiguresCollector(Collector):
                     if isinstance(value, int | float) and not isinstance(value, bool):
                         family.add_metric([*_labels(run), *extra], float(value))
             yield family
+        yield from _hardware(runs)
         yield self._finished(runs)
         yield self._by_status()
 
@@ -83,6 +87,33 @@ class LatestFiguresCollector(Collector):
         for status in Run.Status.values:
             family.add_metric([status], counts.get(status, 0))
         return family
+
+
+# (name, documentation, the key in summary.telemetry.energy)
+ENERGY_FAMILIES = [
+    ("sparkdash_joules_per_output_token", "Energy per output token above idle (J)", "j_per_token"),
+    ("sparkdash_joules_per_request", "Energy per request above idle (J)", "j_per_request"),
+]
+
+
+def _hardware(runs: list[Run]) -> Iterator[GaugeMetricFamily]:
+    """The latest runs' energy (where measured) and seconds throttled (where telemetry ran)."""
+    for name, documentation, key in ENERGY_FAMILIES:
+        family = GaugeMetricFamily(name, documentation, labels=LABELS)
+        for run in runs:
+            value = (energy_of(run.summary) or {}).get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                family.add_metric(_labels(run), float(value))
+        yield family
+    throttled = GaugeMetricFamily(
+        "sparkdash_throttled_seconds", "Seconds the box was throttled during the run (0: not throttled)",
+        labels=LABELS,
+    )
+    for run in runs:
+        seconds = throttled_s(run.summary, run.warnings)
+        if seconds is not None or (run.summary or {}).get("telemetry"):
+            throttled.add_metric(_labels(run), seconds or 0.0)
+    yield throttled
 
 
 def render_metrics() -> bytes:

@@ -13,6 +13,7 @@ from django.db.models.functions import RowNumber
 
 from engines.models import EngineConfig
 from runs.core.registry import SCORED_JOBS
+from runs.core.scoring.efficiency import TimedRun, efficiency_rows
 from runs.core.scoring.figures import CompareRow, ScoreRow, compare_rows, score_rows
 from runs.models import Run
 
@@ -51,7 +52,8 @@ def latest_succeeded(
 def latest_runs(config_ids: Iterable[int]) -> list[Run]:
     """The latest LATEST_RUNS succeeded runs per config and benchmark, newest first, in one query."""
     runs = latest_succeeded(LATEST_RUNS, SCORED_JOBS, config_ids)
-    return list(runs.only("pk", "config_id", "job", "summary", "created").order_by("-created", "-pk"))
+    fields = ("pk", "config_id", "job", "summary", "created", "started", "finished")
+    return list(runs.only(*fields).order_by("-created", "-pk"))
 
 
 def _rows(runs: Iterable[Run]) -> list[ScoreRow]:
@@ -59,8 +61,22 @@ def _rows(runs: Iterable[Run]) -> list[ScoreRow]:
 
 
 def scorecard(config: EngineConfig) -> list[ScoreRow]:
-    """The config's rows, for the benchmarks it has succeeded runs of."""
-    return [row for row in _rows(latest_runs([config.pk])) if row["runs"]]
+    """The config's rows, for the benchmarks it has succeeded runs of; after each quality
+    benchmark's rows, its correct answers per minute and per kJ (runs.core.scoring.efficiency)."""
+    runs = latest_runs([config.pk])
+    timed = [TimedRun(run.pk, run.job, run.summary, _wall_s(run)) for run in runs]
+    rows: list[ScoreRow] = []
+    for row in (row for row in _rows(runs) if row["runs"]):
+        if rows and rows[-1]["benchmark"] != row["benchmark"]:
+            rows += efficiency_rows(rows[-1]["benchmark"], timed)
+        rows.append(row)
+    return rows + (efficiency_rows(rows[-1]["benchmark"], timed) if rows else [])
+
+
+def _wall_s(run: Run) -> float | None:
+    if run.started is None or run.finished is None:
+        return None
+    return (run.finished - run.started).total_seconds()
 
 
 def compare_configs(a: EngineConfig, b: EngineConfig) -> list[CompareRow]:

@@ -20,7 +20,7 @@ def execution_runs(execution: SweepExecution) -> list[Run]:
     """The sweep run's runs with their configs, engines and machines, in one query."""
     runs = Run.objects.filter(execution_id=execution.pk).select_related("config__engine__machine")
     return list(runs.only(
-        "pk", "job", "status", "summary", "repetition", "config__name", "config__engine__name",
+        "pk", "job", "status", "summary", "warnings", "repetition", "config__name", "config__engine__name",
         "config__engine__simulator", "config__engine__machine__name",
     ).order_by("pk"))
 
@@ -32,7 +32,7 @@ def execution_grid(execution: SweepExecution, runs: Iterable[Run] | None = None)
     jobs = sorted({run.job for run in runs}, key=registry.JOB_ORDER.__getitem__)
     return build_grid(
         [_config_row(c) for c in configs], [(job, registry.get(job).label) for job in jobs],
-        (GridRun(r.pk, r.config_id, r.job, r.status, r.summary) for r in runs),
+        (GridRun(r.pk, r.config_id, r.job, r.status, r.summary, r.warnings) for r in runs),
         execution.sweep.baseline_id,
     )
 

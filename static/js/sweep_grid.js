@@ -1,5 +1,5 @@
 /* Live sweep grid: polls GET /api/sweep-runs/<id> about once a second and fills in each cell
- * (figure, delta with its verdict, progress) until the sweep run is finished.
+ * (figure, throttle mark, delta with its verdict, progress) until the sweep run is finished.
  * The figures and deltas arrive as text (runs.core.sweep_grid formats them); this only places them
  * (the verdict's class is format.js's slugify, as the template's `verdict|slugify`).
  * Test hooks: data-finished on #sweep-run; data-cell="<config id>-<job>" on each cell.
@@ -30,6 +30,14 @@
     span.appendChild(badge);
   }
 
+  /** The cell's throttle mark: "\u26a0 throttled 12.3 s", its title naming the runs; hidden where none throttled. */
+  function setThrottle(span, cell) {
+    if (!span) return;
+    span.hidden = !cell.throttle_text;
+    span.textContent = "\u26a0 " + cell.throttle_text;
+    span.title = cell.throttle_title;
+  }
+
   function renderGrid(grid) {
     hasBaseline = grid.rows.some(function (row) { return row.baseline; });
     grid.rows.forEach(function (row) {
@@ -37,6 +45,7 @@
         var td = root.querySelector('[data-cell="' + row.config.id + "-" + cell.job + '"]');
         if (!td) return;
         td.querySelector(".cell-figure").textContent = cell.text;
+        setThrottle(td.querySelector(".cell-throttle"), cell);
         td.querySelector(".cell-progress").textContent = progressText(cell);
         setDelta(td, row, cell);
       });

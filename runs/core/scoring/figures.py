@@ -18,7 +18,7 @@ same rule applied to each run's 0/1 outcome: only a unanimous difference is not 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from runs.core.readings import Metric, Summary
 from runs.core.registry import BENCHMARKS, JOB_OF_BENCHMARK, METRICS
@@ -124,6 +124,7 @@ class ScoreRow(TypedDict):
     run_ids: list[int]
     out_of: str
     text: str
+    note: NotRequired[str]  # why there is no figure, where a row can say (energy rows)
 
 
 class CompareRow(TypedDict):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, TypedDict
 
+from runs.core.hardware import throttle_text, throttled_s
 from runs.core.readings import Metric, Summary
 from runs.core.registry import JOBS
 from runs.core.scoring.figures import compare, delta_text, figure_text
@@ -34,6 +35,7 @@ class GridRun(NamedTuple):
     job: str
     status: str
     summary: Summary
+    warnings: Sequence[Mapping[str, Any]] = ()
 
 
 class Cell(TypedDict):
@@ -50,6 +52,9 @@ class Cell(TypedDict):
     verdict: str
     delta_text: str
     delta_pct_text: str
+    throttled_s: float | None  # the longest throttle among the cell's runs; None where none throttled
+    throttle_text: str  # "throttled 12.3 s", "" where none throttled
+    throttle_title: str
 
 
 class CellDelta(TypedDict):
@@ -82,7 +87,25 @@ def _cell(job: str, runs: Sequence[GridRun]) -> Cell:
         "failed": sum(r.status in FAILED for r in runs),
         "run_ids": [r.id for r in runs], "spread": spread, "text": figure_text(metric, spread),
         "delta": None, "delta_pct": None, "verdict": "baseline", "delta_text": "", "delta_pct_text": "",
+        **_throttle(runs),
     }
+
+
+class CellThrottle(TypedDict):
+    throttled_s: float | None
+    throttle_text: str
+    throttle_title: str
+
+
+def _throttle(runs: Sequence[GridRun]) -> CellThrottle:
+    """The cell's throttle mark: the longest throttle among its runs, and which runs throttled."""
+    throttled = [(r.id, s) for r in runs if (s := throttled_s(r.summary, r.warnings)) is not None]
+    if not throttled:
+        return {"throttled_s": None, "throttle_text": "", "throttle_title": ""}
+    longest = max(s for _, s in throttled)
+    which = ", ".join(f"#{run_id} {s:.1f} s" for run_id, s in throttled)
+    title = f"the box was throttled during run {which}: the figure may show heat, not the config"
+    return {"throttled_s": longest, "throttle_text": throttle_text(longest), "throttle_title": title}
 
 
 def _delta(metric: Metric, base: Spread | None, spread: Spread | None) -> CellDelta:

@@ -14,6 +14,7 @@ from typing import Any, TypedDict
 
 from runs.core.readings import Summary, median_of
 from runs.core.registry import METRICS
+from runs.core.scoring.energy import energy_jobs, energy_rows
 from runs.core.scoring.figures import ScoreRow, Tally, compare, compare_rows, score_rows, spread_text
 from runs.core.stats import Spread, summarize
 
@@ -74,6 +75,7 @@ class TableCell(TypedDict):
     verdict: str
     delta_text: str
     delta_pct_text: str
+    title: str  # why there is no figure (an energy row's energy_note), "" otherwise
 
 
 class Versus(TypedDict):
@@ -98,9 +100,10 @@ def compare_groups(groups: Sequence[Group], baseline_id: int) -> list[TableRow]:
     """One row per metric that any config has runs of; each config's cell against the baseline's."""
     levels = sorted({int(c) for g in groups for c in _levels(g.runs)})
     positions = max((len(p) for g in groups for _, p in _positions(g.runs)), default=0)
+    jobs = energy_jobs(run for g in groups for run in g.runs)
     scored = {
         g.config_id: _after_speed(score_rows(g.runs), _position_rows(g.runs, positions))
-        + _level_rows(g.runs, levels)
+        + _level_rows(g.runs, levels) + energy_rows(g.runs, jobs)
         for g in groups
     }
     base = scored[baseline_id]
@@ -130,7 +133,7 @@ def _cell(config_id: int, base: ScoreRow, row: ScoreRow, is_baseline: bool) -> T
         versus = _versus(base, row)
     return {
         "config_id": config_id, "baseline": is_baseline, "text": row["text"], "spread": row["spread"],
-        "tally": row["tally"], "runs": row["runs"], **versus,
+        "tally": row["tally"], "runs": row["runs"], "title": row.get("note", ""), **versus,
     }
 
 

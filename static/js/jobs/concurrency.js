@@ -1,5 +1,6 @@
 /* The concurrency sweep: the box's total tok/s and each answer's time to finish per level, a
- * summary row per level and the scaling line. Registers itself as the "concurrency" view of RunCharts.
+ * summary row per level (with its J per output token, from summary.telemetry.energy.by_concurrency
+ * once the run has finished; "—" with the energy note where no power was read) and the scaling line. Registers itself as the "concurrency" view of RunCharts.
  */
 (function () {
   "use strict";
@@ -18,13 +19,24 @@
       summary.finish_s_ratio.toFixed(2) + "\u00d7 as long (" + summary.answer_tokens + "-token answers).";
   }
 
+  /** A level's J per output token: a value, or "—" titled with why there is none. */
+  function energyCell(summary, n) {
+    var telemetry = (summary && summary.telemetry) || {};
+    var level = telemetry.energy && (telemetry.energy.by_concurrency || {})[String(n)];
+    if (level && level.j_per_token !== null && level.j_per_token !== undefined) {
+      return h.value(level.j_per_token, "J", 3);
+    }
+    return h.missing(telemetry.energy_note || "no energy reading for this level");
+  }
+
   function renderTable(s, summary) {
     var done = s.levels.filter(function (n) { return s.byLevel[n]; });
+    if (summary) s.summary = summary;
     h.fillRows(h.tbodyOf("job-summary"), done.map(function (n) {
       var l = s.byLevel[n];
       return [String(n), h.spread(l.total_tps, "tok/s", 1), h.spread(l.finish_s, "s", 2),
         h.spread(l.ttft_s, "s", 3), h.spread(l.decode_tps_client, "tok/s", 1),
-        l.short_answers + " of " + l.requests];
+        l.short_answers + " of " + l.requests, energyCell(s.summary, n)];
     }), true);
     var line = document.getElementById("scaling");
     if (summary && summary.scaling && line) line.textContent = scalingLine(summary);

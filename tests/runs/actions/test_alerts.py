@@ -19,7 +19,14 @@ from runs.actions.alerts import check_execution, is_regression, noise_band, post
 from runs.actions.sweeps import start_sweep
 from runs.models import Alert, Run, Schedule, Sweep, SweepExecution
 from runs.signals import execution_finished
-from tests.factories import EngineConfigFactory, RunFactory, ScheduleFactory, SweepFactory
+from tests.factories import (
+    EngineConfigFactory,
+    RunFactory,
+    ScheduleFactory,
+    SweepFactory,
+    telemetry,
+    throttled_warning,
+)
 
 # --- The rule, without a database --------------------------------------------------------------
 
@@ -387,3 +394,30 @@ def test_it_alerts_on_a_20_percent_slower_decode_but_not_on_1_percent(sim_config
     assert engine["baseline"]["n"] == 12
     assert hook.url not in json.dumps(body)
     assert "secret-token" not in json.dumps(body)
+
+
+@pytest.mark.django_db
+def test_it_still_raises_an_alert_on_a_throttled_run_and_says_so(sweep):
+    nights(sweep, *BASELINE)
+    hot = scheduled(sweep, [80.0, 80.2, 79.9], warnings=[throttled_warning(12.3)])
+    raised = check_execution(hot)
+    assert sorted(a.metric for a in raised) == ["decode_tps_client", "decode_tps_engine"]
+    alert = Alert.objects.select_related("config").get(metric="decode_tps_client")
+    assert alert.value["throttled_s"] == 12.3
+    note = ("throttled: the box was throttled for 12.3 s during this run; "
+            "the regression may be heat, not the config")
+    assert alerts.throttle_note(alert) == note
+    sent = alerts.webhook_payload(hot, [alert])["alerts"][0]
+    assert (sent["throttled_s"], sent["note"]) == (12.3, note)
+
+
+@pytest.mark.django_db
+def test_it_notes_a_throttled_baseline_and_stays_quiet_without_throttling(sweep):
+    first, *_ = nights(sweep, *BASELINE)
+    first.runs.update(summary=speed_summary(100.0) | {"telemetry": telemetry(throttled_s=4.0)})
+    check_execution(scheduled(sweep, [80.0, 80.2, 79.9]))
+    alert = Alert.objects.get(metric="decode_tps_client")
+    assert "throttled for 4.0 s during a baseline run" in alerts.throttle_note(alert)
+    assert "throttled_s" not in alert.value
+    alert.baseline.pop("throttled_s")
+    assert alerts.throttle_note(alert) == ""

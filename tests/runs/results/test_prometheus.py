@@ -6,8 +6,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from runs.models import Run
 from sparkdash.settings import envsecret
-from tests.factories import EngineConfigFactory, RunFactory, SweepFactory
-from tests.runs.compare_helpers import T0, concurrency_summary, speed_runs, succeeded
+from tests.factories import EngineConfigFactory, RunFactory, SweepFactory, telemetry, throttled_warning
+from tests.runs.compare_helpers import T0, concurrency_summary, speed_runs, speed_summary, succeeded
 
 pytestmark = pytest.mark.django_db
 
@@ -131,3 +131,21 @@ def test_it_scrapes_in_as_many_queries_for_more_runs(client, config, settings, d
     with django_assert_max_num_queries(2):
         values, _ = parse(scrape(client, **auth))
     assert sum(1 for name, _ in values if name == "sparkdash_ttft_seconds") == 6
+
+
+def test_it_exposes_energy_and_seconds_throttled_of_the_latest_runs(alice_client):
+    metered = EngineConfigFactory(name="metered")
+    unmetered = EngineConfigFactory(name="unmetered")
+    old = EngineConfigFactory(name="no-telemetry")
+    succeeded(metered, "speed", speed_summary(40.0) | {"telemetry": telemetry(1.5, 75.0, throttled_s=12.3)},
+              warnings=[throttled_warning(12.3)])
+    succeeded(unmetered, "speed", speed_summary(41.0) | {"telemetry": telemetry()})
+    succeeded(old, "speed", speed_summary(42.0))
+    values, _ = parse(scrape(alice_client))
+    assert values[("sparkdash_joules_per_output_token", labels(metered, "speed"))] == 1.5
+    assert values[("sparkdash_joules_per_request", labels(metered, "speed"))] == 75.0
+    assert values[("sparkdash_throttled_seconds", labels(metered, "speed"))] == 12.3
+    assert values[("sparkdash_throttled_seconds", labels(unmetered, "speed"))] == 0.0
+    assert ("sparkdash_joules_per_output_token", labels(unmetered, "speed")) not in values
+    assert not [key for key in values if dict(key[1]).get("config") == "no-telemetry"
+                and key[0].startswith(("sparkdash_joules", "sparkdash_throttled"))]

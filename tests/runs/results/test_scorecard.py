@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from runs.models import Run
 from runs.results.scorecard import compare_configs, scorecard
-from tests.factories import EngineConfigFactory, RunFactory
+from tests.factories import EngineConfigFactory, RunFactory, telemetry
 
 pytestmark = pytest.mark.django_db
 
@@ -269,3 +269,28 @@ def test_it_exports_the_scorecard_as_csv_and_json(alice_client, config):
     lines = alice_client.get(url, {"format": "csv"}).content.decode().splitlines()
     assert lines[0] == "benchmark,metric,unit,median,min,max,n,count,runs,out_of,text"
     assert len(lines) == len(rows) + 1
+
+
+def test_it_adds_correct_answers_per_minute_and_per_kj_after_a_quality_benchmark():
+    config = EngineConfigFactory(name="frugal")
+    summaries = [{"accuracy": 0.5, "total": 120, "telemetry": telemetry(0.5, 20.0)},
+                 {"accuracy": 0.6, "total": 120, "telemetry": telemetry()}]
+    for i, summary in enumerate(summaries):
+        start = T0 + timedelta(minutes=10 * i)
+        RunFactory(config=config, job="mmlu-pro", status=Run.Status.SUCCEEDED, summary=summary,
+                   created=start, started=start, finished=start + timedelta(minutes=2))
+    rows = {row["key"]: row for row in scorecard(config) if row["benchmark"] == "MMLU-Pro"}
+    # 0.5 x 120 / 2 min and 0.6 x 120 / 2 min; per kJ only where energy exists: 0.5 x 1000 / 20 J.
+    assert rows["correct_per_minute"]["text"] == "33.00 [30.00\u201336.00] per minute (n=2)"
+    assert rows["correct_per_kj"]["text"] == "25.00 [25.00\u201325.00] per kJ (n=1)"
+    assert list(rows)[-2:] == ["correct_per_minute", "correct_per_kj"]
+
+
+def test_it_leaves_out_quality_per_kj_without_energy():
+    config = EngineConfigFactory(name="unmetered")
+    summary = {"accuracy": 0.5, "total": 10}
+    RunFactory(config=config, job="mmlu-pro", status=Run.Status.SUCCEEDED, summary=summary,
+               created=T0, started=T0, finished=T0 + timedelta(minutes=1))
+    keys = [row["key"] for row in scorecard(config)]
+    assert "correct_per_minute" in keys
+    assert "correct_per_kj" not in keys

@@ -8,8 +8,8 @@ import pytest
 from django.urls import reverse
 
 from runs.models import Run
-from tests.factories import EngineConfigFactory, SweepExecutionFactory
-from tests.runs.compare_helpers import full_comparison, speed_runs, succeeded, three_configs
+from tests.factories import EngineConfigFactory, SweepExecutionFactory, telemetry, throttled_warning
+from tests.runs.compare_helpers import full_comparison, speed_runs, speed_summary, succeeded, three_configs
 
 pytestmark = pytest.mark.django_db
 
@@ -262,3 +262,21 @@ def test_it_shows_and_exports_acceptance_at_each_draft_position(alice_client):
     assert exported[("acceptance_pos_4", "near")] is None
     as_csv = compare(alice_client, **query, format="csv").content.decode()
     assert "Speed,acceptance_pos_2,acceptance at draft position 2,%,fast," in as_csv
+
+
+def test_it_marks_a_throttled_config_and_shows_its_energy(alice_client):
+    hot = EngineConfigFactory(name="hot")
+    cool = EngineConfigFactory(name="cool")
+    succeeded(hot, "speed", speed_summary(40.0) | {"telemetry": telemetry(1.25, 60.0, throttled_s=12.3)},
+              warnings=[throttled_warning(12.3)])
+    succeeded(cool, "speed", speed_summary(41.0) | {"telemetry": telemetry()})
+    response = compare(alice_client, configs=ids(hot, cool))
+    columns = dict((c.name, mark) for c, mark in response.context["comparison"].columns)
+    assert columns["hot"]["text"] == "throttled 12.3 s"
+    assert columns["cool"] is None
+    html = response.content.decode()
+    assert "\u26a0 throttled 12.3 s</span>" in html
+    assert "may show the heat, not the config" in html
+    energy = cells(response, "Energy", "j_per_token@speed")
+    assert energy["hot"]["text"] == "1.250 [1.250\u20131.250] J (n=1)"
+    assert 'title="no power reading on this machine">\u2014</span>' in html

@@ -21,8 +21,9 @@ from engines.models import Engine, EngineConfig
 from engines.simulator import SimProfile, serve_in_thread
 from runs.models import Run
 from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, logged_in_chromium
-from tests.factories import EngineConfigFactory, RunFactory, SampleFactory
+from tests.factories import EngineConfigFactory, RunFactory, SampleFactory, telemetry
 from tests.real_engine import free_port
+from tests.runs.compare_helpers import concurrency_summary
 from tests.runs.worker.test_quality_jobs import letter_b
 from tests.scripted_openai import scripted_chat
 
@@ -305,3 +306,23 @@ def test_it_shows_only_the_chosen_jobs_fields_on_the_config_page(browser):
     assert steps.find_element(By.XPATH, "..").find_element(By.CSS_SELECTOR, "small.help").text == (
         "1\u2013200, default 30"
     )
+
+
+def test_it_shows_j_per_output_token_per_concurrency_level(browser):
+    summary = concurrency_summary({1: 40.0, 4: 120.0})
+    for level in summary["levels"].values():
+        level |= {"short_answers": 0, "requests": level["concurrency"]}
+    by_level = {"1": {"j_per_token": 0.9, "j_per_request": 30.0, "tokens": 24, "requests": 1}}
+    measured = summary | {"telemetry": telemetry(0.5, 20.0, by_concurrency=by_level)}
+    run = RunFactory(job="concurrency", status=Run.Status.SUCCEEDED, summary=measured,
+                     params={"levels": [1, 4]}, config=EngineConfigFactory(name="watt-box"))
+    _open(browser, run, "concurrency-chart", 2, shot="concurrency_energy")
+    rows = [r.text for r in browser.find_elements(By.CSS_SELECTOR, "#job-summary tbody tr")]
+    assert rows[0].endswith("0.900 J")
+    assert rows[1].endswith("\u2014")
+    unmeasured = RunFactory(job="concurrency", status=Run.Status.SUCCEEDED, params={"levels": [1, 4]},
+                            summary=summary | {"telemetry": telemetry()}, config=run.config)
+    _open(browser, unmeasured, "concurrency-chart", 2, shot="concurrency_no_energy")
+    dash = browser.find_elements(By.CSS_SELECTOR, "#job-summary tbody tr td:last-child span")[0]
+    assert dash.get_attribute("title") == "no power reading on this machine"
+    assert _severe(browser) == []

@@ -197,6 +197,15 @@ def test_it_requires_csrf_on_posts(alice, sweep):
 # --- Alerts ---------------------------------------------------------------------------------------
 
 
+def test_it_says_on_the_alert_list_that_the_run_was_throttled(alice_client, sweep):
+    value = {"median": 80.0, "min": 79.8, "max": 80.1, "n": 3, "throttled_s": 12.3}
+    make_alert(sweep, value=value)
+    html = alice_client.get(reverse("runs:alert-list")).content.decode()
+    assert "throttled: the box was throttled for 12.3 s during this run;" in html
+    rows = alice_client.get(reverse("runs:alert-list"), {"format": "json"}).json()
+    assert "12.3 s" in str(rows)
+
+
 def test_it_lists_open_alerts_with_their_figures(alice_client, sweep):
     alert = make_alert(sweep)
     make_alert(sweep, resolved=timezone.now(), config=EngineConfigFactory(name="cfg-old"))

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from runs.core.scoring.table import Group, chart_data, compare_groups, export_rows, pareto_front
+from tests.factories import telemetry
 
 
 def spread(median, width=1.0, n=9):
@@ -119,3 +120,24 @@ def test_it_exports_acceptance_by_position_in_percent_with_deltas_in_points():
 def test_it_has_no_position_rows_without_per_position_figures():
     groups = [Group(1, "a", [(1, "speed", speed(40.0))]), Group(2, "b", [(2, "speed", speed(41.0))])]
     assert not [r for r in compare_groups(groups, 1) if r["key"].startswith("acceptance_pos_")]
+
+
+def test_it_adds_energy_rows_with_the_note_where_a_config_has_none():
+    groups = [
+        Group(1, "a", [(1, "speed", speed(40.0) | {"telemetry": telemetry(1.0, 50.0)}),
+                       (2, "speed", speed(41.0) | {"telemetry": telemetry(2.0, 70.0)})]),
+        Group(2, "b", [(3, "speed", speed(60.0) | {"telemetry": telemetry()})]),
+    ]
+    rows = {r["key"]: r for r in compare_groups(groups, baseline_id=1) if r["benchmark"] == "Energy"}
+    assert list(rows) == ["j_per_token@speed", "j_per_request@speed"]
+    per_token = rows["j_per_token@speed"]
+    assert per_token["higher_is_better"] is False
+    assert per_token["cells"][0]["text"] == "1.500 [1.000\u20132.000] J (n=2)"
+    none = per_token["cells"][1]
+    assert (none["text"], none["title"]) == ("\u2014", "no power reading on this machine")
+    assert per_token["cells"][0]["title"] == ""
+
+
+def test_it_adds_no_energy_rows_without_telemetry():
+    rows = compare_groups([Group(1, "a", [(1, "speed", speed(40.0))])], baseline_id=1)
+    assert not [r for r in rows if r["benchmark"] == "Energy"]
