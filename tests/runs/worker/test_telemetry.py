@@ -95,3 +95,21 @@ def test_it_samples_nothing_with_telemetry_off_and_says_so(settings, monkeypatch
     assert run.samples.filter(kind="request").exists()
     assert took >= 0.3  # the baseline still waits: the same other work as a run with telemetry on
     assert starts == []  # no sampler thread
+
+
+def test_it_marks_the_throttled_run_in_compare(recorded_gpu, alice_client):
+    from django.urls import reverse
+
+    runs = {}
+    for name, shape in (("hot-box", {"throttle": (0.6, 1.4)}), ("cool-box", {})):
+        recorded_gpu(**shape)
+        with serve_in_thread(SimProfile(decode_tps=100, ttft_ms=5)) as sim:
+            runs[name] = run_to_end(make_run(sim.url, {"reps": 1, "warmup": 0}))
+        runs[name].config.name = name
+        runs[name].config.save()
+    configs = ",".join(str(r.config.pk) for r in runs.values())
+    response = alice_client.get(reverse("runs:compare"), {"configs": configs})
+    marks = {c.name: mark for c, mark in response.context["comparison"].columns}
+    throttled_s = runs["hot-box"].summary["telemetry"]["throttle"]["throttled_s"]
+    assert marks["hot-box"]["text"] == f"throttled {throttled_s:.1f} s" and marks["cool-box"] is None
+    assert "J per output token" in response.content.decode()
