@@ -48,7 +48,8 @@ def test_it_samples_telemetry_through_the_run_with_an_idle_baseline_first():
         run = run_to_end(make_run(sim.url))
     telemetry = run.summary["telemetry"]
     readings = list(run.samples.filter(kind="telemetry").order_by("seq"))
-    assert telemetry["readings"] >= len(readings) - 1 > 3
+    # The summary is made at the job's end; the sampler reads on until the run closes.
+    assert 3 < telemetry["readings"] <= len(readings)
     phases = [r.values["phase"] for r in readings]
     assert phases.index("baseline") < phases.index("job")  # the baseline before the job
     assert telemetry["baseline"]["readings"] >= 2
