@@ -45,6 +45,10 @@ class GenerationRequest:
     top_p: float | None = None
     top_k: int | None = None
     seed: int | None = 0
+    # Thinking (reasoning) for this request: True/False asks the engine to turn it on/off,
+    # None leaves the engine's (or the launch flags') default; reasoning_effort likewise.
+    thinking: bool | None = None
+    reasoning_effort: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
