@@ -22,7 +22,8 @@ class EngineConfigForm(forms.ModelForm):
             "name", "engine", "model", "quantization", "speculative_method", "draft_model",
             "lookahead", "draft_n_min", "draft_p_min", "kv_cache_dtype", "prefix_caching",
             "context_length", "parallel", "threads", "cache_ram_mib", "max_num_batched_tokens",
-            "attention_backend", "moe_backend", "bytes_per_token_gb", "temperature", "top_p", "top_k", "seed",
+            "attention_backend", "moe_backend", "bytes_per_token_gb", "thinking", "thinking_budget",
+            "reasoning_effort", "reasoning_parser", "temperature", "top_p", "top_k", "seed",
             "max_tokens", "preheat_s", "extra_flags", "notes",
         ]
         widgets = {

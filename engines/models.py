@@ -19,6 +19,9 @@ from engines import kinds
 DEFAULT_TEAM = "default"
 # Where an engine on the worker's own box listens; always allowed as an engine's host.
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+# A thinking budget below this leaves no room to reason; above it no engine's context holds it.
+THINKING_BUDGET_MIN = 16
+THINKING_BUDGET_MAX = 131_072
 
 
 class Team(models.Model):
@@ -240,6 +243,31 @@ class EngineConfig(models.Model):
         validators=[MinValueValidator(0.001), MaxValueValidator(10_000)],
         help_text="roofline override; empty: read from the GGUF (MoE: active experts + shared)",
     )
+    class Thinking(models.TextChoices):
+        DEFAULT = "", "engine default"
+        OFF = "off", "off"
+        ON = "on", "on (no budget)"
+        BUDGET = "budget", "on, with a token budget"
+
+    thinking = models.CharField(
+        max_length=10, choices=Thinking.choices, default=Thinking.DEFAULT, blank=True,
+        help_text="the model's reasoning before its answer; engine default: neither asked on nor off",
+    )
+    thinking_budget = models.PositiveIntegerField(
+        "thinking budget (tokens)", null=True, blank=True,
+        validators=[MinValueValidator(THINKING_BUDGET_MIN), MaxValueValidator(THINKING_BUDGET_MAX)],
+        help_text="with thinking 'on, with a token budget': reasoning tokens before the answer "
+        "(llama-server --reasoning-budget)",
+    )
+    reasoning_effort = models.CharField(
+        max_length=10, blank=True, choices=[("", "engine default"), ("low", "low"), ("medium", "medium"),
+                                            ("high", "high")],
+        help_text="sent as reasoning_effort with every request (models that read it, e.g. gpt-oss)",
+    )
+    reasoning_parser = models.CharField(
+        max_length=50, blank=True,
+        help_text="vLLM/SGLang --reasoning-parser; blank: guessed from the model name (qwen3, deepseek_r1, ...)",
+    )
     temperature = models.FloatField(default=0.0, validators=[MinValueValidator(0), MaxValueValidator(5)])
     top_p = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0), MaxValueValidator(1)])
     top_k = models.PositiveIntegerField(null=True, blank=True)
@@ -266,6 +294,16 @@ class EngineConfig(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("runs:config-detail", args=[self.pk])
 
+    def clean(self) -> None:
+        errors = thinking_errors(self.thinking, self.thinking_budget, self.reasoning_effort)
+        if errors:
+            raise ValidationError(errors)
+
+    @property
+    def thinks(self) -> bool | None:
+        """What every request asks of thinking: True on, False off, None the engine's default."""
+        return None if not self.thinking else self.thinking != self.Thinking.OFF
+
     def queue_key(self) -> tuple[Any, ...]:
         """Where this config's runs go in its machine's queue: by machine, engine, then config."""
         engine = self.engine
@@ -279,6 +317,7 @@ class EngineConfig(models.Model):
         """The fixed sampling settings every request of a run is sent with."""
         values = {"temperature": self.temperature, "top_p": self.top_p, "top_k": self.top_k}
         values |= {"seed": self.seed, "max_tokens": self.max_tokens}
+        values |= {"thinking": self.thinks, "reasoning_effort": self.reasoning_effort or None}
         return {k: v for k, v in values.items() if v is not None}
 
     def snapshot(self) -> dict[str, Any]:
@@ -297,3 +336,15 @@ class EngineConfig(models.Model):
             "memory_gb": self.machine.memory_gb,
         }
         return data
+
+
+def thinking_errors(thinking: str, budget: int | None, effort: str) -> dict[str, str]:
+    """What is wrong with a config's thinking settings, by field (empty: nothing)."""
+    if thinking == EngineConfig.Thinking.BUDGET and budget is None:
+        return {"thinking_budget": "thinking 'on, with a token budget' needs a budget "
+                f"({THINKING_BUDGET_MIN}-{THINKING_BUDGET_MAX} tokens)"}
+    if budget is not None and thinking != EngineConfig.Thinking.BUDGET:
+        return {"thinking_budget": "a budget is set, but thinking is not 'on, with a token budget'"}
+    if effort and thinking == EngineConfig.Thinking.OFF:
+        return {"reasoning_effort": "set, but thinking is off"}
+    return {}
