@@ -230,6 +230,9 @@ SPARKDASH_JOB_TIMEOUT_S = envfloat("SPARKDASH_JOB_TIMEOUT_S", CELERY_TASK_SOFT_T
 # A machine whose relay (manage.py relay) sent a heartbeat this recently is busy with real traffic:
 # runs on it are refused, at start and when a worker claims one (one engine per machine).
 SPARKDASH_RELAY_ACTIVE_S = envfloat("SPARKDASH_RELAY_ACTIVE_S", 15.0)
+# A quality job's tokens per answer when the config asks for thinking without a budget: reasoning
+# plus the answer. MMLU-Pro answers took ~16k reasoning tokens in the field, plus lm-eval's 2,048.
+SPARKDASH_THINKING_ANSWER_BUDGET = envint("SPARKDASH_THINKING_ANSWER_BUDGET", 18_432)
 # A captured request body or answer is cut to this many bytes (on machines that capture bodies).
 SPARKDASH_TRAFFIC_BODY_CAP_BYTES = envint("SPARKDASH_TRAFFIC_BODY_CAP_BYTES", 256 * 1024)
 SPARKDASH_METRICS_TOKEN = envsecret("SPARKDASH_METRICS_TOKEN")  # bearer token for GET /metrics; empty: off

@@ -5,6 +5,8 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+from django.conf import settings
+
 from engines.clients import EngineClient
 from runs.core import registry
 from runs.core.jobs.lookahead import AtLookahead
@@ -35,6 +37,8 @@ def job_config(run: Run) -> registry.JobConfig:
     return registry.JobConfig(
         model=config.model, sampling=config.sampling(), seed=config.seed, engine_kind=config.engine.kind,
         api_key=config.engine.api_key or None, machine_bandwidth_gbps=config.engine.machine.bandwidth_gbps,
+        thinking_budget=config.thinking_budget if config.thinking == config.Thinking.BUDGET else None,
+        thinking_answer_budget=settings.SPARKDASH_THINKING_ANSWER_BUDGET,
     )
 
 

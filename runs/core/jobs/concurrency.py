@@ -58,6 +58,8 @@ class ConcurrencyJob:
             top_p=s.get("top_p"),
             top_k=s.get("top_k"),
             seed=s.get("seed", 0),
+            thinking=s.get("thinking"),
+            reasoning_effort=s.get("reasoning_effort"),
             extra={"ignore_eos": True} if ignore_eos else {},
         )
 

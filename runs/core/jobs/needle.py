@@ -77,6 +77,7 @@ class NeedleJob:
     :param seed: picks each request's key and value.
     :param tolerance: how far (as a fraction) a prompt's token count may be from its target.
     :param extra: laid over every request body (e.g. Ollama's {"options": {"num_ctx": ...}}).
+    :param thinking, reasoning_effort: the config's, sent with every request.
     """
 
     model: str
@@ -86,6 +87,8 @@ class NeedleJob:
     answer_tokens: int = 32
     tolerance: float = 0.02
     extra: dict[str, Any] = field(default_factory=dict)
+    thinking: bool | None = None
+    reasoning_effort: str | None = None
 
     def __post_init__(self) -> None:
         if not self.lengths or any(n < 1 for n in self.lengths):
@@ -100,7 +103,8 @@ class NeedleJob:
     def request(self, prompt: str) -> GenerationRequest:
         messages = [{"role": "user", "content": prompt}]
         return GenerationRequest(
-            self.model, messages, max_tokens=self.answer_tokens, temperature=0.0, extra=self.extra
+            self.model, messages, max_tokens=self.answer_tokens, temperature=0.0, extra=self.extra,
+            thinking=self.thinking, reasoning_effort=self.reasoning_effort,
         )
 
 

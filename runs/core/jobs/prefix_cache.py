@@ -44,6 +44,8 @@ class PrefixCacheJob:
     insert_after: int | None = None
     discard_share: float = 0.5
     seed: int = 0
+    thinking: bool | None = None  # the config's, sent with every request
+    reasoning_effort: str | None = None
 
     def __post_init__(self) -> None:
         if self.steps < 1 or self.bytes_per_step < 1 or self.answer_tokens < 1:
@@ -54,7 +56,8 @@ class PrefixCacheJob:
             raise ValueError("discard_share must be between 0 and 1")
 
     def request(self, messages: list[dict[str, Any]]) -> GenerationRequest:
-        return GenerationRequest(self.model, list(messages), max_tokens=self.answer_tokens, temperature=0.0)
+        return GenerationRequest(self.model, list(messages), max_tokens=self.answer_tokens, temperature=0.0,
+                                 thinking=self.thinking, reasoning_effort=self.reasoning_effort)
 
     def part(self, step: int, first_line: int) -> str:
         """The step's bytes_per_step bytes of source, numbered on from the part before."""

@@ -39,6 +39,8 @@ class SpeedJob:
             top_p=s.get("top_p"),
             top_k=s.get("top_k"),
             seed=s.get("seed", 0),
+            thinking=s.get("thinking"),
+            reasoning_effort=s.get("reasoning_effort"),
         )
 
 

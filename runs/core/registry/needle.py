@@ -29,15 +29,17 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     """Haystacks sized by the engine's own tokenizer (/tokenize, or calibrated where it has none)."""
     params, config = ctx.params, ctx.config
     kind = kinds.get(config.engine_kind)
+    answer_tokens = config.answer_budget(params["answer_tokens"])  # room to reason first, if thinking
     extra: dict[str, Any] = {}
     if kind.needs_num_ctx:
-        extra = {"options": {"num_ctx": max(params["lengths"]) + params["answer_tokens"] + 512}}
+        extra = {"options": {"num_ctx": max(params["lengths"]) + answer_tokens + 512}}
     if kind.tokenizer == "calibrated":
         tokenizer = ollama_calibrator(ctx.client, config.model, extra)
     else:
         tokenizer = openai_tokenizer(ctx.client, config.model)
     job = NeedleJob(config.model, tuple(params["lengths"]), tuple(params["depths"]), config.seed,
-                    params["answer_tokens"], extra=extra)
+                    answer_tokens, extra=extra, thinking=config.sampling.get("thinking"),
+                    reasoning_effort=config.sampling.get("reasoning_effort"))
     return await run_needle(ctx.client, job, ctx.progress, tokenizer)
 
 

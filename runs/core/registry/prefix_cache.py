@@ -19,7 +19,9 @@ PARAMS: dict[str, Param] = {
 
 async def run(ctx: JobContext) -> dict[str, Any]:
     params = ctx.params
-    job = PrefixCacheJob(ctx.config.model, params["steps"], params["bytes_per_step"], params["answer_tokens"])
+    sampling = ctx.config.sampling
+    job = PrefixCacheJob(ctx.config.model, params["steps"], params["bytes_per_step"], params["answer_tokens"],
+                         thinking=sampling.get("thinking"), reasoning_effort=sampling.get("reasoning_effort"))
     summary = await run_prefix_cache(ctx.client, job, ctx.progress)
     # A detected discard comes with the fix for this engine kind.
     detected = summary.get("cache_discard_detected")

@@ -20,11 +20,27 @@ class JobConfig:
     """What a job reads of the config it measures (the worker copies it from the EngineConfig)."""
 
     model: str
-    sampling: Mapping[str, Any]  # temperature, top_p, top_k, seed, max_tokens: the config's fixed sampling
+    # temperature, top_p, top_k, seed, max_tokens, thinking, reasoning_effort: the config's fixed sampling
+    sampling: Mapping[str, Any]
     seed: int
     engine_kind: str
     api_key: str | None
     machine_bandwidth_gbps: float | None = None  # the machine's nominal bandwidth
+    thinking_budget: int | None = None  # the config's reasoning tokens before the answer (budget mode)
+    thinking_answer_budget: int = 18_432  # SPARKDASH_THINKING_ANSWER_BUDGET
+
+    def answer_budget(self, asked: int) -> int:
+        """A quality job's tokens per answer: `asked`, plus room to reason when thinking is on.
+
+        With a thinking budget: that budget plus `asked` (the answer's room); without one:
+        SPARKDASH_THINKING_ANSWER_BUDGET, or `asked` if larger. Thinking off or left to the
+        engine: `asked` as it is.
+        """
+        if self.sampling.get("thinking") is not True:
+            return asked
+        if self.thinking_budget is not None:
+            return self.thinking_budget + asked
+        return max(asked, self.thinking_answer_budget)
 
 
 @dataclass

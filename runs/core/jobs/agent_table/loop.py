@@ -71,6 +71,8 @@ class AgentTableJob:
             top_p=s.get("top_p"),
             top_k=s.get("top_k"),
             seed=s.get("seed", 0),
+            thinking=s.get("thinking"),
+            reasoning_effort=s.get("reasoning_effort"),
             extra={"tools": TOOL_SCHEMAS} if tools else {},
         )
 

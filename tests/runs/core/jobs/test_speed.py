@@ -75,3 +75,11 @@ def test_it_flags_client_and_engine_speeds_that_disagree_by_more_than_five_perce
     disagree = cross_check({"decode_tps_client": spread(40.0), "decode_tps_engine": spread(43.0)})
     assert not disagree["agree"]
     assert cross_check({"decode_tps_client": spread(40.0), "decode_tps_engine": None}) is None
+
+
+@pytest.mark.parametrize("thinking", [True, False, None])
+def test_it_asks_each_request_for_the_configs_thinking(thinking):
+    sampling = {"max_tokens": 48} | ({} if thinking is None else {"thinking": thinking, "reasoning_effort": "low"})
+    request = SpeedJob(model="demo", sampling=sampling).request(SPEED_PROMPTS[0])
+    assert request.thinking is thinking
+    assert request.reasoning_effort == (None if thinking is None else "low")
