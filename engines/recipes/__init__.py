@@ -17,7 +17,8 @@ __all__ = ["LaunchSettings", "Recipe", "render", "render_config", "settings_from
 OPTIONAL = (
     "quantization", "speculative_method", "draft_model", "draft_n_min", "draft_p_min",
     "context_length", "parallel", "threads", "cache_ram_mib", "kv_cache_dtype", "prefix_caching",
-    "max_num_batched_tokens", "attention_backend", "moe_backend", "extra_flags",
+    "max_num_batched_tokens", "attention_backend", "moe_backend", "thinking", "thinking_budget",
+    "reasoning_parser", "extra_flags",
 )  # fmt: skip
 
 

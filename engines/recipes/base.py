@@ -81,6 +81,8 @@ class LaunchSettings:
     :param port: the port to listen on; None means the kind's ``default_port``.
     :param lookahead: draft tokens per verification; 0 is no drafting on every engine kind (no
         speculative flags for llama-server, vLLM and SGLang; draft_num_predict 0 in Ollama's alias).
+    :param thinking: "" (the engine's default), "off", "on" or "budget" (``thinking_budget`` tokens).
+    :param reasoning_parser: vLLM/SGLang's; empty: guessed from the model name when thinking is set.
     :param extra_flags: typed as on a command line; split with ``shlex`` and appended verbatim.
     :param metrics: turn on the Prometheus endpoint where the engine needs a flag for it.
     """
@@ -105,6 +107,9 @@ class LaunchSettings:
     max_num_batched_tokens: int | None = None
     attention_backend: str = ""
     moe_backend: str = ""
+    thinking: str = ""
+    thinking_budget: int | None = None
+    reasoning_parser: str = ""
     extra_flags: str = ""
     metrics: bool = True
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from engines.recipes.base import Builder, LaunchSettings, Recipe
+from engines.recipes.reasoning import render_llama_reasoning
 
 __all__ = ["SPEC_TYPES", "render_llama_server"]
 
@@ -43,6 +44,7 @@ def render_llama_server(settings: LaunchSettings) -> Recipe:
     if s.prefix_caching is not None:
         b.flag("--cache-prompt" if s.prefix_caching else "--no-cache-prompt")
     _speculative(b, s)
+    render_llama_reasoning(b, s)
     b.unused("attention_backend", "llama-server has no attention backend choice (flash attention: -fa)")
     b.unused("moe_backend", "llama-server has no MoE backend choice")
     return b.build()

@@ -11,6 +11,7 @@ import hashlib
 import re
 
 from engines.recipes.base import Builder, LaunchSettings, Recipe, split_extra_flags
+from engines.recipes.reasoning import checked
 
 __all__ = ["alias_name", "render_ollama"]
 
@@ -38,9 +39,18 @@ def render_ollama(settings: LaunchSettings) -> Recipe:
     b.unused("draft_n_min", "Ollama does not pass a minimum draft length to llama-server")
     b.unused("draft_p_min", "Ollama does not pass a minimum draft probability to llama-server")
     b.unused("quantization", "the weights of the base model decide it")
+    _thinking(b, s)
     if s.metrics:
         b.notes.append("Ollama has no /metrics endpoint: acceptance is only in the ollama serve log")
     return b.build()
+
+
+def _thinking(b: Builder, s: LaunchSettings) -> None:
+    mode = checked(s)
+    if mode:
+        b.notes.append(f"thinking ({mode}) is sent with every request (think), not at launch")
+    b.unused("thinking_budget", "Ollama's think is on or off, with no token budget")
+    b.unused("reasoning_parser", "Ollama parses the model's thinking itself")
 
 
 def _environment(b: Builder, s: LaunchSettings) -> None:

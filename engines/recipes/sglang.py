@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from engines.recipes.base import Builder, LaunchSettings, Recipe
+from engines.recipes.reasoning import render_reasoning_parser
 
 __all__ = ["ALGORITHMS", "render_sglang"]
 
@@ -38,6 +39,7 @@ def render_sglang(settings: LaunchSettings) -> Recipe:
     else:
         b.unused("quantization", "not an SGLang --quantization method; SGLang reads the checkpoint's own")
     _speculative(b, s)
+    render_reasoning_parser(b, s)
     b.unused("threads", "SGLang has no CPU thread count flag")
     b.unused("cache_ram_mib", "SGLang's host cache is --enable-hierarchical-cache/--hicache-size (GB)")
     b.unused("draft_n_min", "SGLang has no minimum draft length")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from engines.recipes.base import Builder, LaunchSettings, Recipe, split_extra_flags
+from engines.recipes.reasoning import render_reasoning_parser
 
 __all__ = ["render_vllm", "speculative_config"]
 
@@ -53,6 +54,7 @@ def render_vllm(settings: LaunchSettings) -> Recipe:
     elif s.speculative_method.strip().lower() not in ("", "none"):
         method = s.speculative_method.strip()
         b.notes.append(f"lookahead is 0: speculative decoding is off ({method} is not rendered)")
+    render_reasoning_parser(b, s)
     b.unused("threads", "vLLM has no CPU thread count flag")
     b.unused("cache_ram_mib", "vLLM has no host-RAM prompt cache of this kind")
     b.unused("draft_n_min", "vLLM's speculative config has no minimum draft length")

@@ -39,6 +39,7 @@ FIELDS = {
     "max_num_batched_tokens": [4096],
     "attention_backend": ["flashinfer"],
     "moe_backend": ["triton"],
+    "thinking": ["on", "off"],
     "extra_flags": [EXTRA],
 }
 # Speculative variants that each engine can run: (speculative_method, draft_model).
@@ -418,3 +419,78 @@ def test_it_says_why_a_config_has_no_launch_recipe(alice_client):
     response = alice_client.get(reverse("runs:config-detail", args=[config.pk]))
     assert response.status_code == 200
     assert "No launch recipe: draft_model: draft-simple needs a draft model" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("thinking", "budget", "expected"),
+    [("off", None, ["--reasoning-budget", "0"]), ("on", None, ["--reasoning-budget", "-1"]),
+     ("budget", 4096, ["--reasoning-budget", "4096"])],
+)
+def test_it_renders_llama_servers_reasoning_budget_and_format(thinking, budget, expected):
+    argv = render(_settings("llama-server", thinking=thinking, thinking_budget=budget)).argv
+    assert _pair(argv, "--reasoning-budget") == expected
+    assert _pair(argv, "--reasoning-format") == ["--reasoning-format", "deepseek"]
+
+
+def _pair(argv: list[str], flag: str) -> list[str]:
+    return argv[argv.index(flag) : argv.index(flag) + 2] if flag in argv else []
+
+
+@pytest.mark.parametrize("kind", ["llama-server", "vllm", "sglang"])
+def test_it_renders_no_reasoning_flag_when_thinking_is_the_engines_default(kind):
+    argv = render(_settings(kind)).argv
+    assert not {"--reasoning-budget", "--reasoning-format", "--reasoning-parser"} & set(argv)
+
+
+@pytest.mark.parametrize(
+    ("kind", "model", "parser"),
+    [("vllm", "Qwen/Qwen3-8B", "qwen3"), ("sglang", "Qwen/Qwen3-8B", "qwen3"),
+     ("vllm", "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "deepseek_r1"),
+     ("sglang", "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "deepseek-r1"),
+     ("vllm", "openai/gpt-oss-20b", "openai_gptoss"), ("sglang", "openai/gpt-oss-20b", "gpt-oss")],
+)
+def test_it_picks_the_reasoning_parser_from_the_model_family(kind, model, parser):
+    argv = render(_settings(kind, model=model, thinking="on")).argv
+    assert _pair(argv, "--reasoning-parser") == ["--reasoning-parser", parser]
+
+
+@pytest.mark.parametrize("kind", ["vllm", "sglang"])
+def test_it_renders_the_configs_own_reasoning_parser_and_notes_a_budget_it_cannot(kind):
+    recipe = render(_settings(kind, model="org/thinker", thinking="budget", thinking_budget=2048,
+                              reasoning_parser="deepseek_r1"))
+    assert _pair(recipe.argv, "--reasoning-parser") == ["--reasoning-parser", "deepseek_r1"]
+    assert any(note.startswith("thinking_budget (2048) is not rendered") for note in recipe.notes)
+
+
+@pytest.mark.parametrize("kind", ["vllm", "sglang"])
+def test_it_refuses_thinking_on_a_model_whose_parser_it_cannot_guess(kind):
+    with pytest.raises(ValueError, match="^reasoning_parser: none known for 'org/thinker'"):
+        render(_settings(kind, model="org/thinker", thinking="on"))
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [({"thinking": "budget"}, "^thinking_budget: thinking 'budget' needs"),
+     ({"thinking": "on", "thinking_budget": 64}, "^thinking_budget: set, but"),
+     ({"thinking": "maybe"}, "^thinking: 'maybe' is not one of")],
+)
+def test_it_refuses_thinking_settings_no_engine_can_run(values, message):
+    with pytest.raises(ValueError, match=message):
+        render(_settings("llama-server", **values))
+
+
+def test_it_sends_ollamas_thinking_per_request_and_notes_the_budget_it_cannot():
+    recipe = render(_settings("ollama", thinking="budget", thinking_budget=1024))
+    assert "thinking (budget) is sent with every request (think), not at launch" in recipe.notes
+    assert any(note.startswith("thinking_budget (1024) is not rendered") for note in recipe.notes)
+    assert not any("think" in name.lower() for name in recipe.env)
+
+
+def test_it_reads_thinking_from_a_config():
+    config = SimpleNamespace(
+        model="/m/q.gguf", lookahead=0, thinking="budget", thinking_budget=512, reasoning_parser="",
+        engine=SimpleNamespace(kind="llama-server", base_url="http://127.0.0.1:8080", binary=""),
+    )
+    recipe, why = render_config(config)
+    assert why == "" and recipe is not None
+    assert _pair(recipe.argv, "--reasoning-budget") == ["--reasoning-budget", "512"]

@@ -1,0 +1,73 @@
+"""Thinking on the launch side: llama-server's reasoning budget, and vLLM/SGLang's reasoning parser.
+
+A config's thinking is "" (the engine's default: nothing rendered), "off", "on" or "budget"
+(on, with ``thinking_budget`` reasoning tokens). Requests carry thinking on/off too (the clients
+render it per request); the launch side makes the server keep reasoning out of the answer text
+(llama-server ``--reasoning-format deepseek``, vLLM/SGLang ``--reasoning-parser``) and, where a
+flag can, bounds it.
+"""
+
+from __future__ import annotations
+
+from engines.recipes.base import Builder, LaunchSettings
+
+__all__ = ["THINKING", "checked", "guess_parser", "render_llama_reasoning", "render_reasoning_parser"]
+
+THINKING = ("", "off", "on", "budget")
+# Model-name fragment -> parser name, per engine (vLLM's reasoning parsers and SGLang's differ in
+# spelling); the first fragment found in the lower-cased model name wins.
+PARSERS = {
+    "vllm": (("qwq", "deepseek_r1"), ("qwen3", "qwen3"), ("deepseek-r1", "deepseek_r1"),
+             ("deepseek_r1", "deepseek_r1"), ("gpt-oss", "openai_gptoss"), ("glm-4.5", "glm45"),
+             ("glm4.5", "glm45"), ("granite", "granite")),
+    "sglang": (("qwq", "deepseek-r1"), ("qwen3", "qwen3"), ("deepseek-r1", "deepseek-r1"),
+               ("deepseek_r1", "deepseek-r1"), ("gpt-oss", "gpt-oss"), ("glm-4.5", "glm45"),
+               ("glm4.5", "glm45")),
+}  # fmt: skip
+
+
+def checked(s: LaunchSettings) -> str:
+    """The thinking mode, after checking it and its budget; ValueError naming the field."""
+    if s.thinking not in THINKING:
+        raise ValueError(f"thinking: {s.thinking!r} is not one of off, on, budget (or blank)")
+    if s.thinking == "budget" and s.thinking_budget is None:
+        raise ValueError("thinking_budget: thinking 'budget' needs a budget in tokens")
+    if s.thinking_budget is not None and s.thinking != "budget":
+        raise ValueError("thinking_budget: set, but thinking is not 'budget'")
+    return s.thinking
+
+
+def render_llama_reasoning(b: Builder, s: LaunchSettings) -> None:
+    """--reasoning-budget (-1 unlimited, 0 off, N tokens) and --reasoning-format deepseek."""
+    mode = checked(s)
+    b.unused("reasoning_parser", "llama-server parses reasoning with --reasoning-format")
+    if not mode:
+        return
+    budget = {"off": 0, "on": -1}.get(mode, s.thinking_budget)
+    b.flag("--reasoning-budget", budget)
+    # deepseek: reasoning arrives in reasoning_content, never in the answer's content.
+    b.flag("--reasoning-format", "deepseek")
+
+
+def guess_parser(kind: str, model: str) -> str:
+    """The reasoning parser a model's name suggests for vLLM or SGLang, or "" for none known."""
+    name = model.lower()
+    return next((parser for fragment, parser in PARSERS[kind] if fragment in name), "")
+
+
+def render_reasoning_parser(b: Builder, s: LaunchSettings) -> None:
+    """--reasoning-parser: the config's, else the model family's; a budget is only noted."""
+    mode = checked(s)
+    parser = s.reasoning_parser or (guess_parser(s.kind, s.model) if mode else "")
+    if mode in ("on", "budget") and not parser:
+        known = ", ".join(sorted({p for _, p in PARSERS[s.kind]}))
+        raise ValueError(
+            f"reasoning_parser: none known for {s.model!r}, so its reasoning would arrive in the answer "
+            f"text; set one ({known}, ...)"
+        )
+    b.flag("--reasoning-parser", parser)
+    if mode == "budget":
+        b.notes.append(
+            f"thinking_budget ({s.thinking_budget}) is not rendered: {s.kind} has no reasoning budget "
+            "flag; the answer's max tokens bound reasoning and answer together"
+        )
