@@ -266,7 +266,8 @@ class EngineConfig(models.Model):
     )
     reasoning_parser = models.CharField(
         max_length=50, blank=True,
-        help_text="vLLM/SGLang --reasoning-parser; blank: guessed from the model name (qwen3, deepseek_r1, ...)",
+        help_text="vLLM/SGLang --reasoning-parser; blank: guessed from the model name "
+        "(qwen3, deepseek_r1, ...)",
     )
     temperature = models.FloatField(default=0.0, validators=[MinValueValidator(0), MaxValueValidator(5)])
     top_p = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0), MaxValueValidator(1)])
@@ -315,7 +316,7 @@ class EngineConfig(models.Model):
 
     def sampling(self) -> dict[str, Any]:
         """The fixed sampling settings every request of a run is sent with."""
-        values = {"temperature": self.temperature, "top_p": self.top_p, "top_k": self.top_k}
+        values: dict[str, Any] = {"temperature": self.temperature, "top_p": self.top_p, "top_k": self.top_k}
         values |= {"seed": self.seed, "max_tokens": self.max_tokens}
         values |= {"thinking": self.thinks, "reasoning_effort": self.reasoning_effort or None}
         return {k: v for k, v in values.items() if v is not None}

@@ -14,8 +14,8 @@ def form_data(engine, **values):
 
 def test_it_saves_a_configs_thinking_budget():
     engine = EngineFactory()
-    form = EngineConfigForm(form_data(engine, thinking="budget", thinking_budget=4096, reasoning_effort="high"),
-                            user=UserFactory())
+    data = form_data(engine, thinking="budget", thinking_budget=4096, reasoning_effort="high")
+    form = EngineConfigForm(data, user=UserFactory())
     assert form.is_valid(), form.errors
     config = form.save()
     assert (config.thinking, config.thinking_budget, config.reasoning_effort) == ("budget", 4096, "high")
@@ -28,6 +28,7 @@ def test_it_leaves_thinking_to_the_engine_when_left_blank():
 
 
 def test_it_shows_a_budget_without_budget_mode_as_an_error_on_its_field():
-    form = EngineConfigForm(form_data(EngineFactory(), thinking="on", thinking_budget=512), user=UserFactory())
+    data = form_data(EngineFactory(), thinking="on", thinking_budget=512)
+    form = EngineConfigForm(data, user=UserFactory())
     assert not form.is_valid()
     assert "thinking is not 'on, with a token budget'" in form.errors["thinking_budget"][0]

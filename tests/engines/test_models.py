@@ -64,7 +64,8 @@ def test_it_sends_the_reasoning_effort_with_the_sampling():
 @pytest.mark.parametrize(
     ("thinking", "field", "message"),
     [({"thinking": "budget"}, "thinking_budget", "needs a budget (16-131072 tokens)"),
-     ({"thinking": "on", "thinking_budget": 512}, "thinking_budget", "thinking is not 'on, with a token budget'"),
+     ({"thinking": "on", "thinking_budget": 512}, "thinking_budget",
+      "thinking is not 'on, with a token budget'"),
      ({"thinking": "budget", "thinking_budget": 8}, "thinking_budget", "greater than or equal to 16"),
      ({"thinking": "budget", "thinking_budget": 200_000}, "thinking_budget", "less than or equal to 131072"),
      ({"thinking": "off", "reasoning_effort": "low"}, "reasoning_effort", "set, but thinking is off"),

@@ -464,15 +464,15 @@ def test_it_renders_the_configs_own_reasoning_parser_and_notes_a_budget_it_canno
 
 @pytest.mark.parametrize("kind", ["vllm", "sglang"])
 def test_it_refuses_thinking_on_a_model_whose_parser_it_cannot_guess(kind):
-    with pytest.raises(ValueError, match="^reasoning_parser: none known for 'org/thinker'"):
+    with pytest.raises(ValueError, match=r"^reasoning_parser: none known for 'org/thinker'"):
         render(_settings(kind, model="org/thinker", thinking="on"))
 
 
 @pytest.mark.parametrize(
     ("values", "message"),
-    [({"thinking": "budget"}, "^thinking_budget: thinking 'budget' needs"),
-     ({"thinking": "on", "thinking_budget": 64}, "^thinking_budget: set, but"),
-     ({"thinking": "maybe"}, "^thinking: 'maybe' is not one of")],
+    [({"thinking": "budget"}, r"^thinking_budget: thinking 'budget' needs"),
+     ({"thinking": "on", "thinking_budget": 64}, r"^thinking_budget: set, but"),
+     ({"thinking": "maybe"}, r"^thinking: 'maybe' is not one of")],
 )
 def test_it_refuses_thinking_settings_no_engine_can_run(values, message):
     with pytest.raises(ValueError, match=message):

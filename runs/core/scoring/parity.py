@@ -1,8 +1,10 @@
 """Parity of a comparison, without Django: did the compared runs measure under the same conditions?
 
 Runs are only comparable when they used the same sampling (temperature, top_p, top_k, seed),
-max tokens, context length, prompt set and parallel slots. Each run hands in its settings as
-a mapping; runs are checked job by job (a speed run's max tokens is not an MMLU-Pro run's), and
+max tokens, context length, prompt set, parallel slots and thinking (off, on, or on with a
+budget, and the reasoning effort): a model that reasons first answers differently, later and
+with more tokens, so two configs that differ in thinking are not like-for-like. Each run hands
+in its settings as a mapping; runs are checked job by job (a speed run's max tokens is not an MMLU-Pro run's), and
 a field is a mismatch when the runs of one job hold more than one value of it, whether the
 values differ between configs or between runs of one config.
 
@@ -26,6 +28,8 @@ FIELDS: list[tuple[str, str]] = [
     ("context_length", "context length"),
     ("prompt_set", "prompt set"),
     ("parallel", "parallel slots"),
+    ("thinking", "thinking"),
+    ("reasoning_effort", "reasoning effort"),
 ]
 # Marks a setting the run did not record (not the same as None, the engine's default).
 NOT_RECORDED = object()

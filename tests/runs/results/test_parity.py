@@ -4,6 +4,7 @@ import pytest
 from django.urls import reverse
 
 from runs.core.jobs.prompts import SPEED_PROMPTS, prompt_set_id
+from runs.core.scoring.parity import NOT_RECORDED
 from runs.results.parity import run_settings
 from tests.factories import EngineConfigFactory
 from tests.runs.compare_helpers import PROMPT_SET, speed_runs, speed_summary, succeeded
@@ -39,6 +40,9 @@ def test_it_shows_no_warning_for_runs_on_par(alice_client):
         ("max_tokens", "max tokens", {}, {"params": {"reps": 3, "max_tokens": 1024}}, "b: 1024"),
         ("context_length", "context length", {"context_length": 65536}, {}, "b: 65536"),
         ("parallel", "parallel slots", {"parallel": 1}, {}, "b: 1"),
+        ("thinking", "thinking", {"thinking": "off"}, {}, "b: off"),
+        ("thinking", "thinking", {"thinking": "budget", "thinking_budget": 4096}, {}, "b: budget 4096"),
+        ("reasoning_effort", "reasoning effort", {"thinking": "", "reasoning_effort": "low"}, {}, "b: low"),
         ("prompt_set", "prompt set", {}, {"summary": speed_summary(50.0) | {"prompt_set": "0123456789ab"}},
          "b: 0123456789ab"),
     ],
@@ -59,9 +63,18 @@ def test_it_reads_the_settings_a_run_recorded_in_its_provenance():
     config = EngineConfigFactory(temperature=0.0, max_tokens=256, parallel=2)
     snapshot = {"temperature": 0.5, "top_p": 0.9, "top_k": 40, "seed": 3, "max_tokens": 300,
                 "context_length": 8192, "parallel": 8}
+    thinking = {"thinking": "budget", "thinking_budget": 2048, "reasoning_effort": "high"}
     summary = {"prompt_set": PROMPT_SET}
-    run = succeeded(config, "speed", summary, provenance={"config": snapshot}, params={})
-    assert run_settings(run, config) == snapshot | {"prompt_set": PROMPT_SET}
+    run = succeeded(config, "speed", summary, provenance={"config": snapshot | thinking}, params={})
+    assert run_settings(run, config) == snapshot | {"prompt_set": PROMPT_SET, "thinking": "budget 2048",
+                                                    "reasoning_effort": "high"}
+
+
+def test_it_leaves_out_the_thinking_of_a_run_from_before_it_was_recorded():
+    config = EngineConfigFactory(thinking="on")
+    run = succeeded(config, "speed", {}, provenance={"config": {"temperature": 0.0}}, params={})
+    settings = run_settings(run, config)
+    assert settings["thinking"] is NOT_RECORDED and settings["reasoning_effort"] is NOT_RECORDED
 
 
 def test_it_takes_a_jobs_fixed_answer_length_as_its_max_tokens():

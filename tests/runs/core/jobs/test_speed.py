@@ -79,7 +79,8 @@ def test_it_flags_client_and_engine_speeds_that_disagree_by_more_than_five_perce
 
 @pytest.mark.parametrize("thinking", [True, False, None])
 def test_it_asks_each_request_for_the_configs_thinking(thinking):
-    sampling = {"max_tokens": 48} | ({} if thinking is None else {"thinking": thinking, "reasoning_effort": "low"})
+    asked = {} if thinking is None else {"thinking": thinking, "reasoning_effort": "low"}
+    sampling = {"max_tokens": 48} | asked
     request = SpeedJob(model="demo", sampling=sampling).request(SPEED_PROMPTS[0])
     assert request.thinking is thinking
     assert request.reasoning_effort == (None if thinking is None else "low")

@@ -56,3 +56,10 @@ def test_it_leaves_out_settings_a_run_did_not_record():
 
 def test_it_shows_values_as_typed():
     assert [show_value(v) for v in (None, 0.0, 0.7, 4, "abc")] == ["default", "0", "0.7", "4", "abc"]
+
+
+def test_it_flags_configs_that_differ_in_thinking_as_not_like_for_like():
+    same = {"temperature": 0.0, "max_tokens": 2048}
+    mismatches = check_parity([("off", "mmlu-pro", same | {"thinking": "off"}),
+                               ("on", "mmlu-pro", same | {"thinking": "on"})])
+    assert [(m["field"], m["values"]) for m in mismatches] == [("thinking", {"off": ["off"], "on": ["on"]})]
