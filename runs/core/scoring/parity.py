@@ -5,8 +5,8 @@ max tokens, context length, prompt set, parallel slots and thinking (off, on, or
 budget, and the reasoning effort): a model that reasons first answers differently, later and
 with more tokens, so two configs that differ in thinking are not like-for-like. Each run hands
 in its settings as a mapping; runs are checked job by job (a speed run's max tokens is not an
-MMLU-Pro run's), and a field is a mismatch when the runs of one job hold more than one value of it, whether the
-values differ between configs or between runs of one config.
+MMLU-Pro run's), and a field is a mismatch when the runs of one job hold more than one value of
+it, whether the values differ between configs or between runs of one config.
 
 A value that a run did not record (a prompt set from before it was recorded) is left out rather
 than counted as a difference; "default" (None) is a value: the engine's default is not 0.9.
