@@ -1,7 +1,8 @@
 """A scripted OpenAI-compatible chat server on a real socket, for libraries that bring their own HTTP.
 
 lm-eval (requests) and EvalPlus (the openai SDK) cannot be pointed at an httpx mock transport, so
-their tests talk to this: each POST to /v1/chat/completions is answered by `answer(body)`.
+their tests talk to this: each POST to /v1/chat/completions is answered by `answer(body)`: the
+answer's content, or a Reply (a reasoning model's reasoning_content beside it, a finish reason).
 """
 from __future__ import annotations
 
@@ -9,10 +10,31 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Answer = Callable[[dict[str, Any]], str]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer: content (None: none, e.g. all reasoning), reasoning, finish reason."""
+
+    content: str | None
+    reasoning_content: str = ""
+    finish_reason: str = "stop"
+
+    def message(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.reasoning_content:
+            message["reasoning_content"] = self.reasoning_content
+        return message
+
+    def tokens(self) -> int:
+        return len(f"{self.reasoning_content} {self.content or ''}".split())
+
+
+Answer = Callable[[dict[str, Any]], "str | Reply"]
 
 
 class ScriptedChat:
@@ -28,13 +50,13 @@ def _handler(chat: ScriptedChat, answer: Answer) -> type[BaseHTTPRequestHandler]
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             chat.bodies.append(body)
-            text = answer(body)
+            scripted = answer(body)
+            said = scripted if isinstance(scripted, Reply) else Reply(scripted)
             reply = {
                 "id": "chatcmpl-1", "object": "chat.completion", "model": body.get("model", "scripted"),
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": text}}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": len(text.split()),
-                          "total_tokens": 10 + len(text.split())},
+                "choices": [{"index": 0, "finish_reason": said.finish_reason, "message": said.message()}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": said.tokens(),
+                          "total_tokens": 10 + said.tokens()},
             }
             self._send(200, reply)
 

@@ -7,6 +7,11 @@ its local-chat-completions model to the engine's /v1/chat/completions, extracts 
 (X)" and scores exact match. SparkDash only picks the questions (a balanced subset when a limit
 is set), points each category task at the local files, and reports every answer as it arrives.
 
+Only the answer is graded, never the reasoning: engines send reasoning apart (reasoning_content),
+and reasoning left in the content is cut at </think>. A question whose answer hit max_tokens
+(finish reason "length") before giving a letter is "budget hit before answering": counted apart,
+not as wrong, and left out of the accuracy, which is over the questions answered.
+
 lm-eval is synchronous; it runs on a thread, and its answers cross back to the event loop.
 """
 from __future__ import annotations
@@ -16,7 +21,7 @@ import json
 import re
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,7 +53,8 @@ class MmluProJob:
     :param limit: how many test questions (local: balanced across categories; hub: per category,
         as lm-eval's --limit); None: all.
     :param num_fewshot: chain-of-thought examples per prompt (lm-eval's default is 5).
-    :param max_tokens: the answer budget (lm-eval's default for mmlu_pro is 2048).
+    :param max_tokens: the answer budget (lm-eval's default for mmlu_pro is 2048), reasoning included.
+    :param thinking, reasoning_effort: the config's, sent with every question (None: the engine's).
     """
 
     model: str
@@ -57,6 +63,8 @@ class MmluProJob:
     num_fewshot: int = 5
     max_tokens: int = 2048
     timeout_s: int = 600
+    thinking: bool | None = None
+    reasoning_effort: str | None = None
 
 
 def extract_answer(text: str) -> str | None:
@@ -97,8 +105,9 @@ async def run_mmlu_pro(base_url: str, api_key: str | None, job: MmluProJob,
         tally.total = total
         asyncio.run_coroutine_threadsafe(progress.on_start(total), loop).result()
 
-    def on_answer(doc: dict[str, Any], text: str, seconds: float, usage: dict[str, Any]) -> None:
-        values = tally.add(doc, text, seconds, usage)
+    def on_answer(doc: dict[str, Any], text: str, seconds: float, usage: dict[str, Any],
+                  finish: str | None) -> None:
+        values = tally.add(doc, text, seconds, usage, finish)
         asyncio.run_coroutine_threadsafe(progress.on_sample("question", values), loop).result()
 
     started = time.monotonic()
@@ -107,7 +116,7 @@ async def run_mmlu_pro(base_url: str, api_key: str | None, job: MmluProJob,
         results = await asyncio.to_thread(
             _evaluate, base_url, api_key, job, (Path(tmp), tasks, limit), (on_total, on_answer)
         )
-    summary = summarize_mmlu_pro(results, tasks)
+    summary = summarize_mmlu_pro(results, tasks, tally.budget_hits)
     summary.update(
         task_s=time.monotonic() - started, num_fewshot=job.num_fewshot, max_tokens=job.max_tokens,
         dataset=job.dataset_path or HUB_DATASET, live_mismatches=tally.mismatches(summary["questions"]),
@@ -133,18 +142,25 @@ class _Tally:
         self.done = 0
         self.correct = 0
         self.verdicts: dict[str, bool] = {}
+        self.budget_hits: set[str] = set()
 
-    def add(self, doc: dict[str, Any], text: str, seconds: float, usage: dict[str, Any]) -> dict[str, Any]:
+    def add(self, doc: dict[str, Any], text: str, seconds: float, usage: dict[str, Any],
+            finish: str | None = None) -> dict[str, Any]:
         answer = extract_answer(text)
         correct = answer == doc["answer"]
+        budget_hit = finish == "length" and answer is None
         self.done += 1
         self.correct += correct
         self.verdicts[str(doc["question_id"])] = correct
+        if budget_hit:
+            self.budget_hits.add(str(doc["question_id"]))
+        answered = self.done - len(self.budget_hits)
         return {
             "question_id": doc["question_id"], "category": doc["category"], "target": doc["answer"],
-            "answer": answer, "correct": correct, "seconds": round(seconds, 3),
+            "answer": answer, "correct": correct, "budget_hit": budget_hit, "seconds": round(seconds, 3),
             "completion_tokens": usage.get("completion_tokens"), "response": text[:ANSWER_PREVIEW],
-            "done": self.done, "total": self.total, "accuracy_so_far": self.correct / self.done,
+            "done": self.done, "total": self.total, "budget_hits": len(self.budget_hits),
+            "accuracy_so_far": self.correct / answered if answered else None,
         }
 
     def mismatches(self, questions: Sequence[dict[str, Any]]) -> int:
@@ -191,7 +207,10 @@ def _evaluate(
     from runs.core.jobs.lm_eval_model import reporting_chat_model
 
     folder, tasks, limit = plan
-    lm = reporting_chat_model(base_url, api_key, job.model, job.timeout_s, *report)
+    from runs.core.jobs.lm_eval_model import thinking_body
+
+    body = thinking_body(job.thinking, job.reasoning_effort)
+    lm = reporting_chat_model(base_url, api_key, job.model, job.timeout_s, *report, body=body)
     hub = job.dataset_path is None
     return lm_eval.simple_evaluate(
         model=lm, tasks=list(tasks), num_fewshot=job.num_fewshot, limit=limit,
@@ -201,23 +220,36 @@ def _evaluate(
     )
 
 
-def summarize_mmlu_pro(results: dict[str, Any], tasks: dict[str, str]) -> dict[str, Any]:
-    """Accuracy overall and per category, and every question's result, from lm-eval's own log."""
+def summarize_mmlu_pro(results: dict[str, Any], tasks: dict[str, str],
+                       budget_hits: Set[str] = frozenset()) -> dict[str, Any]:
+    """Accuracy overall and per category, and every question's result, from lm-eval's own log.
+
+    `budget_hits` are the question ids whose answer hit max_tokens before giving a letter: counted
+    as "budget_hit", not as wrong; the accuracy is over the others ("answered"), and
+    "accuracy_of_all" is lm-eval's own (every question, budget hits as not correct).
+    """
     questions = [
-        _question(sample, tasks[task]) for task in tasks for sample in results["samples"].get(task, [])
+        _question(sample, tasks[task], budget_hits)
+        for task in tasks for sample in results["samples"].get(task, [])
     ]
     by_category: dict[str, dict[str, Any]] = {}
     for question in questions:
-        entry = by_category.setdefault(question["category"], {"correct": 0, "total": 0})
+        entry = by_category.setdefault(question["category"], {"correct": 0, "total": 0, "budget_hit": 0})
         entry["correct"] += question["correct"]
         entry["total"] += 1
+        entry["budget_hit"] += question["budget_hit"]
     for entry in by_category.values():
-        entry["accuracy"] = entry["correct"] / entry["total"]
+        answered = entry["total"] - entry["budget_hit"]
+        entry["accuracy"] = entry["correct"] / answered if answered else None
     correct = sum(q["correct"] for q in questions)
+    answered = len(questions) - sum(q["budget_hit"] for q in questions)
     return {
-        "accuracy": correct / len(questions) if questions else None,
+        "accuracy": correct / answered if answered else None,
+        "accuracy_of_all": correct / len(questions) if questions else None,
         "correct": correct,
         "total": len(questions),
+        "answered": answered,
+        "budget_hit": len(questions) - answered,
         "by_category": by_category,
         "lm_eval": {task: _task_figures(results["results"].get(task, {})) for task in tasks},
         "lm_eval_version": _version(),
@@ -225,15 +257,17 @@ def summarize_mmlu_pro(results: dict[str, Any], tasks: dict[str, str]) -> dict[s
     }
 
 
-def _question(sample: dict[str, Any], category: str) -> dict[str, Any]:
+def _question(sample: dict[str, Any], category: str, budget_hits: Set[str]) -> dict[str, Any]:
     filtered = sample.get("filtered_resps") or [None]
     answer = filtered[0] if filtered[0] not in ("[invalid]", "") else None
+    question_id = sample["doc"]["question_id"]
     return {
-        "question_id": sample["doc"]["question_id"],
+        "question_id": question_id,
         "category": category,
         "target": sample["target"],
         "answer": answer,
         "correct": bool(sample["exact_match"]),
+        "budget_hit": str(question_id) in budget_hits and answer is None,
     }
 
 

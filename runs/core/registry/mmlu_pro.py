@@ -16,9 +16,15 @@ PARAMS: dict[str, Param] = {
     "num_fewshot": IntParam("few-shot examples", 0, 5, 5),
     "max_tokens": IntParam("max tokens per answer", 16, 32_768, 2048),
 }
+def answered(summary: Mapping[str, Any]) -> Any:
+    """The questions the accuracy is over (runs from before budget hits were counted: all)."""
+    return summary.get("answered", summary.get("total"))
+
+
 METRICS = (
+    # Over the questions answered: a budget hit before answering is not a wrong answer.
     Metric("MMLU-Pro", "accuracy", "accuracy", "%", True, field_of("accuracy"), scale=100,
-           out_of=field_of("total"), out_of_unit="questions"),
+           out_of=answered, out_of_unit="questions answered"),
 )
 
 EXPORTED = (
@@ -36,7 +42,11 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     params = ctx.params
     dataset = dataset_of(params.get("dataset"), "mmlu_pro")
     limit, fewshot = params.get("limit"), params["num_fewshot"]
-    job = MmluProJob(ctx.config.model, dataset, limit, fewshot, params["max_tokens"])
+    sampling = ctx.config.sampling
+    # With thinking on, the budget holds the reasoning as well as the answer.
+    budget = ctx.config.answer_budget(params["max_tokens"])
+    job = MmluProJob(ctx.config.model, dataset, limit, fewshot, budget, thinking=sampling.get("thinking"),
+                     reasoning_effort=sampling.get("reasoning_effort"))
     return await run_mmlu_pro(ctx.client.base_url, ctx.config.api_key, job, ctx.progress)
 
 

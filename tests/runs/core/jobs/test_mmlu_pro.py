@@ -37,7 +37,7 @@ async def test_it_scores_answers_through_lm_evals_own_mmlu_pro_tasks():
         summary = await run_mmlu_pro(chat.url, None, job, progress)
     assert (summary["correct"], summary["total"]) == (4, 6)
     assert summary["accuracy"] == pytest.approx(4 / 6)
-    assert summary["by_category"]["math"] == {"correct": 2, "total": 2, "accuracy": 1.0}
+    assert summary["by_category"]["math"] == {"correct": 2, "total": 2, "budget_hit": 0, "accuracy": 1.0}
     assert summary["by_category"]["biology"]["correct"] == 1
     assert summary["lm_eval"]["sparkdash_mmlu_pro_math"]["exact_match,custom-extract"] == 1.0
     assert summary["live_mismatches"] == 0
