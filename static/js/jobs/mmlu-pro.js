@@ -8,7 +8,7 @@
     lines: [["accuracy so far", "accuracy_so_far", "#1e88e5"]],
     row: function (q) {
       return [String(q.question_id) + " (" + q.category + ")", q.target, q.answer || "none",
-              q.correct ? "correct" : "wrong"];
+              q.correct ? "correct" : (q.budget_hit ? "budget hit before answering" : "wrong")];
     }
   }));
 })();

@@ -273,3 +273,17 @@ def test_it_says_so_when_fewer_than_two_runs_are_selected(alice_client, run, tic
     assert '<input type="hidden" name="status" value="succeeded">' in html
     if ids[:1] == [str(run.pk)]:
         assert f'name="runs" value="{run.pk}" aria-label="compare run #{run.pk}" checked' in html
+
+
+def test_it_shows_mmlu_pros_budget_hits_beside_the_accuracy(alice_client):
+    summary = {"accuracy": 0.75, "correct": 3, "total": 6, "answered": 4, "budget_hit": 2, "max_tokens": 256}
+    html = alice_client.get(RunFactory(job="mmlu-pro", summary=summary).get_absolute_url()).content.decode()
+    hits = html[html.index('id="budget-hits"'):html.index("</p>", html.index('id="budget-hits"'))]
+    assert "2 of 6 questions ran out of max tokens (256) before giving a letter" in hits
+    assert "over the 4 answered (3 correct)" in hits and "score is 50%" in hits
+
+
+def test_it_shows_no_budget_hits_for_an_mmlu_pro_run_without_any(alice_client):
+    summary = {"accuracy": 0.5, "correct": 3, "total": 6, "answered": 6, "budget_hit": 0}
+    html = alice_client.get(RunFactory(job="mmlu-pro", summary=summary).get_absolute_url()).content.decode()
+    assert 'id="budget-hits"' not in html
