@@ -13,6 +13,10 @@ so a live page can follow along:
   to code with `evalplus.sanitize.sanitize`, and graded at once with
   `evalplus.evaluate.check_correctness` on the base and the plus inputs (in subprocesses).
 
+Only the answer's content is graded, never the reasoning (reasoning_content). A problem whose
+answer hit max_tokens (finish reason "length") with no code in it is "budget hit before
+answering": counted apart, not as a failure, and left out of pass@1 (over the problems answered).
+
 The blocking parts (the openai SDK, sanitizing, grading) run in threads. No Django import here.
 """
 from __future__ import annotations
@@ -46,6 +50,7 @@ from evalplus.sanitize import sanitize
 from engines.clients.base import EngineError, EngineHTTPError
 from runs.core.jobs.quality_data import DatasetError, check_size
 from runs.core.jobs.speed import RunProgress
+from runs.core.jobs.thinking import thinking_body
 
 __all__ = ["DATASETS", "EVALPLUS_VERSION", "EvalPlusJob", "Problems", "load_problems", "run_evalplus"]
 
@@ -87,6 +92,8 @@ class EvalPlusJob:
     max_retries: int = 1  # the openai SDK retries twice by default
     min_time_limit: float = DEFAULT_MIN_TIME_LIMIT  # EvalPlus's per-test time limits
     gt_time_limit_factor: float = DEFAULT_GT_TIME_LIMIT_FACTOR
+    thinking: bool | None = None  # the config's, sent with every problem (None: the engine's)
+    reasoning_effort: str | None = None
 
     def __post_init__(self) -> None:
         if self.dataset not in DATASETS:
@@ -201,8 +208,12 @@ def _decoder(base_url: str, api_key: str | None, job: EvalPlusJob) -> OpenAIChat
     return decoder
 
 
-def _generate(decoder: OpenAIChatDecoder, prompt: str) -> tuple[str, int | None]:
-    """One answer, sent as OpenAIChatDecoder.codegen sends it.
+def _generate(
+    decoder: OpenAIChatDecoder, prompt: str, body: dict[str, Any]
+) -> tuple[str, int | None, str | None]:
+    """One answer (its content, tokens, finish reason), sent as OpenAIChatDecoder.codegen sends it.
+
+    `body` is laid over the request (thinking on or off); reasoning_content is never read.
 
     codegen itself goes through make_auto_request, which retries every error forever and arms
     SIGALRM (main thread only), so the request is made with EvalPlus's make_request directly.
@@ -217,6 +228,7 @@ def _generate(decoder: OpenAIChatDecoder, prompt: str) -> tuple[str, int | None]
             max_tokens=decoder.max_new_tokens,
             temperature=decoder.temperature,
             n=1,
+            **({"extra_body": body} if body else {}),
         )
     except openai.OpenAIError as exc:
         raise _engine_error(url, exc, decoder.client.timeout) from exc
@@ -224,7 +236,8 @@ def _generate(decoder: OpenAIChatDecoder, prompt: str) -> tuple[str, int | None]
     if not choices:
         raise EngineError(f"{url}/chat/completions answered without choices: {str(answer)[:200]}")
     usage = getattr(answer, "usage", None)
-    return choices[0].message.content or "", getattr(usage, "completion_tokens", None)
+    finish = getattr(choices[0], "finish_reason", None)
+    return choices[0].message.content or "", getattr(usage, "completion_tokens", None), finish
 
 
 def _engine_error(url: str, exc: openai.OpenAIError, timeout: Any) -> EngineError:
@@ -281,12 +294,14 @@ async def _solve(
 ) -> dict[str, Any]:
     """Ask for one problem's solution and grade it; the per-problem values a sample keeps."""
     started = time.perf_counter()
-    answer, tokens = await asyncio.to_thread(_generate, decoder, problem["prompt"])
+    body = thinking_body(job.thinking, job.reasoning_effort)
+    answer, tokens, finish = await asyncio.to_thread(_generate, decoder, problem["prompt"], body)
     generated = time.perf_counter()
     solution = await asyncio.to_thread(sanitize, answer, problem["entry_point"])
     base, plus = await asyncio.to_thread(_grade, job, problem, solution, expected)
     return {
         "task_id": problem["task_id"],
+        "budget_hit": finish == "length" and not solution.strip(),
         "passed_base": base == PASS,
         "passed_plus": base == plus == PASS,  # EvalPlus's "plus" score is base and extra tests
         "base_status": base,
@@ -299,17 +314,22 @@ async def _solve(
     }
 
 
-def _pass_at_1(results: list[dict[str, Any]], key: str) -> float:
-    """EvalPlus's estimator with one greedy sample per problem (= the share that passed)."""
-    if not results:
+def _pass_at_1(results: list[dict[str, Any]], key: str, answered_only: bool = True) -> float:
+    """EvalPlus's estimator with one greedy sample per problem (= the share that passed).
+
+    Over the problems answered: a budget hit before answering is left out (all of them: 0.0).
+    """
+    counted = [r for r in results if not (answered_only and r.get("budget_hit"))]
+    if not counted:
         return 0.0
-    return float(estimate_pass_at_k(1, [int(r[key]) for r in results], 1).mean())
+    return float(estimate_pass_at_k(1, [int(r[key]) for r in counted], 1).mean())
 
 
 def _running(results: list[dict[str, Any]], total: int) -> dict[str, Any]:
     return {
         "done": len(results),
         "total": total,
+        "budget_hits": sum(r["budget_hit"] for r in results),
         "pass_at_1_base_so_far": _pass_at_1(results, "passed_base"),
         "pass_at_1_plus_so_far": _pass_at_1(results, "passed_plus"),
     }
@@ -325,11 +345,16 @@ def _summary(job: EvalPlusJob, results: list[dict[str, Any]], task_s: float) -> 
         "passed_plus": sum(r["passed_plus"] for r in results),
         "pass_at_1_base": _pass_at_1(results, "passed_base"),
         "pass_at_1_plus": _pass_at_1(results, "passed_plus"),
+        "answered": sum(not r["budget_hit"] for r in results),
+        "budget_hit": sum(r["budget_hit"] for r in results),
+        # EvalPlus's own: every problem, a budget hit as a failure.
+        "pass_at_1_plus_of_all": _pass_at_1(results, "passed_plus", answered_only=False),
         "evalplus_version": EVALPLUS_VERSION,
         "task_s": round(task_s, 3),
         "generation_s": round(sum(r["generation_s"] for r in results), 3),
         "completion_tokens": sum(tokens) if tokens else None,
-        "failed_task_ids": [r["task_id"] for r in results if not r["passed_plus"]],
+        "failed_task_ids": [r["task_id"] for r in results if not r["passed_plus"] and not r["budget_hit"]],
+        "budget_hit_task_ids": [r["task_id"] for r in results if r["budget_hit"]],
     }
 
 

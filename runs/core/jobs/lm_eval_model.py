@@ -13,6 +13,7 @@ from lm_eval.api.instance import Instance
 from lm_eval.models.openai_completions import LocalChatCompletion
 
 from engines.clients.base import EngineError
+from runs.core.jobs.thinking import thinking_body
 
 # (doc, answer text, seconds, usage, finish reason) -> None; on lm-eval's thread, in question order.
 OnAnswer = Callable[[dict[str, Any], str, float, dict[str, Any], str | None], None]
@@ -20,19 +21,7 @@ OnAnswer = Callable[[dict[str, Any], str, float, dict[str, Any], str | None], No
 # reasoning parser): lm-eval then grades only the text after it.
 THINK_END = "</think>"
 
-
-def thinking_body(thinking: bool | None, reasoning_effort: str | None) -> dict[str, Any]:
-    """The request fields that ask an OpenAI-compatible engine for thinking on or off.
-
-    chat_template_kwargs.enable_thinking is read by the chat templates of Qwen3-style models on
-    llama-server, vLLM and SGLang; None leaves both to the engine.
-    """
-    body: dict[str, Any] = {}
-    if thinking is not None:
-        body["chat_template_kwargs"] = {"enable_thinking": thinking}
-    if reasoning_effort:
-        body["reasoning_effort"] = reasoning_effort
-    return body
+__all__ = ["ReportingChatModel", "reporting_chat_model", "thinking_body"]
 
 
 class ReportingChatModel(LocalChatCompletion):

@@ -204,11 +204,9 @@ def _evaluate(
     import lm_eval
     from lm_eval.tasks import TaskManager
 
-    from runs.core.jobs.lm_eval_model import reporting_chat_model
+    from runs.core.jobs.lm_eval_model import reporting_chat_model, thinking_body
 
     folder, tasks, limit = plan
-    from runs.core.jobs.lm_eval_model import thinking_body
-
     body = thinking_body(job.thinking, job.reasoning_effort)
     lm = reporting_chat_model(base_url, api_key, job.model, job.timeout_s, *report, body=body)
     hub = job.dataset_path is None

@@ -7,7 +7,7 @@ from typing import Any
 
 from runs.core.jobs.quality_data import evalplus_download
 from runs.core.readings import Benchmark, Exported, Metric, Summary, field_of
-from runs.core.registry.mmlu_pro import dataset_of
+from runs.core.registry.mmlu_pro import answered, dataset_of
 from runs.core.registry.params import ChoiceParam, DatasetParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 
@@ -23,7 +23,7 @@ def _pass_at_1(benchmark: str) -> tuple[Metric, ...]:
     """EvalPlus's two scores: pass@1 on the plus (extended) tests and on the base tests."""
     return tuple(
         Metric(benchmark, f"pass_at_1_{tests}", f"pass@1 ({tests} tests)", "%", True,
-               field_of(f"pass_at_1_{tests}"), scale=100, out_of=field_of("total"), out_of_unit="tasks")
+               field_of(f"pass_at_1_{tests}"), scale=100, out_of=answered, out_of_unit="tasks answered")
         for tests in ("plus", "base")
     )
 
@@ -51,7 +51,11 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     dataset = dataset_of(params.get("dataset"), f"{suite}_plus")
     if dataset is None:
         dataset = await asyncio.to_thread(evalplus_download, suite)
-    job = EvalPlusJob(ctx.config.model, suite, dataset, params.get("limit"), params["max_tokens"])
+    sampling = ctx.config.sampling
+    # With thinking on, the budget holds the reasoning as well as the answer.
+    job = EvalPlusJob(ctx.config.model, suite, dataset, params.get("limit"),
+                      ctx.config.answer_budget(params["max_tokens"]), thinking=sampling.get("thinking"),
+                      reasoning_effort=sampling.get("reasoning_effort"))
     return await run_evalplus(ctx.client.base_url, ctx.config.api_key, job, ctx.progress)
 
 

@@ -9,7 +9,8 @@
             ["pass@1 base so far", "pass_at_1_base_so_far", "#9e9e9e"]],
     row: function (q) {
       return [q.task_id, "pass", "base: " + q.base_status + ", plus: " + q.plus_status,
-              q.passed_plus ? "pass" : (q.passed_base ? "base only" : "fail")];
+              q.budget_hit ? "budget hit before answering" :
+                (q.passed_plus ? "pass" : (q.passed_base ? "base only" : "fail"))];
     }
   }));
 })();

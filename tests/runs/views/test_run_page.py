@@ -287,3 +287,11 @@ def test_it_shows_no_budget_hits_for_an_mmlu_pro_run_without_any(alice_client):
     summary = {"accuracy": 0.5, "correct": 3, "total": 6, "answered": 6, "budget_hit": 0}
     html = alice_client.get(RunFactory(job="mmlu-pro", summary=summary).get_absolute_url()).content.decode()
     assert 'id="budget-hits"' not in html
+
+
+def test_it_shows_evalplus_budget_hits_beside_pass_at_1(alice_client):
+    summary = {"pass_at_1_plus": 2 / 3, "passed_plus": 2, "total": 4, "answered": 3, "budget_hit": 1}
+    html = alice_client.get(RunFactory(job="evalplus", summary=summary).get_absolute_url()).content.decode()
+    hits = html[html.index('id="budget-hits"'):html.index("</p>", html.index('id="budget-hits"'))]
+    assert "1 of 4 problems ran out of max tokens" in hits and "over the 3 answered" in hits
+    assert "plus score is 50%" in hits

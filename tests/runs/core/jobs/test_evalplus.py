@@ -19,6 +19,7 @@ from engines.simulator import SimProfile, serve_in_thread
 from runs.core.jobs.evalplus import INSTRUCTION_PREFIX, EvalPlusJob, load_problems, run_evalplus
 from tests.real_engine import GEMMA_270M, LLAMA_SERVER, free_port, requires_engine
 from tests.runs.core.progress import CollectingProgress
+from tests.scripted_openai import Reply
 
 FIXTURES = Path(__file__).resolve().parents[4] / "runs" / "fixtures" / "quality"
 HUMANEVAL = str(FIXTURES / "humaneval_plus.jsonl")
@@ -109,15 +110,15 @@ class ScriptedEngine:
 
 
 def completion(model, content):
+    """A chat completion of `content`: a text, or a Reply (reasoning beside it, a finish reason)."""
+    said = content if isinstance(content, Reply) else Reply(content)
     return {
         "id": "chatcmpl-1",
         "object": "chat.completion",
         "created": 0,
         "model": model,
-        "choices": [
-            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
-        ],
-        "usage": {"prompt_tokens": 50, "completion_tokens": len(content.split()), "total_tokens": 0},
+        "choices": [{"index": 0, "finish_reason": said.finish_reason, "message": said.message()}],
+        "usage": {"prompt_tokens": 50, "completion_tokens": said.tokens(), "total_tokens": 0},
     }
 
 
@@ -169,11 +170,15 @@ async def test_it_grades_humaneval_answers_with_base_and_plus_tests():
         "passed_plus": 2,
         "pass_at_1_base": 0.75,
         "pass_at_1_plus": 0.5,
+        "answered": 4,
+        "budget_hit": 0,
+        "pass_at_1_plus_of_all": 0.5,
         "evalplus_version": "0.3.1",
         "task_s": 0,
         "generation_s": 0,
         "completion_tokens": sum(len(t.split()) for t in HUMANEVAL_REPLIES.values()),
         "failed_task_ids": ["HumanEval/2", "HumanEval/3"],
+        "budget_hit_task_ids": [],
     }
 
 
@@ -202,6 +207,34 @@ async def test_it_sends_evalplus_prompt_greedy_to_the_v1_endpoint():
     assert body["model"] == "coder" and body["max_tokens"] == 99
     assert body["temperature"] == 0 and body["n"] == 1
     assert body["messages"][-1]["content"] == f"{INSTRUCTION_PREFIX}\n```python\n{prompt.strip()}\n```"
+
+
+REASONING = "Consider the edge cases one by one. " * 300 + block("def truncate_number(number):\n    return 0")
+
+
+async def test_it_grades_the_answer_after_a_long_reasoning_and_counts_a_budget_hit_apart():
+    replies = {
+        # Wrong code in the reasoning, right code in the answer: graded from the answer.
+        "has_close_elements": Reply(HUMANEVAL_REPLIES["has_close_elements"], REASONING),
+        # Out of tokens while still reasoning: no answer at all.
+        "truncate_number": Reply(None, REASONING, finish_reason="length"),
+        "below_zero": HUMANEVAL_REPLIES["below_zero"],
+        "mean_absolute_deviation": HUMANEVAL_REPLIES["mean_absolute_deviation"],
+    }
+    progress = CollectingProgress()
+    job = EvalPlusJob(model="coder", dataset="humaneval", dataset_path=HUMANEVAL, max_tokens=4096,
+                      thinking=True, reasoning_effort="high")
+    with scripted(replies) as engine:
+        summary = await run_evalplus(engine.url, None, job, progress)
+    rows = [values for _, values in progress.samples]
+    assert [r["budget_hit"] for r in rows] == [False, True, False, False]
+    assert (summary["answered"], summary["budget_hit"], summary["passed_plus"]) == (3, 1, 2)
+    assert summary["pass_at_1_plus"] == pytest.approx(2 / 3)  # over the problems answered
+    assert summary["pass_at_1_plus_of_all"] == pytest.approx(2 / 4)
+    assert summary["budget_hit_task_ids"] == ["HumanEval/2"] and summary["failed_task_ids"] == ["HumanEval/3"]
+    body = engine.requests[0][2]
+    assert body["chat_template_kwargs"] == {"enable_thinking": True} and body["reasoning_effort"] == "high"
+    assert body["max_tokens"] == 4096
 
 
 async def test_it_grades_mbpp_answers():
