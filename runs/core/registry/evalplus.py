@@ -23,7 +23,7 @@ def _pass_at_1(benchmark: str) -> tuple[Metric, ...]:
     """EvalPlus's two scores: pass@1 on the plus (extended) tests and on the base tests."""
     return tuple(
         Metric(benchmark, f"pass_at_1_{tests}", f"pass@1 ({tests} tests)", "%", True,
-               field_of(f"pass_at_1_{tests}"), scale=100, out_of=answered, out_of_unit="tasks answered")
+               field_of(f"pass_at_1_{tests}"), scale=100, out_of=answered, out_of_unit="tasks")
         for tests in ("plus", "base")
     )
 

@@ -17,14 +17,15 @@ PARAMS: dict[str, Param] = {
     "max_tokens": IntParam("max tokens per answer", 16, 32_768, 2048),
 }
 def answered(summary: Mapping[str, Any]) -> Any:
-    """The questions the accuracy is over (runs from before budget hits were counted: all)."""
+    """The questions (or tasks) the score is over: those answered (runs from before budget hits were
+    counted: all)."""
     return summary.get("answered", summary.get("total"))
 
 
 METRICS = (
     # Over the questions answered: a budget hit before answering is not a wrong answer.
     Metric("MMLU-Pro", "accuracy", "accuracy", "%", True, field_of("accuracy"), scale=100,
-           out_of=answered, out_of_unit="questions answered"),
+           out_of=answered, out_of_unit="questions"),
 )
 
 EXPORTED = (
