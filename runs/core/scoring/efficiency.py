@@ -3,9 +3,11 @@
 For the benchmarks that score one answer per request (MMLU-Pro, HumanEval+, MBPP+), per run
 (docs/metrics.md, Quality per second and per joule):
 
-- correct answers per minute = score x questions / the run's wall minutes (started to finished);
-- correct answers per kJ = score x 1000 / J per request (summary.telemetry.energy): each request
-  answers one question, so score / J per request is correct answers per joule.
+- correct answers per minute = score x questions answered / the run's wall minutes (started to
+  finished);
+- correct answers per kJ = score x (answered / asked) x 1000 / J per request
+  (summary.telemetry.energy): each request asks one question, so that is correct answers per
+  joule; a budget hit before answering (not in the score) still took its energy.
 
 The agent table is left out: one table takes many requests, so its score per request means nothing.
 A run without energy (no power reading) gives no per-kJ value; a row no run measured is not shown.
@@ -23,7 +25,7 @@ from runs.core.stats import summarize
 
 __all__ = ["SCORES", "TimedRun", "efficiency_rows"]
 
-# The summary key of each benchmark's 0..1 score; summary["total"] is its number of questions or tasks.
+# The summary key of each benchmark's 0..1 score, over summary["answered"] of summary["total"] questions.
 SCORES = {"MMLU-Pro": "accuracy", "HumanEval+": "pass_at_1_plus", "MBPP+": "pass_at_1_plus"}
 
 
@@ -36,19 +38,27 @@ class TimedRun(NamedTuple):
     wall_s: float | None
 
 
+def _answered(summary: Summary) -> tuple[float, float]:
+    """(questions the score is over, questions asked): a budget hit before answering is asked, not scored."""
+    total = float(summary.get("total") or 0)
+    return float(summary.get("answered", total) or 0), total
+
+
 def _per_minute(summary: Summary, key: str, wall_s: float | None) -> float | None:
-    score, total = summary.get(key), summary.get("total")
+    score, (answered, total) = summary.get(key), _answered(summary)
     if score is None or not total or not wall_s:
         return None
-    return float(score) * float(total) / (wall_s / 60.0)
+    return float(score) * answered / (wall_s / 60.0)
 
 
 def _per_kj(summary: Summary, key: str) -> float | None:
     energy, score = energy_of(summary), summary.get(key)
     j_per_request = energy.get("j_per_request") if energy else None
-    if score is None or not j_per_request:
+    answered, total = _answered(summary)
+    if score is None or not j_per_request or not total:
         return None
-    return float(score) * 1000.0 / float(j_per_request)
+    # Every question asked took energy, budget hits too: correct answers over all requests' joules.
+    return float(score) * (answered / total) * 1000.0 / float(j_per_request)
 
 
 def _row(benchmark: str, key: str, unit: str, values: Sequence[tuple[int, float | None]]) -> ScoreRow:
