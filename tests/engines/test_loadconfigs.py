@@ -57,12 +57,23 @@ def test_it_rejects_an_api_key_variable_that_is_not_set(tmp_path, monkeypatch):
         (("model: demo", "model: demo, colour: red"), r"configs\[0\]: unknown key 'colour'"),
         (("machine: spark-1", "machine: spark-9"), r"engines\[0\]: no machine named 'spark-9'"),
         (("memory_gb: 121", "memory_gb: -1"), r"machines\[0\] \(spark-1\)\.memory_gb"),
+        (("lookahead: 4", "lookahead: 4, thinking: budget"),
+         r"configs\[0\] \(sim-default\)\.thinking_budget: thinking 'on, with a token budget' needs a budget"),
+        (("lookahead: 4", "lookahead: 4, thinking: budget, thinking_budget: 9"),
+         r"configs\[0\] \(sim-default\)\.thinking_budget: .*greater than or equal to 16"),
     ],
 )
 def test_it_rejects_bad_entries_naming_the_field_and_writes_nothing(tmp_path, change, message):
     with pytest.raises(CommandError, match=message):
         load(tmp_path, CONTRACT.replace(*change))
     assert not Machine.objects.exists()
+
+
+def test_it_loads_a_configs_thinking(tmp_path):
+    load(tmp_path, CONTRACT.replace("lookahead: 4", "lookahead: 4, thinking: budget, thinking_budget: 8192, "
+                                    "reasoning_effort: medium"))
+    config = EngineConfig.objects.get()
+    assert (config.thinking, config.thinking_budget, config.reasoning_effort) == ("budget", 8192, "medium")
 
 
 def test_it_rejects_text_that_is_not_yaml(tmp_path):

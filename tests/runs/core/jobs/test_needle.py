@@ -245,3 +245,9 @@ async def test_it_sizes_prompts_with_a_real_llama_server_tokenizer():
         assert row["cached_tokens"] < 100  # only the opening line is shared between prompts
     assert summary["length_error_max"] <= 0.02
     assert 0 <= summary["score"] <= summary["total"] == 2
+
+
+def test_it_asks_each_needle_request_for_the_configs_thinking():
+    request = NeedleJob("m", thinking=False, reasoning_effort="low").request("find the key")
+    assert (request.thinking, request.reasoning_effort) == (False, "low")
+    assert NeedleJob("m").request("find the key").thinking is None
