@@ -4,26 +4,21 @@ A config's thinking is "" (the engine's default: nothing rendered), "off", "on" 
 (on, with ``thinking_budget`` reasoning tokens). Requests carry thinking on/off too (the clients
 render it per request); the launch side makes the server keep reasoning out of the answer text
 (llama-server ``--reasoning-format deepseek``, vLLM/SGLang ``--reasoning-parser``) and, where a
-flag can, bounds it.
+flag can, bounds it. Kind names stay in each engine's renderer: it passes its own parser table.
 """
 
 from __future__ import annotations
 
 from engines.recipes.base import Builder, LaunchSettings
 
-__all__ = ["THINKING", "checked", "guess_parser", "render_llama_reasoning", "render_reasoning_parser"]
+__all__ = [
+    "THINKING", "Parsers", "checked", "guess_parser", "render_llama_reasoning", "render_reasoning_parser",
+]
 
 THINKING = ("", "off", "on", "budget")
-# Model-name fragment -> parser name, per engine (vLLM's reasoning parsers and SGLang's differ in
-# spelling); the first fragment found in the lower-cased model name wins.
-PARSERS = {
-    "vllm": (("qwq", "deepseek_r1"), ("qwen3", "qwen3"), ("deepseek-r1", "deepseek_r1"),
-             ("deepseek_r1", "deepseek_r1"), ("gpt-oss", "openai_gptoss"), ("glm-4.5", "glm45"),
-             ("glm4.5", "glm45"), ("granite", "granite")),
-    "sglang": (("qwq", "deepseek-r1"), ("qwen3", "qwen3"), ("deepseek-r1", "deepseek-r1"),
-               ("deepseek_r1", "deepseek-r1"), ("gpt-oss", "gpt-oss"), ("glm-4.5", "glm45"),
-               ("glm4.5", "glm45")),
-}  # fmt: skip
+# (model-name fragment, parser name) pairs: each engine's renderer has its own (vLLM's reasoning
+# parsers and SGLang's differ in spelling); the first fragment in the lower-cased name wins.
+Parsers = tuple[tuple[str, str], ...]
 
 
 def checked(s: LaunchSettings) -> str:
@@ -49,18 +44,18 @@ def render_llama_reasoning(b: Builder, s: LaunchSettings) -> None:
     b.flag("--reasoning-format", "deepseek")
 
 
-def guess_parser(kind: str, model: str) -> str:
-    """The reasoning parser a model's name suggests for vLLM or SGLang, or "" for none known."""
+def guess_parser(parsers: Parsers, model: str) -> str:
+    """The reasoning parser a model's name suggests among `parsers`, or "" for none known."""
     name = model.lower()
-    return next((parser for fragment, parser in PARSERS[kind] if fragment in name), "")
+    return next((parser for fragment, parser in parsers if fragment in name), "")
 
 
-def render_reasoning_parser(b: Builder, s: LaunchSettings) -> None:
+def render_reasoning_parser(b: Builder, s: LaunchSettings, parsers: Parsers) -> None:
     """--reasoning-parser: the config's, else the model family's; a budget is only noted."""
     mode = checked(s)
-    parser = s.reasoning_parser or (guess_parser(s.kind, s.model) if mode else "")
+    parser = s.reasoning_parser or (guess_parser(parsers, s.model) if mode else "")
     if mode in ("on", "budget") and not parser:
-        known = ", ".join(sorted({p for _, p in PARSERS[s.kind]}))
+        known = ", ".join(sorted({p for _, p in parsers}))
         raise ValueError(
             f"reasoning_parser: none known for {s.model!r}, so its reasoning would arrive in the answer "
             f"text; set one ({known}, ...)"

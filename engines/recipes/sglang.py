@@ -20,6 +20,11 @@ QUANTIZATION = {
     "awq", "fp8", "gptq", "marlin", "gptq_marlin", "awq_marlin", "bitsandbytes", "gguf", "modelopt",
     "modelopt_fp4", "petit_nvfp4", "w8a8_int8", "w8a8_fp8", "moe_wna16", "qoq", "w4afp8", "mxfp4",
 }  # fmt: skip
+# --reasoning-parser names by the model-name fragment that suggests them (sglang's ReasoningParser).
+REASONING_PARSERS = (
+    ("qwq", "deepseek-r1"), ("qwen3", "qwen3"), ("deepseek-r1", "deepseek-r1"),
+    ("deepseek_r1", "deepseek-r1"), ("gpt-oss", "gpt-oss"), ("glm-4.5", "glm45"), ("glm4.5", "glm45"),
+)  # fmt: skip
 
 
 def render_sglang(settings: LaunchSettings) -> Recipe:
@@ -39,7 +44,7 @@ def render_sglang(settings: LaunchSettings) -> Recipe:
     else:
         b.unused("quantization", "not an SGLang --quantization method; SGLang reads the checkpoint's own")
     _speculative(b, s)
-    render_reasoning_parser(b, s)
+    render_reasoning_parser(b, s, REASONING_PARSERS)
     b.unused("threads", "SGLang has no CPU thread count flag")
     b.unused("cache_ram_mib", "SGLang's host cache is --enable-hierarchical-cache/--hicache-size (GB)")
     b.unused("draft_n_min", "SGLang has no minimum draft length")

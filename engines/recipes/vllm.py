@@ -26,6 +26,12 @@ QUANTIZATION = {
     "awq", "awq_marlin", "bitsandbytes", "compressed-tensors", "fp8", "gguf", "gptq", "gptq_marlin",
     "modelopt", "modelopt_fp4", "moe_wna16", "mxfp4",
 }  # fmt: skip
+# --reasoning-parser names by the model-name fragment that suggests them (vllm/reasoning/).
+REASONING_PARSERS = (
+    ("qwq", "deepseek_r1"), ("qwen3", "qwen3"), ("deepseek-r1", "deepseek_r1"),
+    ("deepseek_r1", "deepseek_r1"), ("gpt-oss", "openai_gptoss"), ("glm-4.5", "glm45"), ("glm4.5", "glm45"),
+    ("granite", "granite"),
+)  # fmt: skip
 
 
 # The server module `vllm serve` runs; a binary setting that names it (``python -m ...``) starts
@@ -54,7 +60,7 @@ def render_vllm(settings: LaunchSettings) -> Recipe:
     elif s.speculative_method.strip().lower() not in ("", "none"):
         method = s.speculative_method.strip()
         b.notes.append(f"lookahead is 0: speculative decoding is off ({method} is not rendered)")
-    render_reasoning_parser(b, s)
+    render_reasoning_parser(b, s, REASONING_PARSERS)
     b.unused("threads", "vLLM has no CPU thread count flag")
     b.unused("cache_ram_mib", "vLLM has no host-RAM prompt cache of this kind")
     b.unused("draft_n_min", "vLLM's speculative config has no minimum draft length")
