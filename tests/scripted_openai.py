@@ -15,7 +15,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
-
 @dataclass(frozen=True)
 class Reply:
     """One scripted answer: content (None: none, e.g. all reasoning), reasoning, finish reason."""
