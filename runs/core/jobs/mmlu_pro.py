@@ -230,15 +230,6 @@ def summarize_mmlu_pro(results: dict[str, Any], tasks: dict[str, str],
         _question(sample, tasks[task], budget_hits)
         for task in tasks for sample in results["samples"].get(task, [])
     ]
-    by_category: dict[str, dict[str, Any]] = {}
-    for question in questions:
-        entry = by_category.setdefault(question["category"], {"correct": 0, "total": 0, "budget_hit": 0})
-        entry["correct"] += question["correct"]
-        entry["total"] += 1
-        entry["budget_hit"] += question["budget_hit"]
-    for entry in by_category.values():
-        answered = entry["total"] - entry["budget_hit"]
-        entry["accuracy"] = entry["correct"] / answered if answered else None
     correct = sum(q["correct"] for q in questions)
     answered = len(questions) - sum(q["budget_hit"] for q in questions)
     return {
@@ -248,11 +239,25 @@ def summarize_mmlu_pro(results: dict[str, Any], tasks: dict[str, str],
         "total": len(questions),
         "answered": answered,
         "budget_hit": len(questions) - answered,
-        "by_category": by_category,
+        "by_category": _by_category(questions),
         "lm_eval": {task: _task_figures(results["results"].get(task, {})) for task in tasks},
         "lm_eval_version": _version(),
         "questions": questions,
     }
+
+
+def _by_category(questions: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Correct, total, budget hits and accuracy (over the answered) per category."""
+    by_category: dict[str, dict[str, Any]] = {}
+    for question in questions:
+        entry = by_category.setdefault(question["category"], {"correct": 0, "total": 0, "budget_hit": 0})
+        entry["correct"] += question["correct"]
+        entry["total"] += 1
+        entry["budget_hit"] += question["budget_hit"]
+    for entry in by_category.values():
+        answered = entry["total"] - entry["budget_hit"]
+        entry["accuracy"] = entry["correct"] / answered if answered else None
+    return by_category
 
 
 def _question(sample: dict[str, Any], category: str, budget_hits: Set[str]) -> dict[str, Any]:
