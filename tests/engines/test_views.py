@@ -480,3 +480,22 @@ def test_it_shows_each_recent_runs_headline_on_home(alice_client, config):
     html = alice_client.get(reverse("runs:home")).content.decode()
     assert "decode (client) <span>41.2 [40.0\u201343.0] tok/s (n=6)</span>" in html
     assert "decode at the best length <span>161.6 tok/s</span>" in html
+
+
+@pytest.mark.parametrize(
+    ("thinking", "shown"),
+    [({}, "<tr><th>thinking</th><td>engine default</td></tr>"),
+     ({"thinking": "off"}, "<tr><th>thinking</th><td>off</td></tr>"),
+     ({"thinking": "budget", "thinking_budget": 4096, "reasoning_effort": "high"},
+      "<tr><th>thinking</th><td>on, at most 4096 reasoning tokens · reasoning effort high</td></tr>")],
+)
+def test_it_shows_the_configs_thinking(alice_client, thinking, shown):
+    config = EngineConfigFactory(engine=EngineFactory(simulator=True), **thinking)
+    html = alice_client.get(reverse("runs:config-detail", args=[config.pk])).content.decode()
+    assert shown in html
+
+
+def test_it_renders_the_thinking_flags_in_the_configs_recipe(alice_client):
+    config = EngineConfigFactory(thinking="budget", thinking_budget=2048, model="/m/q.gguf")
+    html = alice_client.get(reverse("runs:config-detail", args=[config.pk])).content.decode()
+    assert "--reasoning-budget 2048 --reasoning-format deepseek" in html
