@@ -21,9 +21,21 @@ class ThinkSplitter:
     def __init__(self) -> None:
         self.state = "start"  # "start": nothing but blank space yet; then "think" or "answer"
         self.pending = ""
+        self.since = 0.0  # when the held-back text began to arrive
 
     def feed(self, t: float, text: str) -> list[Chunk]:
-        """The chunks `text` (arrived at t) completes; a possible partial tag is kept back."""
+        """The chunks `text` (arrived at t) completes; a possible partial tag is kept back.
+
+        The first chunk made from held-back text keeps the time that text arrived.
+        """
+        since = self.since if self.pending else t
+        out = self._split(t, text)
+        if out and since != t:
+            out[0] = Chunk(since, out[0].text, out[0].reasoning)
+        self.since = t if out else since
+        return out
+
+    def _split(self, t: float, text: str) -> list[Chunk]:
         self.pending += text
         out: list[Chunk] = []
         while self.pending:
@@ -41,7 +53,7 @@ class ThinkSplitter:
     def finish(self, t: float) -> list[Chunk]:
         """What is still held back when the content ends (an unclosed reasoning stays reasoning)."""
         text, self.pending = self.pending, ""
-        return [Chunk(t, text, reasoning=self.state == "think")] if text else []
+        return [Chunk(self.since, text, reasoning=self.state == "think")] if text else []
 
     def _start(self, t: float, out: list[Chunk]) -> bool:
         """Decide whether the content opens with <think>; False while it cannot be told yet."""

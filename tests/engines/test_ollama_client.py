@@ -16,7 +16,7 @@ from engines.clients import (
     base,
     client_for,
 )
-from engines.clients.ollama import OllamaClient
+from engines.clients.ollama import OllamaClient, chat_body
 from engines.clients.openai import OpenAIClient
 from tests.engines.stream_factories import (
     NDJSON,
@@ -250,3 +250,14 @@ def test_it_picks_the_client_for_each_kind():
 def test_it_rejects_an_unknown_kind():
     with pytest.raises(ValueError, match="unknown engine kind"):
         client_for("tgi", URL)
+
+
+@pytest.mark.parametrize(("thinking", "effort", "think"), [
+    (True, None, True),
+    (False, None, False),
+    (None, "high", "high"),  # gpt-oss takes a level
+    (False, "high", False),  # off wins over a level
+])
+def test_it_renders_think_from_thinking_and_reasoning_effort(thinking, effort, think):
+    request = GenerationRequest(model="qwen3:8b", messages=[], thinking=thinking, reasoning_effort=effort)
+    assert chat_body(request)["think"] == think
