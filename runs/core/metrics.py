@@ -134,6 +134,11 @@ def acceptance_by_position(rows: Iterable[Mapping[str, Any]]) -> list[float] | N
     return [n / drafts for n in accepted] if drafts else None
 
 
+def reasoning_sources(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Where the rows' reasoning counts came from (docs/metrics.md, Reasoning), each once, sorted."""
+    return sorted({str(r["reasoning_tokens_source"]) for r in rows if r.get("reasoning_tokens_source")})
+
+
 async def send(client: EngineClient, request: GenerationRequest, where: str) -> Generation:
     """One request; its errors name `where` ("request 3 of 18 (...)"), and a reply without the
     engine's token count is refused, since tokens are never counted from chunks."""

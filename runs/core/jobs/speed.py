@@ -7,7 +7,13 @@ from typing import Any, Protocol
 
 from engines.clients.base import EngineClient, GenerationRequest
 from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt, prompt_set_id
-from runs.core.metrics import REQUEST_METRICS, acceptance_by_position, request_metrics, send
+from runs.core.metrics import (
+    REQUEST_METRICS,
+    acceptance_by_position,
+    reasoning_sources,
+    request_metrics,
+    send,
+)
 from runs.core.stats import summarize_rows
 
 
@@ -88,6 +94,7 @@ def summarize_speed(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Each metric as median/min/max/n over requests, and decode speed per output type."""
     summary: dict[str, Any] = summarize_rows(rows, REQUEST_METRICS)
     summary["requests"] = len(rows)
+    summary["reasoning_tokens_sources"] = reasoning_sources(rows)
     by_type: dict[str, Any] = {}
     for output_type in sorted({r["output_type"] for r in rows}):
         subset = [r for r in rows if r["output_type"] == output_type]
