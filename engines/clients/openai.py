@@ -120,11 +120,15 @@ class OpenAIClient(EngineClient):
         return merge_extra(body, request.extra)
 
     async def count_tokens(self, text: str, model: str) -> int | None:
-        """POST /tokenize (llama-server: `content`; vLLM and SGLang: `prompt`); None when it fails."""
-        if self.flavour == "llama-server":
-            body: dict[str, Any] = {"content": text, "add_special": False}
-        else:
-            body = {"model": model, "prompt": text, "add_special_tokens": False}
+        """POST /tokenize; None when the engine has none or it fails.
+
+        llama-server reads `content` and `add_special`, vLLM and SGLang `prompt` and
+        `add_special_tokens`; each ignores the other's keys (as the needle job relies on).
+        """
+        if self.spec.tokenizer != "tokenize":
+            return None
+        body: dict[str, Any] = {"model": model, "content": text, "prompt": text}
+        body |= {"add_special": False, "add_special_tokens": False}
         try:
             data = await self._post_object("/tokenize", body)
         except EngineError:
