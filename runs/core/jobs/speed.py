@@ -124,8 +124,9 @@ def cross_check(summary: dict[str, Any], tolerance: float = CROSS_CHECK_TOLERANC
 def ttft_check(summary: dict[str, Any], tolerance: float = TTFT_CHECK_TOLERANCE) -> dict[str, Any] | None:
     """Compare the client's median time to first token with the engine's own; flag a gap over `tolerance`.
 
-    The client's figure runs from its request going out to the first content chunk; the engine's
-    (vLLM's time_to_first_token_seconds) from the request's arrival in the engine to its first token.
+    The client's figure runs from its request going out to the first generated token, reasoning
+    included; the engine's (vLLM's time_to_first_token_seconds) from the request's arrival in the
+    engine to its first token.
     None when the engine reports no time to first token of its own.
     """
     return _agreement(summary, ("ttft_s", "ttft_engine_s"), ("client_s", "engine_s"), tolerance)
