@@ -187,7 +187,11 @@ class EngineClient(ABC):
                     figures = item
         finally:
             _SENT_AT.reset(token)
-        gen = Generation(sent_at=sent[0], chunks=chunks, finished_at=now(), figures=figures)
+        from engines.clients.reasoning import split_unopened  # it imports Chunk from here
+
+        finished = now()
+        chunks = split_unopened(chunks)
+        gen = Generation(sent_at=sent[0], chunks=chunks, finished_at=finished, figures=figures)
         await self._count_reasoning(gen, request.model)
         return gen
 

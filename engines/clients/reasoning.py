@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from engines.clients.base import Chunk
 
-__all__ = ["CLOSE", "OPEN", "ThinkSplitter"]
+__all__ = ["CLOSE", "OPEN", "ThinkSplitter", "split_unopened"]
 
 OPEN, CLOSE = "<think>", "</think>"
 
@@ -87,3 +87,27 @@ def _partial_tag(text: str, tag: str) -> int:
         if tag.startswith(text[-n:]):
             return n
     return 0
+
+
+def split_unopened(chunks: list[Chunk]) -> list[Chunk]:
+    """Chunks whose answer holds a </think> never opened, with everything up to it as reasoning.
+
+    A chat template that opens <think> itself (in the prompt, as DeepSeek-R1's and Qwen3's
+    thinking models do) leaves the stream only the closing tag. This is known only once the
+    tag arrives, so it is applied to a whole reply; a reply that streamed reasoning is left alone.
+    """
+    if any(c.reasoning for c in chunks):
+        return chunks
+    text = "".join(c.text for c in chunks)
+    end = text.find(CLOSE)
+    if end < 0 or OPEN in text[:end]:
+        return chunks
+    cut, out, seen = end + len(CLOSE), [], 0
+    for chunk in chunks:
+        before = max(min(cut - seen, len(chunk.text)), 0)
+        if before:
+            out.append(Chunk(chunk.t, chunk.text[:before], reasoning=True))
+        if before < len(chunk.text):
+            out.append(Chunk(chunk.t, chunk.text[before:]))
+        seen += len(chunk.text)
+    return out

@@ -15,7 +15,7 @@ from engines.clients import GenerationRequest, base
 from engines.clients.base import Chunk, Generation
 from engines.clients.ollama import OllamaClient
 from engines.clients.openai import OpenAIClient
-from engines.clients.reasoning import ThinkSplitter
+from engines.clients.reasoning import ThinkSplitter, split_unopened
 from runs.core.metrics import request_metrics
 from tests.engines.stream_factories import (
     NDJSON,
@@ -163,3 +163,22 @@ def test_it_keeps_an_unclosed_reasoning_as_reasoning_at_the_end():
     opened = [Chunk(1.0, "<think>", True), Chunk(1.0, "cut off", True)]
     assert splitter.feed(1.0, "<think>cut off</") == opened
     assert splitter.finish(2.0) == [Chunk(1.0, "</", True)]
+
+
+async def test_it_takes_the_content_before_a_closing_tag_the_template_opened_as_reasoning(monkeypatch):
+    # The chat template put "<think>" in the prompt: the stream has only "</think>", cut in two.
+    seen: list[dict] = []
+    pieces = ["Let me", " think</th", "ink>\n\nParis", " is it."]
+    body = openai_chat_stream(pieces, "llama-server", usage(9))
+    gen = await generate(monkeypatch, OpenAIClient, body, "llama-server", **tokenizer(5, seen))
+    assert (gen.reasoning_text, gen.text) == ("Let me think</think>", "\n\nParis is it.")
+    # ticks: 2-3 reasoning, 4 the tag's end and the answer's start, 5 the answer's end.
+    m = request_metrics(gen)
+    assert (m["ttft_s"], m["ttfr_s"], m["ttfo_s"]) == (2.0, 2.0, 4.0)
+    assert (m["reasoning_tokens"], m["answer_tokens"], m["reasoning_tokens_source"]) == (5, 4, "tokenizer")
+    assert m["decode_tps_answer"] == 3 / (5 - 4)
+
+
+def test_it_leaves_an_answer_that_only_mentions_the_tags_as_it_is():
+    chunks = [Chunk(1.0, "Use <think> then"), Chunk(2.0, " </think>.")]
+    assert split_unopened(chunks) == chunks
