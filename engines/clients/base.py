@@ -18,6 +18,7 @@ import httpx
 from engines.errors import EngineError, EngineHTTPError
 
 __all__ = [
+    "REASONING_SOURCES",
     "Chunk",
     "EngineClient",
     "EngineError",
@@ -58,6 +59,7 @@ class Chunk:
 
     t: float
     text: str
+    reasoning: bool = False  # True for the model's reasoning ("thinking"), False for its answer
 
 
 @dataclass
@@ -77,6 +79,15 @@ class EngineFigures:
     accepted_by_position: list[int] | None = None
     ttft_s: float | None = None  # the engine's own arrival-to-first-token time
     finish_reason: str | None = None  # "stop", "length", ... as the engine says
+    # Of output_tokens, those spent reasoning; where the count came from is one of REASONING_SOURCES.
+    reasoning_tokens: int | None = None
+    reasoning_tokens_source: str | None = None
+
+
+# Where a reasoning token count came from: the engine's usage; the engine's tokenizer run over the
+# streamed reasoning text; no reasoning was streamed (0); reasoning was streamed but nothing could
+# count it (None).
+REASONING_SOURCES = ("engine", "tokenizer", "stream", "unknown")
 
 
 @dataclass
@@ -90,11 +101,30 @@ class Generation:
 
     @property
     def text(self) -> str:
-        return "".join(c.text for c in self.chunks)
+        """The answer only; the reasoning is in reasoning_text."""
+        return "".join(c.text for c in self.chunks if not c.reasoning)
+
+    @property
+    def reasoning_text(self) -> str:
+        """The streamed reasoning ("" when none); the in-content style keeps its <think> tags."""
+        return "".join(c.text for c in self.chunks if c.reasoning)
 
     @property
     def first_token_at(self) -> float | None:
+        """When the first generated token of either kind (reasoning or answer) arrived."""
         return next((c.t for c in self.chunks if c.text), None)
+
+    @property
+    def first_answer_at(self) -> float | None:
+        return next((c.t for c in self.chunks if c.text and not c.reasoning), None)
+
+    @property
+    def last_answer_at(self) -> float | None:
+        return next((c.t for c in reversed(self.chunks) if c.text and not c.reasoning), None)
+
+    @property
+    def first_reasoning_at(self) -> float | None:
+        return next((c.t for c in self.chunks if c.text and c.reasoning), None)
 
     @property
     def last_token_at(self) -> float | None:
@@ -157,7 +187,35 @@ class EngineClient(ABC):
                     figures = item
         finally:
             _SENT_AT.reset(token)
-        return Generation(sent_at=sent[0], chunks=chunks, finished_at=now(), figures=figures)
+        from engines.clients.reasoning import split_unopened  # it imports Chunk from here
+
+        finished = now()
+        chunks = split_unopened(chunks)
+        gen = Generation(sent_at=sent[0], chunks=chunks, finished_at=finished, figures=figures)
+        await self._count_reasoning(gen, request.model)
+        return gen
+
+    async def _count_reasoning(self, gen: Generation, model: str) -> None:
+        """Fill the reasoning token count the engine did not give, and say where it came from.
+
+        An engine count of 0 beside streamed reasoning is a placeholder (some servers always send
+        it), so the tokenizer is asked then too. Called after finished_at is taken: the tokenizer
+        request is not the generation's time.
+        """
+        f, reasoning = gen.figures, gen.reasoning_text
+        if f.reasoning_tokens is not None and (f.reasoning_tokens > 0 or not reasoning):
+            f.reasoning_tokens_source = f.reasoning_tokens_source or "engine"
+            return
+        if not reasoning:
+            f.reasoning_tokens, f.reasoning_tokens_source = 0, "stream"
+            return
+        counted = await self.count_tokens(reasoning, model)
+        f.reasoning_tokens = counted
+        f.reasoning_tokens_source = "tokenizer" if counted is not None else "unknown"
+
+    async def count_tokens(self, text: str, model: str) -> int | None:
+        """Tokens in `text` by the engine's tokenizer; None where the engine has none to ask."""
+        return None
 
     @abstractmethod
     async def version(self) -> str | None:

@@ -1,7 +1,9 @@
 """Ollama's native API: /api/chat streamed as NDJSON, the final `done` line carrying the figures.
 
 Durations in Ollama's figures are nanoseconds. prompt_eval_count includes cached prompt tokens and
-Ollama does not say how many were cached, so cached_tokens stays None.
+Ollama does not say how many were cached, so cached_tokens stays None. Reasoning arrives as
+`message.thinking`; eval_count counts it, but Ollama neither says how many of those tokens were
+reasoning nor offers a tokenizer, so reasoning_tokens stays unknown.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from engines.clients.base import (
     merge_extra,
     stopped_mid_answer,
 )
+from engines.clients.reasoning import ThinkSplitter
 
 __all__ = ["OllamaClient"]
 
@@ -37,7 +40,7 @@ class OllamaClient(EngineClient):
     engine_kind = "ollama"
 
     async def stream(self, request: GenerationRequest) -> AsyncIterator[Chunk | EngineFigures]:
-        n_chunks = 0
+        n_chunks, think = 0, ThinkSplitter()
         async with aclosing(self._stream_lines("/api/chat", chat_body(request))) as lines:
             async for line in lines:
                 t = base.now()  # on arrival, before parsing: the parse is not the engine's time
@@ -46,11 +49,14 @@ class OllamaClient(EngineClient):
                 data = load_json_object(line, "NDJSON line")
                 if "error" in data:
                     raise EngineError(f"{self.base_url} reported an error: {data['error']}")
-                text = _content(data)
-                if text:
+                thinking = _message_text(data, "thinking")
+                pieces = [Chunk(t, thinking, reasoning=True)] if thinking else []
+                done = data.get("done") is True
+                pieces += think.feed(t, _message_text(data, "content")) + (think.finish(t) if done else [])
+                for chunk in pieces:
                     n_chunks += 1
-                    yield Chunk(t, text)
-                if data.get("done") is True:
+                    yield chunk
+                if done:
                     yield figures_from_final(data)
                     return
         raise stopped_mid_answer(n_chunks)
@@ -88,14 +94,24 @@ def chat_body(request: GenerationRequest) -> dict[str, Any]:
         options["top_k"] = request.top_k
     if request.seed is not None:
         options["seed"] = request.seed
-    body = {
+    body: dict[str, Any] = {
         "model": request.model,
         "messages": request.messages,
         "stream": True,
-        "think": False,
         "options": options,
     }
+    think = _think(request)
+    if think is not None:
+        body["think"] = think
     return merge_extra(body, request.extra)
+
+
+def _think(request: GenerationRequest) -> bool | str | None:
+    """Ollama's top-level `think`: true/false, or a level ("low"/"medium"/"high", as gpt-oss takes)
+    for a reasoning effort; None leaves it out, so the model's default holds."""
+    if request.reasoning_effort is not None and request.thinking is not False:
+        return request.reasoning_effort
+    return request.thinking
 
 
 def figures_from_final(data: dict[str, Any]) -> EngineFigures:
@@ -114,11 +130,10 @@ def figures_from_final(data: dict[str, Any]) -> EngineFigures:
     )
 
 
-def _content(data: dict[str, Any]) -> str:
-    # Only the answer counts as content; `thinking` text is not part of it.
-    message = data.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    return content if isinstance(content, str) else ""
+def _message_text(data: dict[str, Any], key: str) -> str:
+    """The line's message `content` (the answer) or `thinking` (the reasoning); "" when absent."""
+    value = as_dict(data.get("message")).get(key)
+    return value if isinstance(value, str) else ""
 
 
 def _digest(tags: dict[str, Any], model: str) -> str | None:

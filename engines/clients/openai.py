@@ -32,6 +32,7 @@ from engines.clients.base import (
     stopped_mid_answer,
 )
 from engines.clients.counters import RequestCounters
+from engines.clients.reasoning import ThinkSplitter
 
 __all__ = ["OpenAIClient", "add_timings", "answer_figures"]
 
@@ -74,8 +75,8 @@ class OpenAIClient(EngineClient):
         return await self.counters.generate(super().generate, request)
 
     async def stream(self, request: GenerationRequest) -> AsyncIterator[Chunk | EngineFigures]:
-        answer = _Answer()
-        done = False
+        answer, think = _Answer(), ThinkSplitter()
+        done, t = False, base.now()
         async with aclosing(self._stream_lines("/v1/chat/completions", self.chat_body(request))) as lines:
             async for line in lines:
                 t = base.now()  # on arrival, before parsing: the parse is not the engine's time
@@ -87,12 +88,15 @@ class OpenAIClient(EngineClient):
                     break
                 data = load_json_object(payload, "SSE data line")
                 raise_reported_error(data, self.base_url)
-                text = answer.take(data)
-                if text:
+                reasoning, text = answer.take(data)
+                pieces = [Chunk(t, reasoning, reasoning=True)] if reasoning else []
+                for chunk in pieces + think.feed(t, text):
                     answer.n_chunks += 1
-                    yield Chunk(t, text)
+                    yield chunk
         if not done or answer.finish_reason is None:
             raise stopped_mid_answer(answer.n_chunks)
+        for chunk in think.finish(t):
+            yield chunk
         yield answer.figures()
 
     def chat_body(self, request: GenerationRequest) -> dict[str, Any]:
@@ -108,7 +112,30 @@ class OpenAIClient(EngineClient):
         optional = {"seed": request.seed, "top_p": request.top_p, "top_k": request.top_k}
         body.update({key: value for key, value in optional.items() if value is not None})
         body.update(self.spec.chat_fields)
+        if request.thinking is not None:
+            # Qwen3-style templates read enable_thinking; llama-server, vLLM and SGLang pass it on.
+            body["chat_template_kwargs"] = {"enable_thinking": request.thinking}
+        if request.reasoning_effort is not None:
+            body["reasoning_effort"] = request.reasoning_effort
         return merge_extra(body, request.extra)
+
+    async def count_tokens(self, text: str, model: str) -> int | None:
+        """POST /tokenize; None when the engine has none or it fails.
+
+        llama-server reads `content` and `add_special`, vLLM and SGLang `prompt` and
+        `add_special_tokens`; each ignores the other's keys (as the needle job relies on).
+        """
+        if self.spec.tokenizer != "tokenize":
+            return None
+        body: dict[str, Any] = {"model": model, "content": text, "prompt": text}
+        body |= {"add_special": False, "add_special_tokens": False}
+        try:
+            data = await self._post_object("/tokenize", body)
+        except EngineError:
+            return None
+        count = as_int(data.get("count"))
+        tokens = data.get("tokens")
+        return count if count is not None else len(tokens) if isinstance(tokens, list) else None
 
     async def version(self) -> str | None:
         for path, key in self.spec.version_paths:
@@ -164,14 +191,14 @@ class _Answer:
     usage: dict[str, Any] | None = None
     timings: dict[str, Any] | None = None
 
-    def take(self, data: dict[str, Any]) -> str:
-        """Note the chunk's finish reason, usage and timings; return its content."""
-        text = ""
+    def take(self, data: dict[str, Any]) -> tuple[str, str]:
+        """Note the chunk's finish reason, usage and timings; return its reasoning and content."""
+        reasoning = text = ""
         choices = as_list(data.get("choices"))
         for choice in (c for c in choices if isinstance(c, dict)):
-            delta = choice.get("delta")
-            content = delta.get("content") if isinstance(delta, dict) else None
-            text += content if isinstance(content, str) else ""
+            delta = as_dict(choice.get("delta"))
+            reasoning += _text(delta, "reasoning_content") or _text(delta, "reasoning")
+            text += _text(delta, "content")
             if choice.get("finish_reason"):
                 self.finish_reason = str(choice["finish_reason"])
         # Later chunks win: with continuous usage stats every chunk carries a running total.
@@ -179,7 +206,7 @@ class _Answer:
             self.usage = data["usage"]
         if isinstance(data.get("timings"), dict):
             self.timings = data["timings"]
-        return text
+        return reasoning, text
 
     def figures(self) -> EngineFigures:
         return answer_figures(self.usage, self.timings, self.finish_reason)
@@ -196,10 +223,23 @@ def answer_figures(
         prompt_tokens=as_int(usage.get("prompt_tokens")),
         cached_tokens=as_int(details.get("cached_tokens")) if isinstance(details, dict) else None,
         finish_reason=finish_reason,
+        reasoning_tokens=usage_reasoning_tokens(usage),
     )
     if timings:
         add_timings(figures, timings)
     return figures
+
+
+def usage_reasoning_tokens(usage: dict[str, Any]) -> int | None:
+    """Reasoning tokens in a usage: OpenAI's completion_tokens_details (vLLM), or SGLang's own key."""
+    details = as_dict(usage.get("completion_tokens_details"))
+    counted = as_int(details.get("reasoning_tokens"))
+    return counted if counted is not None else as_int(usage.get("reasoning_tokens"))
+
+
+def _text(delta: dict[str, Any], key: str) -> str:
+    value = delta.get(key)
+    return value if isinstance(value, str) else ""
 
 
 def add_timings(figures: EngineFigures, timings: dict[str, Any]) -> None:

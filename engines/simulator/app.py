@@ -134,6 +134,7 @@ class Asked:
     prompt: str
     include_usage: bool = False
     turn: Turn | None = None  # the scripted agent's reply, for a non-streamed request with tools
+    thinking: bool = True  # False when the request turns thinking off
 
 
 def build_app(profile: SimProfile, log: Log | None = None) -> ASGIApp:
@@ -208,7 +209,8 @@ def _reply(box: Box, asked: Asked, reply_id: str, arrived: float) -> Reply:
         profile = replace(profile, lookahead=box.aliases[asked.model])
     # A negative limit means "no limit" to both Ollama and llama-server.
     limit = asked.limit if asked.limit is not None and asked.limit >= 0 else None
-    length = profile.default_max_tokens if limit is None else max(1, limit)
+    reasoning_n = profile.reasoning_tokens if asked.thinking and asked.turn is None else 0
+    length = profile.default_max_tokens + reasoning_n if limit is None else max(1, limit)
     # Without a limit the simulated model "stops by itself" at default_max_tokens.
     finish_reason, kind = "stop" if limit is None else "length", output_type(asked.prompt)
     turn = asked.turn
@@ -229,6 +231,8 @@ def _reply(box: Box, asked: Asked, reply_id: str, arrived: float) -> Reply:
         id=reply_id,
         arrived=arrived,
         turn=turn,
+        reasoning_n=min(reasoning_n, length),
+        reasoning_style=profile.reasoning_style,
     )
 
 
@@ -331,7 +335,9 @@ def _ask_ollama(body: dict[str, Any]) -> Asked:
     stream = body.get("stream") is not False  # Ollama streams unless told not to
     seed = _int(options, "seed") or 0
     turn = _turn(body) if "messages" in body and not stream else None
-    return Asked(body.get("model"), _int(options, "num_predict"), seed, stream, prompt, turn=turn)
+    thinking = body.get("think") is not False  # true or a level ("low", ...) keeps it on
+    limit = _int(options, "num_predict")
+    return Asked(body.get("model"), limit, seed, stream, prompt, turn=turn, thinking=thinking)
 
 
 def _ask_openai(body: dict[str, Any]) -> Asked:
@@ -343,7 +349,9 @@ def _ask_openai(body: dict[str, Any]) -> Asked:
     seed = _int(body, "seed") or 0
     stream = body.get("stream") is True
     turn = None if stream else _turn(body)
-    return Asked(body.get("model"), limit, seed, stream, prompt, include_usage, turn)
+    kwargs = body.get("chat_template_kwargs")
+    thinking = not (isinstance(kwargs, dict) and kwargs.get("enable_thinking") is False)
+    return Asked(body.get("model"), limit, seed, stream, prompt, include_usage, turn, thinking)
 
 
 def _turn(body: dict[str, Any]) -> Turn | None:

@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from .reasoning import MIN_TAGGED, REASONING_STYLES
+
 __all__ = [
     "ACCEPTANCE_BY_TYPE", "FAULTS", "OUTPUT_TYPES", "Emission", "Schedule", "SimProfile", "plan", "schedule",
 ]
@@ -58,6 +60,11 @@ class SimProfile:
     :param prefill_tps: when set, the prompt cache is modelled and the first token comes
         ttft_ms + new prompt tokens / prefill_tps after arrival; None keeps TTFT at ttft_ms.
     :param cache_tokens: the RAM prompt cache's limit in tokens (None: unlimited, 0: off).
+    :param reasoning_tokens: tokens of reasoning ("thinking") streamed before each answer, unless
+        the request turns thinking off; they count toward the request's token limit, and a reply
+        with no limit is default_max_tokens of answer after them. 0: no reasoning.
+    :param reasoning_style: "field" (a reasoning_content / thinking field, counted in the usage)
+        or "tags" (<think>...</think> in the content, as from a model served without a parser).
     """
 
     decode_tps: float | None = None
@@ -77,6 +84,8 @@ class SimProfile:
     batch_cost: float = 0.2
     prefill_tps: float | None = None
     cache_tokens: int | None = None
+    reasoning_tokens: int = 0
+    reasoning_style: str = "field"
 
     def __post_init__(self) -> None:
         if self.decode_tps is None:
@@ -104,6 +113,12 @@ class SimProfile:
             "batch_cost must be >= 0": self.batch_cost >= 0,
             "prefill_tps must be None or > 0": self.prefill_tps is None or self.prefill_tps > 0,
             "cache_tokens must be None or >= 0": self.cache_tokens is None or self.cache_tokens >= 0,
+            "reasoning_tokens must be >= 0": self.reasoning_tokens >= 0,
+            f"reasoning_style must be one of {REASONING_STYLES}": self.reasoning_style in REASONING_STYLES,
+            f"reasoning_tokens must be 0 or >= {MIN_TAGGED} in the tags style": (
+                self.reasoning_style != "tags" or self.reasoning_tokens == 0
+                or self.reasoning_tokens >= MIN_TAGGED
+            ),
         }
         failed = [message for message, ok in checks.items() if not ok]
         if failed:

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from .agent import Turn
+from .reasoning import reasoning_text, split
 from .schedule import Emission, Schedule
 
 __all__ = ["FORMATS", "OllamaChat", "OllamaGenerate", "OpenAIChat", "Reply", "llama_timings", "text"]
@@ -42,12 +43,27 @@ class Reply:
     arrived: float = 0.0  # wall clock (epoch seconds) when the request arrived
     cache_n: int = 0  # prompt tokens reused from the prompt cache
     turn: Turn | None = None  # the scripted agent's reply to a request with tools (agent.py)
+    reasoning_n: int = 0  # the reply's first tokens that are reasoning (reasoning.py)
+    reasoning_style: str = "field"
 
-    def whole_text(self) -> str:
-        """The text of a whole reply: the script's, or the filler words."""
+    def parts(self, start: int, n: int) -> tuple[str, str]:
+        """Tokens start..start+n-1 as (reasoning text, answer text); "tags" puts both in the answer."""
+        thought, answer = split(start, n, self.reasoning_n)
+        reasoning = reasoning_text(thought.start, len(thought), self.reasoning_n, self.reasoning_style)
+        words = text(answer.start, len(answer)) if answer else ""
+        if self.reasoning_style == "tags":
+            return "", reasoning + words
+        return reasoning, words
+
+    def reasoning_sent(self) -> int:
+        """Reasoning tokens among those scheduled (a cut-off reply may stop inside its reasoning)."""
+        return min(self.reasoning_n, self.sched.n_tokens)
+
+    def whole_parts(self) -> tuple[str, str]:
+        """The (reasoning, content) of a whole reply: the script's, or the filler words."""
         if self.turn is None:
-            return text(0, self.sched.n_tokens)
-        return self.turn.text
+            return self.parts(0, self.sched.n_tokens)
+        return "", self.turn.text
 
 
 def _iso(epoch_s: float) -> str:
@@ -91,13 +107,20 @@ class OllamaChat:
     def _piece(self, content: str) -> Any:
         return {"role": "assistant", "content": content}
 
+    def _fields(self, content: str, thinking: str) -> dict[str, Any]:
+        """The line's answer (and reasoning) fields: Ollama's chat puts `thinking` in the message."""
+        piece = self._piece(content)
+        if thinking:
+            piece["thinking"] = thinking
+        return {self.key: piece}
+
     def _line(self, body: dict[str, Any]) -> bytes:
         return json.dumps(body).encode() + b"\n"
 
     def content(self, reply: Reply, start: int, emission: Emission) -> bytes:
-        piece = self._piece(text(start, emission.n_tokens))
-        body = {"model": reply.model, "created_at": _iso(reply.arrived + emission.offset_s), self.key: piece}
-        return self._line(body | {"done": False})
+        thinking, content = reply.parts(start, emission.n_tokens)
+        body = {"model": reply.model, "created_at": _iso(reply.arrived + emission.offset_s)}
+        return self._line(body | self._fields(content, thinking) | {"done": False})
 
     def _final(self, reply: Reply, content: str) -> dict[str, Any]:
         timings = llama_timings(reply.sched, reply.prompt_n, reply.cache_n)
@@ -121,7 +144,8 @@ class OllamaChat:
         return self._line(self._final(reply, ""))
 
     def whole(self, reply: Reply) -> dict[str, Any]:
-        final = self._final(reply, reply.whole_text())
+        thinking, content = reply.whole_parts()
+        final = self._final(reply, content) | self._fields(content, thinking)
         if reply.turn is not None and reply.turn.tool is not None:
             call = {"function": {"name": reply.turn.tool, "arguments": reply.turn.arguments}}
             final[self.key]["tool_calls"] = [call]  # Ollama's arguments are an object
@@ -141,6 +165,9 @@ class OllamaGenerate(OllamaChat):
 
     def _piece(self, content: str) -> Any:
         return content
+
+    def _fields(self, content: str, thinking: str) -> dict[str, Any]:
+        return {self.key: content} | ({"thinking": thinking} if thinking else {})
 
     def _final(self, reply: Reply, content: str) -> dict[str, Any]:
         return super()._final(reply, content) | {"context": []}
@@ -168,10 +195,14 @@ class OpenAIChat:
         return b"".join(b"data: " + json.dumps(body).encode() + b"\n\n" for body in bodies)
 
     def content(self, reply: Reply, start: int, emission: Emission) -> bytes:
-        chunk = self._delta(reply, {"content": text(start, emission.n_tokens)})
+        reasoning, content = reply.parts(start, emission.n_tokens)
+        # A step that ends the reasoning and starts the answer goes out as two deltas, as engines do.
+        deltas = [{"reasoning_content": reasoning}] if reasoning else []
+        deltas += [{"content": content}] if content or not reasoning else []
+        chunks = [self._delta(reply, delta) for delta in deltas]
         if start > 0:
-            return self._sse(chunk)
-        return self._sse(self._delta(reply, {"role": "assistant", "content": None}), chunk)
+            return self._sse(*chunks)
+        return self._sse(self._delta(reply, {"role": "assistant", "content": None}), *chunks)
 
     def tail(self, reply: Reply) -> bytes:
         chunks = [self._delta(reply, {}, reply.finish_reason)]
@@ -181,7 +212,10 @@ class OpenAIChat:
         return self._sse(*chunks) + b"data: [DONE]\n\n"
 
     def whole(self, reply: Reply) -> dict[str, Any]:
-        message: dict[str, Any] = {"role": "assistant", "content": reply.whole_text()}
+        reasoning, content = reply.whole_parts()
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if reasoning:
+            message["reasoning_content"] = reasoning
         if reply.turn is not None and reply.turn.tool is not None:
             function = {"name": reply.turn.tool, "arguments": json.dumps(reply.turn.arguments)}
             message["tool_calls"] = [{"id": f"call-{reply.id}", "type": "function", "function": function}]
@@ -206,7 +240,14 @@ def _usage(reply: Reply) -> dict[str, Any]:
         "completion_tokens": n,
         "total_tokens": reply.prompt_n + n,
         "prompt_tokens_details": {"cached_tokens": reply.cache_n},
-    }
+    } | _reasoning_usage(reply)
+
+
+def _reasoning_usage(reply: Reply) -> dict[str, Any]:
+    """vLLM's count of reasoning tokens; none in the tags style (no parser saw the reasoning)."""
+    if reply.reasoning_style == "tags" or not reply.reasoning_sent():
+        return {}
+    return {"completion_tokens_details": {"reasoning_tokens": reply.reasoning_sent()}}
 
 
 Format = OllamaChat | OpenAIChat

@@ -15,16 +15,56 @@ REQUEST_METRICS = (
     "e2e_s",
     "acceptance_rate",
     "tokens_per_verification",
+    "ttfr_s",
+    "ttfo_s",
+    "decode_tps_answer",
+    "reasoning_tokens",
+    "answer_tokens",
 )
 
 
 def decode_tps_client(gen: Generation) -> float | None:
-    """(output tokens - 1) / (last token time - first token time), tokens counted by the engine."""
+    """(output tokens - 1) / (last token time - first token time), tokens counted by the engine;
+    reasoning tokens and their time count, as the engine's output count includes them."""
     tokens = gen.figures.output_tokens
     first, last = gen.first_token_at, gen.last_token_at
     if tokens is None or tokens < 2 or first is None or last is None or last <= first:
         return None
     return (tokens - 1) / (last - first)
+
+
+def since_sent(gen: Generation, t: float | None) -> float | None:
+    """Seconds from sending the request to client time t; None when t is."""
+    return t - gen.sent_at if t is not None else None
+
+
+def answer_tokens(gen: Generation) -> int | None:
+    """Output tokens - reasoning tokens; None when either count is unknown."""
+    output, reasoning = gen.figures.output_tokens, gen.figures.reasoning_tokens
+    if output is None or reasoning is None:
+        return None
+    return max(output - reasoning, 0)
+
+
+def decode_tps_answer(gen: Generation) -> float | None:
+    """(answer tokens - 1) / (last answer token time - first answer token time)."""
+    tokens = answer_tokens(gen)
+    first, last = gen.first_answer_at, gen.last_answer_at
+    if tokens is None or tokens < 2 or first is None or last is None or last <= first:
+        return None
+    return (tokens - 1) / (last - first)
+
+
+def reasoning_metrics(gen: Generation) -> dict[str, Any]:
+    """The reasoning ("thinking") figures of one request: TTFR, TTFO, the token split, answer speed."""
+    return {
+        "ttfr_s": since_sent(gen, gen.first_reasoning_at),
+        "ttfo_s": since_sent(gen, gen.first_answer_at),
+        "reasoning_tokens": gen.figures.reasoning_tokens,
+        "answer_tokens": answer_tokens(gen),
+        "reasoning_tokens_source": gen.figures.reasoning_tokens_source,
+        "decode_tps_answer": decode_tps_answer(gen),
+    }
 
 
 def prefill_tps(gen: Generation) -> float | None:
@@ -54,9 +94,8 @@ def tokens_per_verification(gen: Generation) -> float | None:
 
 def request_metrics(gen: Generation) -> dict[str, Any]:
     """Every figure of one request, plus the engine's token counts it was computed from."""
-    first = gen.first_token_at
     return {
-        "ttft_s": first - gen.sent_at if first is not None else None,
+        "ttft_s": since_sent(gen, gen.first_token_at),
         "decode_tps_client": decode_tps_client(gen),
         "decode_tps_engine": gen.figures.decode_tps,
         "prefill_tps": prefill_tps(gen),
@@ -73,7 +112,7 @@ def request_metrics(gen: Generation) -> dict[str, Any]:
         "accepted_by_position": gen.figures.accepted_by_position,
         "ttft_engine_s": gen.figures.ttft_s,
         "finish_reason": gen.figures.finish_reason,
-    }
+    } | reasoning_metrics(gen)
 
 
 def acceptance_by_position(rows: Iterable[Mapping[str, Any]]) -> list[float] | None:
@@ -93,6 +132,11 @@ def acceptance_by_position(rows: Iterable[Mapping[str, Any]]) -> list[float] | N
             accepted[i] += n
         drafts += verifications
     return [n / drafts for n in accepted] if drafts else None
+
+
+def reasoning_sources(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Where the rows' reasoning counts came from (docs/metrics.md, Reasoning), each once, sorted."""
+    return sorted({str(r["reasoning_tokens_source"]) for r in rows if r.get("reasoning_tokens_source")})
 
 
 async def send(client: EngineClient, request: GenerationRequest, where: str) -> Generation:

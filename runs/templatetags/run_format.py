@@ -45,7 +45,23 @@ SUMMARY_METRICS: list[SummaryColumn] = [
     {"key": "tokens_per_verification", "label": "tokens per verification", "unit": "tokens",
      "scale": 1, "digits": 2},
 ]
-METRICS_BY_KEY = {m["key"]: m for m in SUMMARY_METRICS}
+# Shown only for a run whose requests reasoned ("thinking"): see has_reasoning.
+REASONING_METRICS: list[SummaryColumn] = [
+    {"key": "ttfr_s", "label": "TTFR (first reasoning token)", "unit": "s", "scale": 1, "digits": 3},
+    {"key": "ttfo_s", "label": "TTFO (first answer token)", "unit": "s", "scale": 1, "digits": 3},
+    {"key": "reasoning_tokens", "label": "reasoning tokens", "unit": "tokens", "scale": 1, "digits": 0},
+    {"key": "answer_tokens", "label": "answer tokens", "unit": "tokens", "scale": 1, "digits": 0},
+    {"key": "decode_tps_answer", "label": "decode (answer tokens)", "unit": "tok/s", "scale": 1, "digits": 1},
+]
+REASONING_KEYS = frozenset(m["key"] for m in REASONING_METRICS)
+METRICS_BY_KEY = {m["key"]: m for m in SUMMARY_METRICS + REASONING_METRICS}
+
+
+def has_reasoning(summary: dict[str, Any] | None) -> bool:
+    """Whether a run's requests reasoned: a first reasoning token was timed, or reasoning counted."""
+    summary = summary or {}
+    counted = summary.get("reasoning_tokens") or {}
+    return bool(summary.get("ttfr_s")) or bool(counted.get("max"))
 
 
 def format_spread(stats: dict[str, Any], metric: SummaryColumn) -> str:

@@ -18,7 +18,7 @@ from runs.core.readings import median_of
 from runs.models import Run
 from runs.results.comparison import SelectionError, parse_selection
 from runs.results.export import position_columns, position_values, table_response, wants_export
-from runs.templatetags.run_format import SUMMARY_METRICS
+from runs.templatetags.run_format import REASONING_KEYS, REASONING_METRICS, SUMMARY_METRICS, has_reasoning
 
 PAGE_SIZE = 50
 # GET parameter -> lookup; ids must be digits, anything else is ignored rather than a 500.
@@ -115,9 +115,10 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The live page: run_detail.js takes over from the embedded run."""
     run = _get_run(request, pk)
     job = registry.get(run.job)
-    ctx = {"run": run, "run_data": run.to_dict(), "metrics": SUMMARY_METRICS, "job": job,
+    ctx = {"run": run, "run_data": run.to_dict(), "metrics": SUMMARY_METRICS + REASONING_METRICS, "job": job,
            "progress_unit": job.progress_unit, "params_text": job.params_text(run.params),
-           "worker_warning": queued_warning(run)}
+           "worker_warning": queued_warning(run), "reasoning_keys": REASONING_KEYS,
+           "has_reasoning": has_reasoning(run.summary)}
     return render(request, "runs/detail.html", ctx)
 
 

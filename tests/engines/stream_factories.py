@@ -83,8 +83,13 @@ def delta(text: str | None, finish_reason: str | None = None, role: bool = False
 
 
 def usage(
-    completion_tokens: int, prompt_tokens: int = 26, cached_tokens: int | None = None
+    completion_tokens: int,
+    prompt_tokens: int = 26,
+    cached_tokens: int | None = None,
+    reasoning_tokens: int | None = None,
+    sglang: bool = False,
 ) -> dict[str, Any]:
+    """A usage object; reasoning_tokens as OpenAI's completion_tokens_details, or SGLang's own key."""
     body: dict[str, Any] = {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
@@ -92,6 +97,10 @@ def usage(
     }
     if cached_tokens is not None:
         body["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
+    if reasoning_tokens is not None and sglang:
+        body["reasoning_tokens"] = reasoning_tokens
+    elif reasoning_tokens is not None:
+        body["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens}
     return body
 
 
@@ -135,6 +144,42 @@ def openai_chat_stream(
     if tail:
         events.append(openai_chunk(flavour, [], **tail))
     return sse(*events, *(["[DONE]"] if done else []), newline=newline)
+
+
+def ollama_thinking_stream(thoughts: list[str], pieces: list[str], **figures: Any) -> bytes:
+    """An /api/chat answer of a thinking model: `message.thinking` lines, then content lines."""
+    message = {"role": "assistant", "content": ""}
+    thinking = [{**ollama_chunk(""), "message": {**message, "thinking": t}} for t in thoughts]
+    return ndjson(*thinking, *(ollama_chunk(p) for p in pieces), ollama_final(**figures))
+
+
+def reasoning_delta(text: str, flavour: str, key: str = "reasoning_content") -> dict[str, Any]:
+    """A delta carrying reasoning as each engine sends it (SGLang also names the empty fields)."""
+    content: dict[str, Any] = {key: text}
+    if flavour == "sglang":
+        content = {"role": None, "content": None, key: text, "tool_calls": None}
+    return {"index": 0, "delta": content, "logprobs": None, "finish_reason": None}
+
+
+def openai_reasoning_stream(
+    thoughts: list[str],
+    pieces: list[str],
+    flavour: str,
+    usage_body: dict[str, Any],
+    key: str = "reasoning_content",
+) -> bytes:
+    """A /v1/chat/completions answer with a reasoning parser: reasoning deltas, then content deltas."""
+    events: list[dict[str, Any] | str] = [openai_chunk(flavour, [delta("", role=True)])]
+    events += [openai_chunk(flavour, [reasoning_delta(t, flavour, key)]) for t in thoughts]
+    events += [openai_chunk(flavour, [delta(p)]) for p in pieces]
+    events += [openai_chunk(flavour, [delta(None, "stop")]), openai_chunk(flavour, [], usage=usage_body)]
+    return sse(*events, "[DONE]")
+
+
+def events(body: bytes) -> list[bytes]:
+    """An SSE or NDJSON body cut into its events (lines), each as dribble() should send it."""
+    separator = b"\n\n" if body.startswith(b"data:") else b"\n"
+    return [piece + separator for piece in body.split(separator) if piece]
 
 
 def serve(routes: dict[str, Route], seen: list[httpx.Request] | None = None) -> httpx.MockTransport:

@@ -16,7 +16,7 @@ from engines.clients import (
     base,
     client_for,
 )
-from engines.clients.ollama import OllamaClient
+from engines.clients.ollama import OllamaClient, chat_body
 from engines.clients.openai import OpenAIClient
 from tests.engines.stream_factories import (
     NDJSON,
@@ -73,7 +73,7 @@ async def test_it_takes_output_tokens_from_eval_count_not_from_chunks():
     assert figures.output_tokens == 14
 
 
-async def test_it_sends_fixed_sampling_and_turns_thinking_off():
+async def test_it_sends_fixed_sampling_and_leaves_thinking_to_the_model_by_default():
     seen: list[httpx.Request] = []
     response = httpx.Response(200, content=ollama_chat_stream(["ok"]), headers=NDJSON)
     client = OllamaClient(URL, transport=serve({"POST /api/chat": response}, seen))
@@ -89,7 +89,7 @@ async def test_it_sends_fixed_sampling_and_turns_thinking_off():
     await collect(client, request)
     sent = json.loads(seen[0].content)
     assert sent["stream"] is True
-    assert sent["think"] is False
+    assert "think" not in sent
     assert sent["messages"] == [{"role": "user", "content": "Hi"}]
     assert sent["options"] == {"temperature": 0.0, "top_p": 0.9, "top_k": 40, "seed": 7, "num_predict": 64}
 
@@ -250,3 +250,14 @@ def test_it_picks_the_client_for_each_kind():
 def test_it_rejects_an_unknown_kind():
     with pytest.raises(ValueError, match="unknown engine kind"):
         client_for("tgi", URL)
+
+
+@pytest.mark.parametrize(("thinking", "effort", "think"), [
+    (True, None, True),
+    (False, None, False),
+    (None, "high", "high"),  # gpt-oss takes a level
+    (False, "high", False),  # off wins over a level
+])
+def test_it_renders_think_from_thinking_and_reasoning_effort(thinking, effort, think):
+    request = GenerationRequest(model="qwen3:8b", messages=[], thinking=thinking, reasoning_effort=effort)
+    assert chat_body(request)["think"] == think

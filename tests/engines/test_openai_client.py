@@ -308,3 +308,23 @@ async def test_it_raises_on_a_malformed_json_answer():
 def test_it_rejects_an_unknown_flavour():
     with pytest.raises(ValueError, match="unknown OpenAI-compatible engine"):
         OpenAIClient(URL, flavour="tgi")
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+async def test_it_renders_thinking_and_reasoning_effort_only_when_set(flavour):
+    seen: list[httpx.Request] = []
+    await collect(chat(openai_chat_stream(["a"], flavour, usage(1)), flavour, seen=seen))
+    plain = json.loads(seen[0].content)
+    assert "chat_template_kwargs" not in plain and "reasoning_effort" not in plain
+    off = GenerationRequest(model="qwen3-8b", messages=[], thinking=False, reasoning_effort="low")
+    sent = OpenAIClient(URL, flavour=flavour).chat_body(off)
+    assert sent["chat_template_kwargs"] == {"enable_thinking": False}
+    assert sent["reasoning_effort"] == "low"
+
+
+def test_it_lays_the_requests_extra_over_the_thinking_fields():
+    request = GenerationRequest(
+        model="qwen3-8b", messages=[], thinking=True, extra={"chat_template_kwargs": {"custom": 1}}
+    )
+    sent = OpenAIClient(URL, flavour="vllm").chat_body(request)
+    assert sent["chat_template_kwargs"] == {"enable_thinking": True, "custom": 1}

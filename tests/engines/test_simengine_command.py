@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
         ("--acceptance", "1.5"), ("--acceptance", "-0.1"), ("--decode-tps", "0"), ("--lookahead", "65"),
         ("--acceptance-decay", "0"), ("--efficiency", "1.2"), ("--acceptance-by-type", "poetry=0.5"),
         ("--acceptance-by-type", "table=high"), ("--acceptance-by-type", "prose-ja=2"),
+        ("--reasoning-tokens", "-1"), ("--reasoning-style", "xml"),
     ],
 )
 def test_it_rejects_an_impossible_value_naming_the_flag(flag: str, value: str) -> None:
@@ -57,6 +58,22 @@ def test_it_overrides_the_acceptance_of_the_output_types_it_is_given(serve_forev
     assert profile.acceptance_by_type == {"tool-call": 0.95, "table": 0.5, "prose-en": 0.55, "prose-ja": 0.0}
     assert profile.acceptance_decay == 0.8
     assert profile.decode_tps == pytest.approx(0.83 * 273 / 28.6)
+
+
+@mock.patch("engines.management.commands.simengine.serve_forever", autospec=True)
+def test_it_serves_reasoning_before_each_answer_when_asked(serve_forever: mock.Mock) -> None:
+    serve_forever.side_effect = lambda profile, host, port, on_ready, log_file: on_ready("http://127.0.0.1:9")
+    out = StringIO()
+    args = ["--reasoning-tokens", "40", "--reasoning-style", "tags"]
+    call_command("simengine", "--port", "9", *args, stdout=out)
+    profile = serve_forever.call_args.args[0]
+    assert (profile.reasoning_tokens, profile.reasoning_style) == (40, "tags")
+    assert "40 reasoning tokens (tags)" in out.getvalue()
+
+
+def test_it_names_what_is_wrong_with_a_profile_it_cannot_serve() -> None:
+    with pytest.raises(CommandError, match="reasoning_tokens must be 0 or >= 4 in the tags style"):
+        call_command("simengine", "--port", "0", "--reasoning-tokens", "2", "--reasoning-style", "tags")
 
 
 def test_it_serves_in_the_foreground_until_stopped() -> None:

@@ -7,6 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from engines.simulator import ACCEPTANCE_BY_TYPE, FAULTS, OUTPUT_TYPES, SimProfile, serve_forever
+from engines.simulator.reasoning import REASONING_STYLES
 from engines.simulator.schedule import DEFAULT_DECAY, DEFAULT_DRAFT_COST
 
 # flag -> (option dest = SimProfile field, rule, what it says); None is "not given" where allowed.
@@ -26,8 +27,10 @@ RULES: dict[str, tuple[str, Callable[[Any], bool], str]] = {
     "--batch-cost": ("batch_cost", lambda v: v >= 0, "must be >= 0"),
     "--prefill-tps": ("prefill_tps", lambda v: v is None or v > 0, "must be > 0"),
     "--cache-tokens": ("cache_tokens", lambda v: v is None or v >= 0, "must be >= 0"),
+    "--reasoning-tokens": ("reasoning_tokens", lambda v: v >= 0, "must be >= 0"),
 }
-PROFILE_FIELDS = [name for flag, (name, _, _) in RULES.items() if flag != "--port"] + ["fault"]
+PROFILE_FIELDS = [name for flag, (name, _, _) in RULES.items() if flag != "--port"]
+PROFILE_FIELDS += ["fault", "reasoning_style"]
 BY_TYPE_HELP = "first-position acceptance per output type, e.g. " + ",".join(
     f"{name}={rate:g}" for name, rate in ACCEPTANCE_BY_TYPE.items()
 )
@@ -61,6 +64,11 @@ class Command(BaseCommand):
         parser.add_argument("--batch-cost", type=float, default=0.2, help="step x (1 + cost * (n - 1))")
         parser.add_argument("--prefill-tps", type=float, help="model the prompt cache and prefill time")
         parser.add_argument("--cache-tokens", type=int, help="RAM prompt cache limit (default none; 0 = off)")
+        parser.add_argument("--reasoning-tokens", type=int, default=0, help="reasoning per answer")
+        parser.add_argument(
+            "--reasoning-style", choices=REASONING_STYLES, default="field",
+            help="field: reasoning_content / thinking; tags: <think>...</think> in the content",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         for flag, (name, rule, says) in RULES.items():
@@ -68,7 +76,10 @@ class Command(BaseCommand):
                 raise CommandError(f"{flag} {says}, not {options[name]}")
         values = {name: options[name] for name in PROFILE_FIELDS}
         values["acceptance_by_type"] = by_type(options["acceptance_by_type"])
-        profile = SimProfile(**values)
+        try:
+            profile = SimProfile(**values)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
         announce = lambda url: self._announce(profile, url)  # noqa: E731
         serve_forever(profile, options["host"], options["port"], announce, options["log_file"])
 
@@ -80,7 +91,7 @@ class Command(BaseCommand):
         self.stdout.write(
             f"SparkDash SIMULATOR (not a real engine) listening on {url} (Ollama /api/*, OpenAI /v1/*): "
             f"decode {profile.tps:g} tok/s, TTFT {profile.ttft_ms:g} ms, {spec}, "
-            f"batch cost {profile.batch_cost:g}, {_cache(profile)}{fault}"
+            f"batch cost {profile.batch_cost:g}, {_cache(profile)}{_reasoning(profile)}{fault}"
         )
         self.stdout.flush()
 
@@ -116,3 +127,9 @@ def _cache(profile: SimProfile) -> str:
         return "prompt cache not modelled"
     limit = "no limit" if profile.cache_tokens is None else f"limit {profile.cache_tokens} tokens"
     return f"prefill {profile.prefill_tps:g} tok/s, prompt cache {limit}"
+
+
+def _reasoning(profile: SimProfile) -> str:
+    if not profile.reasoning_tokens:
+        return ""
+    return f", {profile.reasoning_tokens} reasoning tokens ({profile.reasoning_style})"

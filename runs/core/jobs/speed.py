@@ -7,7 +7,13 @@ from typing import Any, Protocol
 
 from engines.clients.base import EngineClient, GenerationRequest
 from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt, prompt_set_id
-from runs.core.metrics import REQUEST_METRICS, acceptance_by_position, request_metrics, send
+from runs.core.metrics import (
+    REQUEST_METRICS,
+    acceptance_by_position,
+    reasoning_sources,
+    request_metrics,
+    send,
+)
 from runs.core.stats import summarize_rows
 
 
@@ -90,6 +96,7 @@ def summarize_speed(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Each metric as median/min/max/n over requests, and decode speed per output type."""
     summary: dict[str, Any] = summarize_rows(rows, REQUEST_METRICS)
     summary["requests"] = len(rows)
+    summary["reasoning_tokens_sources"] = reasoning_sources(rows)
     by_type: dict[str, Any] = {}
     for output_type in sorted({r["output_type"] for r in rows}):
         subset = [r for r in rows if r["output_type"] == output_type]
@@ -119,8 +126,9 @@ def cross_check(summary: dict[str, Any], tolerance: float = CROSS_CHECK_TOLERANC
 def ttft_check(summary: dict[str, Any], tolerance: float = TTFT_CHECK_TOLERANCE) -> dict[str, Any] | None:
     """Compare the client's median time to first token with the engine's own; flag a gap over `tolerance`.
 
-    The client's figure runs from its request going out to the first content chunk; the engine's
-    (vLLM's time_to_first_token_seconds) from the request's arrival in the engine to its first token.
+    The client's figure runs from its request going out to the first generated token, reasoning
+    included; the engine's (vLLM's time_to_first_token_seconds) from the request's arrival in the
+    engine to its first token.
     None when the engine reports no time to first token of its own.
     """
     return _agreement(summary, ("ttft_s", "ttft_engine_s"), ("client_s", "engine_s"), tolerance)

@@ -64,10 +64,26 @@
     td.classList.toggle("warning", Boolean(r.above_ceiling));
   }
 
+  /** Whether the run's requests reasoned (run_format.has_reasoning): its reasoning rows show then. */
+  function hasReasoning(summary) {
+    if (!summary) return false;
+    return Boolean(summary.ttfr_s) || Boolean(summary.reasoning_tokens && summary.reasoning_tokens.max);
+  }
+
+  function renderReasoning(summary) {
+    var reasoned = hasReasoning(summary);
+    document.querySelectorAll("tr[data-reasoning]").forEach(function (tr) { tr.hidden = !reasoned; });
+    var sources = document.getElementById("reasoning-sources");
+    if (sources && summary && summary.reasoning_tokens_sources) {
+      sources.textContent = summary.reasoning_tokens_sources.join(", ") || "\u2014";
+    }
+  }
+
   function renderTables(run, figure) {
     document.querySelectorAll("[data-metric]").forEach(function (td) {
       td.replaceChildren(figure(run.summary, td.getAttribute("data-metric")));
     });
+    renderReasoning(run.summary);
     var byType = run.summary && run.summary.by_output_type;
     if (byType && Object.keys(byType).length) {
       h.fillRows(document.getElementById("by-type"), Object.keys(byType).sort().map(function (t) {

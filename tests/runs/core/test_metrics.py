@@ -33,3 +33,26 @@ def test_it_leaves_figures_the_engine_does_not_expose_empty():
     assert m["acceptance_rate"] is None
     assert m["tokens_per_verification"] is None
     assert m["prefill_tps"] is None
+
+
+def thinking_generation(reasoning_tokens: int | None) -> Generation:
+    # Reasoning at 0.5 and 1.0, the answer at 1.5 and 2.5; 21 tokens in all.
+    chunks = [Chunk(0.5, "hm", True), Chunk(1.0, "m", True), Chunk(1.5, "Pa"), Chunk(2.5, "ris")]
+    figures = EngineFigures(output_tokens=21, reasoning_tokens=reasoning_tokens)
+    figures.reasoning_tokens_source = "engine" if reasoning_tokens is not None else "unknown"
+    return Generation(sent_at=0.0, chunks=chunks, finished_at=2.6, figures=figures)
+
+
+def test_it_times_reasoning_and_answer_apart_and_decodes_over_both():
+    m = request_metrics(thinking_generation(reasoning_tokens=15))
+    assert (m["ttft_s"], m["ttfr_s"], m["ttfo_s"]) == (0.5, 0.5, 1.5)
+    assert (m["reasoning_tokens"], m["answer_tokens"]) == (15, 6)
+    assert m["decode_tps_client"] == 20 / 2.0  # every generated token, from the first reasoning one
+    assert m["decode_tps_answer"] == 5 / 1.0
+    assert m["reasoning_tokens_source"] == "engine"
+
+
+def test_it_leaves_the_answer_figures_empty_when_the_reasoning_count_is_unknown():
+    m = request_metrics(thinking_generation(reasoning_tokens=None))
+    assert (m["answer_tokens"], m["decode_tps_answer"]) == (None, None)
+    assert m["ttfo_s"] == 1.5

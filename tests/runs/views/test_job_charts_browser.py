@@ -129,6 +129,21 @@ def test_it_draws_a_speed_run_with_its_roofline_ceiling(inprocess, sim, browser)
     with_drafts = f"with {per_pass:.2f} tokens per verification {with_drafts:.1f} tok/s; measured"
     assert with_drafts in roofline and "% efficiency" in roofline
     assert "(n=6)" in browser.find_element(By.CSS_SELECTOR, "[data-metric=decode_tps_client]").text
+    assert not browser.find_element(By.CSS_SELECTOR, "[data-metric=ttfo_s]").is_displayed()  # no reasoning
+    assert _severe(browser) == []
+
+
+def test_it_shows_a_reasoning_runs_ttfo_and_token_split_beside_its_speeds(inprocess, browser):
+    with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5, reasoning_tokens=8)) as sim:
+        run = _bench(_external(sim), "speed", "--reps", "1", "--warmup", "0")
+    _open(browser, run, "speed-chart", 6, shot="speed-reasoning")
+    ttfo = browser.find_element(By.CSS_SELECTOR, "[data-metric=ttfo_s]")
+    assert ttfo.is_displayed() and "(n=6)" in ttfo.text
+    # 16 tokens per request (the config's max_tokens), the first 8 of them reasoning.
+    answer = browser.find_element(By.CSS_SELECTOR, "[data-metric=answer_tokens]")
+    assert answer.text == "8 [8\u20138] tokens (n=6)"
+    assert browser.find_element(By.ID, "reasoning-sources").text == "engine"
+    assert run.summary["ttfo_s"]["median"] > run.summary["ttft_s"]["median"]
     assert _severe(browser) == []
 
 

@@ -295,3 +295,20 @@ def test_it_shows_evalplus_budget_hits_beside_pass_at_1(alice_client):
     hits = html[html.index('id="budget-hits"'):html.index("</p>", html.index('id="budget-hits"'))]
     assert "1 of 4 problems ran out of max tokens" in hits and "over the 3 answered" in hits
     assert "plus score is 50%" in hits
+
+
+def test_it_shows_the_reasoning_rows_only_for_a_run_whose_requests_reasoned(alice_client, run):
+    plain = alice_client.get(run.get_absolute_url()).content.decode()
+    assert '<tr data-reasoning hidden><th>TTFO (first answer token)</th>' in plain
+    run.summary |= {
+        "ttfr_s": {"median": 0.2, "min": 0.2, "max": 0.25, "n": 9},
+        "ttfo_s": {"median": 1.4321, "min": 1.2, "max": 1.6, "n": 9},
+        "reasoning_tokens": {"median": 120, "min": 100, "max": 140, "n": 9},
+        "reasoning_tokens_sources": ["engine"],
+    }
+    run.save()
+    page = alice_client.get(run.get_absolute_url()).content.decode()
+    assert '<tr data-reasoning><th>TTFO (first answer token)</th>' in page
+    assert "1.432 [1.200\u20131.600] s (n=9)" in page
+    assert "120 [100\u2013140] tokens (n=9)" in page
+    assert '<td id="reasoning-sources">engine</td>' in page

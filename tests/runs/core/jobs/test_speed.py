@@ -84,3 +84,23 @@ def test_it_asks_each_request_for_the_configs_thinking(thinking):
     request = SpeedJob(model="demo", sampling=sampling).request(SPEED_PROMPTS[0])
     assert request.thinking is thinking
     assert request.reasoning_effort == (None if thinking is None else "low")
+
+
+@pytest.mark.parametrize("style", ["field", "tags"])
+async def test_it_times_a_reasoning_models_answer_after_its_thinking(style):
+    profile = SimProfile(decode_tps=100, ttft_ms=50, reasoning_tokens=20, reasoning_style=style)
+    progress = CollectingProgress()
+    with serve_in_thread(profile) as sim:
+        async with client_for("llama-server", sim.url) as client:
+            one_prompt = SpeedJob("demo", 1, 0, {"max_tokens": 48, "seed": 7}, SPEED_PROMPTS[:1])
+            summary = await run_speed(client, one_prompt, progress)
+    (_, row), = progress.samples
+    assert row["ttfr_s"] == pytest.approx(row["ttft_s"])
+    # 20 reasoning tokens at 100 tok/s: the answer's first token comes 0.2 s after the first token.
+    assert row["ttfo_s"] - row["ttft_s"] == pytest.approx(0.2, abs=0.02)
+    assert (row["output_tokens"], row["reasoning_tokens"], row["answer_tokens"]) == (48, 20, 28)
+    assert row["reasoning_tokens_source"] == ("engine" if style == "field" else "tokenizer")
+    assert row["decode_tps_client"] == pytest.approx(100, rel=0.03)  # reasoning tokens count
+    assert row["decode_tps_answer"] == pytest.approx(100, rel=0.05)
+    assert summary["ttfo_s"]["median"] > summary["ttft_s"]["median"]
+    assert summary["answer_tokens"]["median"] == 28
