@@ -10,9 +10,11 @@ less those marked `alert=False`, such as the agent table's raw score that its F1
   become the norm. Resolving the alert accepts it;
 - current: the cell's values in this sweep run (succeeded runs only);
 - a regression: the current median is worse than the baseline median (in the metric's
-  direction) by more than the noise band, band = the largest of the baseline's spread (its
-  median to its worse extreme), the current spread (its median to its better extreme, the side
-  facing the baseline) and sweep.noise_floor_pct % of the baseline median.
+  direction) by more than the noise band, band = the largest of the baseline's reach (its
+  median to the worse end of its 95 % interval), the current reach (its median to the better
+  end of its interval, the side facing the baseline) and sweep.noise_floor_pct % of the
+  baseline median. A side without an interval (one value; a spread stored before intervals)
+  reaches to its [min, max] range instead (runs.core.stats.interval, docs/metrics.md, Noise).
 
 Count metrics (e.g. "completed" runs) count each run as 1 or 0. A baseline needs values from at
 least MIN_BASELINE_EXECUTIONS earlier sweep runs, so that its spread holds night-to-night noise
@@ -43,7 +45,7 @@ from runs.core.hardware import throttled_s
 from runs.core.readings import Metric
 from runs.core.registry import METRICS
 from runs.core.scoring.figures import benchmark_of, compare, spread_text
-from runs.core.stats import Spread, summarize
+from runs.core.stats import Spread, interval, summarize
 from runs.models import Alert, Run, SweepExecution
 from runs.signals import execution_finished
 
@@ -88,11 +90,12 @@ def worse_by(base: Spread, current: Spread, higher_is_better: bool) -> float:
 
 def noise_band(base: Spread, current: Spread, higher_is_better: bool, floor_pct: float) -> float:
     """The largest difference that still counts as noise (see the module docstring)."""
+    (base_low, base_high), (current_low, current_high) = interval(base), interval(current)
     if higher_is_better:
-        base_spread, current_spread = base["median"] - base["min"], current["max"] - current["median"]
+        base_reach, current_reach = base["median"] - base_low, current_high - current["median"]
     else:
-        base_spread, current_spread = base["max"] - base["median"], current["median"] - current["min"]
-    return max(base_spread, current_spread, abs(base["median"]) * floor_pct / 100)
+        base_reach, current_reach = base_high - base["median"], current["median"] - current_low
+    return max(base_reach, current_reach, abs(base["median"]) * floor_pct / 100)
 
 
 def is_regression(base: Spread, current: Spread, higher_is_better: bool, floor_pct: float) -> bool:
