@@ -48,9 +48,18 @@ window.RunCharts = (function () {
     return span;
   }
 
-  /** A {median, min, max, n} spread as a span; "—" (with why) when there is none. */
+  /** A spread as a span, its interval and percentiles on a small line below; "—" (with why) when there is none. */
   function spread(stats, unit, digits, scale, absentTitle) {
-    return stats ? text(SparkFormat.spread(stats, unit, digits, scale)) : missing(absentTitle);
+    if (!stats) return missing(absentTitle);
+    var span = text(SparkFormat.spread(stats, unit, digits, scale));
+    var more = SparkFormat.interval(stats, unit, digits, scale);
+    if (!more) return span;
+    var both = document.createElement("span");
+    var small = document.createElement("small");
+    small.className = "interval";
+    small.textContent = more;
+    both.append(span, document.createElement("br"), small);
+    return both;
   }
 
   function value(v, unit, digits) {

@@ -128,6 +128,7 @@ class ScoreRow(TypedDict):
     out_of: str
     text: str
     note: NotRequired[str]  # why there is no figure, where a row can say (energy rows)
+    interval: NotRequired[str]  # interval_text() of the spread over runs, "" where there is none
 
 
 class CompareRow(TypedDict):
@@ -174,6 +175,7 @@ def _score_row(metric: Metric, runs: list[tuple[int, Summary]]) -> ScoreRow:
         "spread": spread, "tally": tally, "runs": len(runs), "run_ids": [run_id for run_id, _ in runs],
         "out_of": _out_of(metric, [summary for _, summary in runs]),
         "text": figure_text(metric, spread, tally),
+        "interval": interval_text(spread, metric.unit, metric.digits, metric.scale, counted="runs"),
     }
 
 

@@ -133,7 +133,8 @@ def _cell(config_id: int, base: ScoreRow, row: ScoreRow, is_baseline: bool) -> T
         versus = _versus(base, row)
     return {
         "config_id": config_id, "baseline": is_baseline, "text": row["text"], "spread": row["spread"],
-        "tally": row["tally"], "runs": row["runs"], "title": row.get("note", ""), **versus,
+        "tally": row["tally"], "runs": row["runs"], "title": row.get("note") or row.get("interval", ""),
+        **versus,
     }
 
 
