@@ -14,7 +14,8 @@ less those marked `alert=False`, such as the agent table's raw score that its F1
   median to the worse end of its 95 % interval), the current reach (its median to the better
   end of its interval, the side facing the baseline) and sweep.noise_floor_pct % of the
   baseline median. A side without an interval (one value; a spread stored before intervals)
-  reaches to its [min, max] range instead (runs.core.stats.interval, docs/metrics.md, Noise).
+  reaches to its [min, max] range instead (runs.core.stats.interval; docs/metrics.md, How
+  figures are reported).
 
 Count metrics (e.g. "completed" runs) count each run as 1 or 0. A baseline needs values from at
 least MIN_BASELINE_EXECUTIONS earlier sweep runs, so that its spread holds night-to-night noise

@@ -9,8 +9,8 @@ Comparing two rows gives the difference of the medians and a verdict:
 - "n/a": a side has no figure;
 - "no spread": a side has fewer than 2 values, so noise can't be judged (the delta is shown);
 - "noise": the two medians' 95 % confidence intervals overlap, touching included, even when the
-  medians differ (docs/metrics.md, Noise); a spread without an interval (stored before
-  intervals were, or a count) takes its [min, max] range instead;
+  medians differ (docs/metrics.md, How figures are reported); a spread without an interval
+  (stored before intervals were, or a count) takes its [min, max] range instead;
 - "better" / "worse": the intervals are apart, judged by the metric's direction.
 
 Count rows (how many runs ended as "completed", "loop", ...) compare the share of runs with the

@@ -4,8 +4,8 @@ Each job has one headline metric, read as one value per run from its summary; a 
 Spread of those values over the cell's succeeded repetitions (median [min-max] (n), as
 docs/metrics.md defines), its progress (runs done, running, failed) and its delta against the
 baseline config's cell in the same column, labelled by runs.core.scoring.figures.compare (noise when
-the two medians' 95 % intervals overlap, docs/metrics.md, Noise). A cell's `interval` (its
-figure's hover) gives that interval and the percentiles over its runs.
+the two medians' 95 % intervals overlap; docs/metrics.md, How figures are reported). A cell's
+`interval` (its figure's hover) gives that interval and the percentiles over its runs.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Each config is a Group of runs (run id, job, summary). Every metric of runs.core.scoring.figures, plus
 the speed runs' acceptance at each draft position and the concurrency sweep's figures per level,
 is one table row with a cell per config: the figure as median [min-max] (n = runs) and, against
-the baseline config, the delta, the delta in % and the verdict (noise where the ranges overlap).
+the baseline config, the delta, the delta in % and the verdict (noise where the medians' intervals overlap).
 The charts read the same figures.
 """
 from __future__ import annotations

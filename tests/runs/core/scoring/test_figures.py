@@ -21,7 +21,7 @@ def test_it_calls_a_clear_loss_worse():
 
 
 def test_it_labels_overlapping_intervals_as_noise():
-    # Of three values the median's interval is their range (docs/metrics.md, Noise).
+    # Of three values the median's interval is their range (docs/metrics.md).
     result = compare(spread(40, 41, 42), spread(41, 42, 43), higher_is_better=True)
     assert result["verdict"] == "noise"
     assert result["delta"] == 1.0
