@@ -56,8 +56,12 @@ def format_spread(stats: dict[str, Any], metric: SummaryColumn) -> str:
 
 
 @register.simple_tag
-def summary_figure(summary: dict[str, Any] | None, key: str) -> str:
-    """One summary figure as HTML; "—" with a reason when there is none."""
+def summary_figure(summary: dict[str, Any] | None, key: str, hover: bool = False) -> str:
+    """One summary figure as HTML; "—" with a reason when there is none.
+
+    Its interval and percentiles follow on a small line, or with `hover` (the run list) in the
+    figure's title.
+    """
     summary = summary or {}
     stats = summary.get(key)
     if not stats:
@@ -67,6 +71,8 @@ def summary_figure(summary: dict[str, Any] | None, key: str) -> str:
     more = interval_text(stats, metric["unit"], metric["digits"], metric["scale"])
     if not more:  # a summary stored before intervals were
         return format_html("<span>{}</span>", text)
+    if hover:
+        return format_html('<span title="{}">{}</span>', more, text)
     return format_html('<span><span>{}</span><br><small class="interval">{}</small></span>', text, more)
 
 

@@ -19,11 +19,13 @@ window.SparkFormat = (function () {
 
   /** The median's 95 % interval and the percentiles, as figures.interval_text writes them:
    * "95 % CI 11.9–12.8 tok/s; p90 13.0 [CI 12.9–13.2]; p99 of 18 requests = max 13.4";
-   * "" for a spread stored before intervals were. */
-  function interval(stats, unit, digits, scale) {
+   * "" for a spread stored before intervals were. `counted` names the values (default "requests"). */
+  function interval(stats, unit, digits, scale, counted) {
     if (!stats || !("median_ci" in stats)) return "";
     function num(v) { return number(v, digits, scale); }
-    var n = stats.n, counted = n === 1 ? "request" : "requests", ci = stats.median_ci;
+    var n = stats.n, ci = stats.median_ci;
+    counted = counted || "requests";
+    if (n === 1) counted = counted.replace(/s$/, "");
     var parts = [ci ? ("95 % CI " + num(ci[0]) + EN_DASH + num(ci[1]) + (unit ? " " + unit : ""))
                     : "no CI from " + n + " " + counted];
     ["p90", "p99"].forEach(function (key) {

@@ -112,6 +112,14 @@ def test_it_says_a_3_request_runs_p99_is_its_max(alice_client):
     assert "p99 of 3 requests = max 0.300" in html
 
 
+def test_it_puts_the_interval_of_a_run_list_figure_in_its_hover(alice_client):
+    three_request_run()
+    html = alice_client.get(reverse("runs:list")).content.decode()
+    hover = "95 % CI 40.0\u201342.0 tok/s; p90 of 3 requests = max 42.0; p99 of 3 requests = max 42.0"
+    assert f'<span title="{hover}">41.0 [40.0\u201342.0] tok/s (n=3)</span>' in html
+    assert '<small class="interval">' not in html
+
+
 def test_it_shows_the_interval_under_the_figure_in_the_browser(live_server, alice, tmp_path):
     from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, chromium
 
