@@ -161,6 +161,9 @@ def test_it_labels_a_difference_within_the_spread_as_noise(alice_client):
     noise = ('class="verdict verdict-noise" title="the medians\' 95 % intervals (or, without them, '
              'the [min\u2013max] ranges) of A and B overlap">noise</span>')
     assert noise in html
+    # Over 3 runs the median's interval is their range; the percentiles are the largest run.
+    hover = "95 % CI 40.0\u201342.0 tok/s; p90 of 3 runs = max 42.0; p99 of 3 runs = max 42.0"
+    assert f'<span title="{hover}">41.0 [40.0\u201342.0] tok/s (n=3)</span>' in html
 
 
 def test_it_labels_a_clear_gain_better(alice_client):

@@ -57,6 +57,8 @@ def test_it_shows_every_config_as_median_min_max_and_n_against_the_first(alice_c
              f"[min{EN_DASH}max] ranges) overlap the baseline's\">noise</span>")
     assert noise in html
     assert 'class="verdict verdict-better"' in html
+    hover = f"95 % CI 60.0{EN_DASH}62.0 tok/s; p90 of 3 runs = max 62.0; p99 of 3 runs = max 62.0"
+    assert f'title="{hover}">{fig("61.0", "60.0", "62.0", 3)}</span>' in html
 
 
 @pytest.mark.parametrize(
