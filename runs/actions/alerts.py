@@ -45,7 +45,7 @@ from django.utils import timezone
 from runs.core.hardware import throttled_s
 from runs.core.readings import Metric
 from runs.core.registry import METRICS
-from runs.core.scoring.figures import benchmark_of, compare, spread_text
+from runs.core.scoring.figures import benchmark_of, compare, interval_text, spread_text
 from runs.core.stats import Spread, interval, summarize
 from runs.models import Alert, Run, SweepExecution
 from runs.signals import execution_finished
@@ -56,6 +56,7 @@ __all__ = [
     "WEBHOOK_TIMEOUT_S",
     "check_execution",
     "figure_text",
+    "interval_of",
     "noise_band",
     "post_alerts",
     "resolve",
@@ -289,11 +290,22 @@ def _redact(text: str, url: str) -> str:
     return text
 
 
+def _format(alert: Alert) -> tuple[float, int, str]:
+    metric = _METRICS.get((alert.benchmark, alert.metric))
+    return (metric.scale, max(metric.digits, 1), metric.unit) if metric else (1.0, 1, "")
+
+
 def figure_text(alert: Alert, which: str) -> str:
     """An alert's baseline or value ("baseline"/"value") as "median [min-max] unit (n=N)"."""
-    metric = _METRICS.get((alert.benchmark, alert.metric))
-    scale, digits, unit = (metric.scale, max(metric.digits, 1), metric.unit) if metric else (1.0, 1, "")
+    scale, digits, unit = _format(alert)
     return spread_text(getattr(alert, which), unit, digits, scale)
+
+
+def interval_of(alert: Alert, which: str) -> str:
+    """The median's interval and the percentiles over the runs of an alert's baseline or value;
+    "" for an alert stored before intervals were."""
+    scale, digits, unit = _format(alert)
+    return interval_text(getattr(alert, which), unit, digits, scale, counted="runs")
 
 
 # --- Resolving ------------------------------------------------------------------------------------
