@@ -52,8 +52,13 @@ class Spread(TypedDict):
 
 def percentile(ordered: Sequence[float], percent: float) -> float:
     """The nearest-rank percentile of sorted values: the value at rank ceil(percent/100 x n)."""
-    rank = max(1, math.ceil(percent / 100 * len(ordered)))
-    return ordered[rank - 1]
+    return ordered[_rank(percent, len(ordered)) - 1]
+
+
+def _rank(percent: float, n: int) -> int:
+    # percent x n first: for whole percents the product is exact, so ceil() never rounds up
+    # a result like 63.00000000000001.
+    return max(1, math.ceil(percent * n / 100))
 
 
 def _order_draw(rng: random.Random, ordered: Sequence[float], rank: int) -> float:
@@ -101,7 +106,7 @@ def summarize(values: Iterable[float | None]) -> Spread | None:
     spread: Spread = {"median": statistics.median(ordered), "min": ordered[0], "max": ordered[-1], "n": n}
     spread["median_ci"] = _bootstrap(partial(_median_draw, ordered=ordered)) if n > 1 else None
     for key, percent, needed in PERCENTILES:
-        rank = max(1, math.ceil(percent / 100 * n))
+        rank = _rank(percent, n)
         ci = None if n < needed else _bootstrap(partial(_order_draw, ordered=ordered, rank=rank))
         extra = {key: ordered[rank - 1], f"{key}_is_max": n < needed, f"{key}_ci": ci}
         spread.update(extra)  # type: ignore[typeddict-item]
