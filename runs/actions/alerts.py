@@ -10,9 +10,12 @@ less those marked `alert=False`, such as the agent table's raw score that its F1
   become the norm. Resolving the alert accepts it;
 - current: the cell's values in this sweep run (succeeded runs only);
 - a regression: the current median is worse than the baseline median (in the metric's
-  direction) by more than the noise band, band = the largest of the baseline's spread (its
-  median to its worse extreme), the current spread (its median to its better extreme, the side
-  facing the baseline) and sweep.noise_floor_pct % of the baseline median.
+  direction) by more than the noise band, band = the largest of the baseline's reach (its
+  median to the worse end of its 95 % interval), the current reach (its median to the better
+  end of its interval, the side facing the baseline) and sweep.noise_floor_pct % of the
+  baseline median. A side without an interval (one value; a spread stored before intervals)
+  reaches to its [min, max] range instead (runs.core.stats.interval; docs/metrics.md, How
+  figures are reported).
 
 Count metrics (e.g. "completed" runs) count each run as 1 or 0. A baseline needs values from at
 least MIN_BASELINE_EXECUTIONS earlier sweep runs, so that its spread holds night-to-night noise
@@ -42,8 +45,8 @@ from django.utils import timezone
 from runs.core.hardware import throttled_s
 from runs.core.readings import Metric
 from runs.core.registry import METRICS
-from runs.core.scoring.figures import benchmark_of, compare, spread_text
-from runs.core.stats import Spread, summarize
+from runs.core.scoring.figures import benchmark_of, compare, interval_text, spread_text
+from runs.core.stats import Spread, interval, summarize
 from runs.models import Alert, Run, SweepExecution
 from runs.signals import execution_finished
 
@@ -53,6 +56,7 @@ __all__ = [
     "WEBHOOK_TIMEOUT_S",
     "check_execution",
     "figure_text",
+    "interval_of",
     "noise_band",
     "post_alerts",
     "resolve",
@@ -88,11 +92,12 @@ def worse_by(base: Spread, current: Spread, higher_is_better: bool) -> float:
 
 def noise_band(base: Spread, current: Spread, higher_is_better: bool, floor_pct: float) -> float:
     """The largest difference that still counts as noise (see the module docstring)."""
+    (base_low, base_high), (current_low, current_high) = interval(base), interval(current)
     if higher_is_better:
-        base_spread, current_spread = base["median"] - base["min"], current["max"] - current["median"]
+        base_reach, current_reach = base["median"] - base_low, current_high - current["median"]
     else:
-        base_spread, current_spread = base["max"] - base["median"], current["median"] - current["min"]
-    return max(base_spread, current_spread, abs(base["median"]) * floor_pct / 100)
+        base_reach, current_reach = base_high - base["median"], current["median"] - current_low
+    return max(base_reach, current_reach, abs(base["median"]) * floor_pct / 100)
 
 
 def is_regression(base: Spread, current: Spread, higher_is_better: bool, floor_pct: float) -> bool:
@@ -285,11 +290,22 @@ def _redact(text: str, url: str) -> str:
     return text
 
 
+def _format(alert: Alert) -> tuple[float, int, str]:
+    metric = _METRICS.get((alert.benchmark, alert.metric))
+    return (metric.scale, max(metric.digits, 1), metric.unit) if metric else (1.0, 1, "")
+
+
 def figure_text(alert: Alert, which: str) -> str:
     """An alert's baseline or value ("baseline"/"value") as "median [min-max] unit (n=N)"."""
-    metric = _METRICS.get((alert.benchmark, alert.metric))
-    scale, digits, unit = (metric.scale, max(metric.digits, 1), metric.unit) if metric else (1.0, 1, "")
+    scale, digits, unit = _format(alert)
     return spread_text(getattr(alert, which), unit, digits, scale)
+
+
+def interval_of(alert: Alert, which: str) -> str:
+    """The median's interval and the percentiles over the runs of an alert's baseline or value;
+    "" for an alert stored before intervals were."""
+    scale, digits, unit = _format(alert)
+    return interval_text(getattr(alert, which), unit, digits, scale, counted="runs")
 
 
 # --- Resolving ------------------------------------------------------------------------------------

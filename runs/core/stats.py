@@ -1,29 +1,128 @@
-"""Statistics every figure is reported with: median, min, max and the repetition count."""
+"""Statistics every figure is reported with (docs/metrics.md, How figures are reported).
+
+A Spread is the median, min, max and the number of values n, and since issue 18 also the 90th
+and 99th percentiles (nearest rank) and a 95 % bootstrap confidence interval for the median and
+each percentile. Summaries stored before then hold only {median, min, max, n}; every reader
+treats the newer keys as optional.
+"""
 from __future__ import annotations
 
+import math
+import random
 import statistics
-from collections.abc import Iterable, Mapping
-from typing import Any, TypedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
+from typing import Any, NotRequired, TypedDict
+
+__all__ = [
+    "CONFIDENCE",
+    "PERCENTILES",
+    "RESAMPLES",
+    "SEED",
+    "Spread",
+    "interval",
+    "percentile",
+    "summarize",
+    "summarize_rows",
+]
+
+# (summary key, percent, values needed for the percentile to be more than the largest value)
+PERCENTILES: tuple[tuple[str, int, int], ...] = (("p90", 90, 10), ("p99", 99, 100))
+RESAMPLES = 1000
+# A fixed seed: the same values always give the same interval, so a page reads the same on reload.
+SEED = 18
+CONFIDENCE = 0.95
 
 
 class Spread(TypedDict):
+    """A figure over its values; the keys after n are absent in summaries stored before issue 18."""
+
     median: float
     min: float
     max: float
     n: int
+    median_ci: NotRequired[list[float] | None]
+    p90: NotRequired[float]
+    p90_ci: NotRequired[list[float] | None]
+    p90_is_max: NotRequired[bool]
+    p99: NotRequired[float]
+    p99_ci: NotRequired[list[float] | None]
+    p99_is_max: NotRequired[bool]
+
+
+def percentile(ordered: Sequence[float], percent: float) -> float:
+    """The nearest-rank percentile of sorted values: the value at rank ceil(percent/100 x n)."""
+    return ordered[_rank(percent, len(ordered)) - 1]
+
+
+def _rank(percent: float, n: int) -> int:
+    # percent x n first: for whole percents the product is exact, so ceil() never rounds up
+    # a result like 63.00000000000001.
+    return max(1, math.ceil(percent * n / 100))
+
+
+def _order_draw(rng: random.Random, ordered: Sequence[float], rank: int) -> float:
+    """The rank-th smallest (from 1) of one bootstrap resample of the sorted values.
+
+    A resample is n values ordered[floor(n x U)] for n uniform U; its rank-th smallest is
+    ordered[floor(n x U_(rank))], and U_(rank), the rank-th smallest of n uniforms, is
+    Beta(rank, n + 1 - rank): one draw instead of sorting n resampled values.
+    """
+    n = len(ordered)
+    return ordered[min(n - 1, int(n * rng.betavariate(rank, n + 1 - rank)))]
+
+
+def _median_draw(rng: random.Random, ordered: Sequence[float]) -> float:
+    """The median of one bootstrap resample (for even n the mean of its two middle values)."""
+    n = len(ordered)
+    if n % 2:
+        return _order_draw(rng, ordered, n // 2 + 1)
+    rank = n // 2
+    low = rng.betavariate(rank, n + 1 - rank)
+    # The other n - rank uniforms lie above `low`, uniform: the smallest of them is next.
+    high = low + (1 - low) * (1 - rng.random() ** (1 / (n - rank)))
+    return (ordered[min(n - 1, int(n * low))] + ordered[min(n - 1, int(n * high))]) / 2
+
+
+def _bootstrap(draw: Callable[[random.Random], float]) -> list[float]:
+    """The statistic's 95 % percentile-bootstrap interval over RESAMPLES seeded resamples."""
+    rng = random.Random(SEED)
+    draws = sorted(draw(rng) for _ in range(RESAMPLES))
+    tail = (1 - CONFIDENCE) / 2 * 100
+    return [percentile(draws, tail), percentile(draws, 100 - tail)]
 
 
 def summarize(values: Iterable[float | None]) -> Spread | None:
-    """Median, min, max and n of the values that are present; None when there are none."""
-    present = [float(v) for v in values if v is not None]
-    if not present:
+    """The Spread of the values that are present; None when there are none.
+
+    One value has no interval (median_ci None). A percentile from fewer values than it needs
+    is the largest value: flagged `pNN_is_max`, and without an interval (a resample's largest
+    value can never exceed the sample's, so its bootstrap says nothing).
+    """
+    ordered = sorted(float(v) for v in values if v is not None)
+    if not ordered:
         return None
-    return {
-        "median": statistics.median(present),
-        "min": min(present),
-        "max": max(present),
-        "n": len(present),
-    }
+    n = len(ordered)
+    spread: Spread = {"median": statistics.median(ordered), "min": ordered[0], "max": ordered[-1], "n": n}
+    spread["median_ci"] = _bootstrap(partial(_median_draw, ordered=ordered)) if n > 1 else None
+    for key, percent, needed in PERCENTILES:
+        rank = _rank(percent, n)
+        ci = None if n < needed else _bootstrap(partial(_order_draw, ordered=ordered, rank=rank))
+        extra = {key: ordered[rank - 1], f"{key}_is_max": n < needed, f"{key}_ci": ci}
+        spread.update(extra)  # type: ignore[typeddict-item]
+    return spread
+
+
+def interval(spread: Mapping[str, Any]) -> tuple[float, float]:
+    """The median's 95 % interval; the [min, max] range where the spread has none.
+
+    A spread has none when it was stored before intervals were, or holds one value (then its
+    range is that one value).
+    """
+    ci = spread.get("median_ci")
+    if ci:
+        return float(ci[0]), float(ci[1])
+    return float(spread["min"]), float(spread["max"])
 
 
 def summarize_rows(rows: Iterable[Mapping[str, Any]], keys: Iterable[str]) -> dict[str, Spread | None]:

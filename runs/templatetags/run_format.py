@@ -1,7 +1,9 @@
 """Template helpers that show run figures the one way docs/metrics.md defines them.
 
 A summary figure is a median with its spread, "median [min-max] unit (n=N)" (an en dash
-in the page). The same table of metrics is handed to the run page's scripts as JSON
+in the page), and below it the median's 95 % interval and the p90 and p99, with "= max" where
+too few requests were measured for the percentile (figures.interval_text).
+The same table of metrics is handed to the run page's scripts as JSON
 (static/js/jobs/speed.js, through static/js/format.js), so live updates format figures identically.
 """
 from __future__ import annotations
@@ -14,7 +16,7 @@ from django import template
 from django.utils.html import format_html
 
 from runs.core import registry
-from runs.core.scoring.figures import Spread, figure_text, spread_text, value_text
+from runs.core.scoring.figures import Spread, figure_text, interval_text, spread_text, value_text
 
 register = template.Library()
 
@@ -70,13 +72,24 @@ def format_spread(stats: dict[str, Any], metric: SummaryColumn) -> str:
 
 
 @register.simple_tag
-def summary_figure(summary: dict[str, Any] | None, key: str) -> str:
-    """One summary figure as HTML; "—" with a reason when there is none."""
+def summary_figure(summary: dict[str, Any] | None, key: str, hover: bool = False) -> str:
+    """One summary figure as HTML; "—" with a reason when there is none.
+
+    Its interval and percentiles follow on a small line, or with `hover` (the run list) in the
+    figure's title.
+    """
     summary = summary or {}
     stats = summary.get(key)
     if not stats:
         return _missing(NOT_EXPOSED if key in summary else NOT_YET)
-    return format_html("<span>{}</span>", format_spread(stats, METRICS_BY_KEY[key]))
+    metric = METRICS_BY_KEY[key]
+    text = format_spread(stats, metric)
+    more = interval_text(stats, metric["unit"], metric["digits"], metric["scale"])
+    if not more:  # a summary stored before intervals were
+        return format_html("<span>{}</span>", text)
+    if hover:
+        return format_html('<span title="{}">{}</span>', more, text)
+    return format_html('<span><span>{}</span><br><small class="interval">{}</small></span>', text, more)
 
 
 @register.simple_tag

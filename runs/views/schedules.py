@@ -117,6 +117,8 @@ def alert_rows(alert_list: list[Alert]) -> list[dict[str, Any]]:
     """Alerts with their figures as text, for templates (the home page shows them too)."""
     return [
         {"alert": a, "baseline": alerts.figure_text(a, "baseline"), "value": alerts.figure_text(a, "value"),
+         "baseline_interval": alerts.interval_of(a, "baseline"),
+         "value_interval": alerts.interval_of(a, "value"),
          "throttle": alerts.throttle_note(a)}
         for a in alert_list
     ]

@@ -48,9 +48,27 @@ window.RunCharts = (function () {
     return span;
   }
 
-  /** A {median, min, max, n} spread as a span; "—" (with why) when there is none. */
-  function spread(stats, unit, digits, scale, absentTitle) {
-    return stats ? text(SparkFormat.spread(stats, unit, digits, scale)) : missing(absentTitle);
+  /** A spread as a span, its interval and percentiles in its hover (`counted`: what n counts, default
+   * requests); "—" (with why) when there is none. */
+  function spread(stats, unit, digits, scale, absentTitle, counted) {
+    if (!stats) return missing(absentTitle);
+    var span = text(SparkFormat.spread(stats, unit, digits, scale));
+    var more = SparkFormat.interval(stats, unit, digits, scale, counted);
+    if (more) span.title = more;
+    return span;
+  }
+
+  /** A spread with its interval and percentiles on a small line below it (the run's summary table). */
+  function spreadWithInterval(stats, unit, digits, scale, absentTitle) {
+    var span = spread(stats, unit, digits, scale, absentTitle);
+    if (!stats || !span.title) return span;
+    var both = document.createElement("span");
+    var small = document.createElement("small");
+    small.className = "interval";
+    small.textContent = span.title;
+    span.removeAttribute("title");
+    both.append(span, document.createElement("br"), small);
+    return both;
   }
 
   function value(v, unit, digits) {
@@ -287,7 +305,7 @@ window.RunCharts = (function () {
     helpers: {
       chart: chart, axis: axis, rightAxis: rightAxis, dataset: dataset, markPoints: markPoints,
       setCeiling: setCeiling, ceilingOf: ceilingOf, rooflineOf: rooflineOf, typeColor: typeColor,
-      fillRows: fillRows, tbodyOf: tbodyOf, missing: missing, spread: spread, value: value,
+      fillRows: fillRows, tbodyOf: tbodyOf, missing: missing, spread: spread, spreadWithInterval: spreadWithInterval, value: value,
       orNull: orNull, percent: percent, median: median, addSorted: addSorted, scoreView: scoreView,
       stepAdder: stepAdder, seriesColor: seriesColor, positionTally: positionTally, positionChart: positionChart
     }

@@ -44,7 +44,9 @@
       row.cells.forEach(function (cell) {
         var td = root.querySelector('[data-cell="' + row.config.id + "-" + cell.job + '"]');
         if (!td) return;
-        td.querySelector(".cell-figure").textContent = cell.text;
+        var figure = td.querySelector(".cell-figure");
+        figure.textContent = cell.text;
+        figure.title = cell.interval || "";
         setThrottle(td.querySelector(".cell-throttle"), cell);
         td.querySelector(".cell-progress").textContent = progressText(cell);
         setDelta(td, row, cell);

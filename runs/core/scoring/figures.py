@@ -8,9 +8,10 @@ Comparing two rows gives the difference of the medians and a verdict:
 
 - "n/a": a side has no figure;
 - "no spread": a side has fewer than 2 values, so noise can't be judged (the delta is shown);
-- "noise": the two [min, max] ranges overlap, touching included (docs/metrics.md: differences
-  within the spread are labelled noise, not wins);
-- "better" / "worse": the ranges are apart, judged by the metric's direction.
+- "noise": the two medians' 95 % confidence intervals overlap, touching included, even when the
+  medians differ (docs/metrics.md, How figures are reported); a spread without an interval
+  (stored before intervals were, or a count) takes its [min, max] range instead;
+- "better" / "worse": the intervals are apart, judged by the metric's direction.
 
 Count rows (how many runs ended as "completed", "loop", ...) compare the share of runs with the
 same rule applied to each run's 0/1 outcome: only a unanimous difference is not noise.
@@ -22,7 +23,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 from runs.core.readings import Metric, Summary
 from runs.core.registry import BENCHMARKS, JOB_OF_BENCHMARK, METRICS
-from runs.core.stats import Spread, summarize
+from runs.core.stats import PERCENTILES, Spread, interval, summarize
 
 __all__ = [
     "CompareRow",
@@ -35,6 +36,7 @@ __all__ = [
     "compare_rows",
     "delta_text",
     "figure_text",
+    "interval_text",
     "score_rows",
     "spread_text",
     "value_text",
@@ -89,7 +91,8 @@ def _outcome_range(tally: Tally) -> Spread:
 def _verdict(base: Spread, other: Spread, delta: float, higher_is_better: bool) -> Verdict:
     if base["n"] < 2 or other["n"] < 2:
         return "no spread"
-    if other["min"] <= base["max"] and base["min"] <= other["max"]:
+    (base_low, base_high), (other_low, other_high) = interval(base), interval(other)
+    if other_low <= base_high and base_low <= other_high:
         return "noise"
     return "better" if (delta > 0) == higher_is_better else "worse"
 
@@ -125,6 +128,7 @@ class ScoreRow(TypedDict):
     out_of: str
     text: str
     note: NotRequired[str]  # why there is no figure, where a row can say (energy rows)
+    interval: NotRequired[str]  # interval_text() of the spread over runs, "" where there is none
 
 
 class CompareRow(TypedDict):
@@ -171,6 +175,7 @@ def _score_row(metric: Metric, runs: list[tuple[int, Summary]]) -> ScoreRow:
         "spread": spread, "tally": tally, "runs": len(runs), "run_ids": [run_id for run_id, _ in runs],
         "out_of": _out_of(metric, [summary for _, summary in runs]),
         "text": figure_text(metric, spread, tally),
+        "interval": interval_text(spread, metric.unit, metric.digits, metric.scale, counted="runs"),
     }
 
 
@@ -218,6 +223,41 @@ def spread_text(spread: Mapping[str, Any] | None, unit: str, digits: int = 1, sc
         return "—"
     low, mid, high = (_num(spread[k], scale, digits) for k in ("min", "median", "max"))
     return f"{mid} [{low}{EN_DASH}{high}] {unit} (n={spread['n']})"
+
+
+def interval_text(
+    spread: Mapping[str, Any] | None, unit: str, digits: int = 1, scale: float = 1.0,
+    counted: str = "requests",
+) -> str:
+    """The median's 95 % interval and the percentiles: "95 % CI 11.9-12.8 tok/s; p90 13.0; p99 of 18
+    requests = max 13.4"; "" for a spread stored before intervals were.
+
+    `counted` names what the n values are (requests, runs): a percentile from fewer values than
+    it needs is their largest value, and says so.
+    """
+    if not spread or "median_ci" not in spread:
+        return ""
+    ci = spread["median_ci"]
+    parts = [f"95 % CI {_num(ci[0], scale, digits)}{EN_DASH}{_num(ci[1], scale, digits)} {unit}".rstrip()
+             if ci else f"no CI from {spread['n']} {_one(counted, spread['n'])}"]
+    for key, _, _ in PERCENTILES:
+        if key not in spread:
+            continue
+        value = _num(spread[key], scale, digits)
+        if spread.get(f"{key}_is_max"):
+            parts.append(f"{key} of {spread['n']} {_one(counted, spread['n'])} = max {value}")
+        else:
+            parts.append(f"{key} {value}{_ci_text(spread.get(f'{key}_ci'), scale, digits)}")
+    return "; ".join(parts)
+
+
+def _ci_text(ci: list[float] | None, scale: float, digits: int) -> str:
+    return f" [CI {_num(ci[0], scale, digits)}{EN_DASH}{_num(ci[1], scale, digits)}]" if ci else ""
+
+
+def _one(counted: str, n: int) -> str:
+    # "1 request", "18 requests"
+    return counted[:-1] if n == 1 and counted.endswith("s") else counted
 
 
 def figure_text(metric: Metric, spread: Spread | None, tally: Tally | None = None) -> str:

@@ -4,7 +4,8 @@ Each job has one headline metric, read as one value per run from its summary; a 
 Spread of those values over the cell's succeeded repetitions (median [min-max] (n), as
 docs/metrics.md defines), its progress (runs done, running, failed) and its delta against the
 baseline config's cell in the same column, labelled by runs.core.scoring.figures.compare (noise when
-the two [min, max] ranges overlap).
+the two medians' 95 % intervals overlap; docs/metrics.md, How figures are reported). A cell's
+`interval` (its figure's hover) gives that interval and the percentiles over its runs.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any, NamedTuple, TypedDict
 from runs.core.hardware import throttle_text, throttled_s
 from runs.core.readings import Metric, Summary
 from runs.core.registry import JOBS
-from runs.core.scoring.figures import compare, delta_text, figure_text
+from runs.core.scoring.figures import compare, delta_text, figure_text, interval_text
 from runs.core.stats import Spread, summarize
 
 __all__ = ["HEADLINES", "Cell", "Grid", "GridRun", "build_grid", "delta_text", "figure_text"]
@@ -47,6 +48,7 @@ class Cell(TypedDict):
     run_ids: list[int]
     spread: Spread | None
     text: str
+    interval: str
     delta: float | None
     delta_pct: float | None
     verdict: str
@@ -86,6 +88,7 @@ def _cell(job: str, runs: Sequence[GridRun]) -> Cell:
         "running": sum(r.status == "running" for r in runs),
         "failed": sum(r.status in FAILED for r in runs),
         "run_ids": [r.id for r in runs], "spread": spread, "text": figure_text(metric, spread),
+        "interval": interval_text(spread, metric.unit, metric.digits, metric.scale, counted="runs"),
         "delta": None, "delta_pct": None, "verdict": "baseline", "delta_text": "", "delta_pct_text": "",
         **_throttle(runs),
     }

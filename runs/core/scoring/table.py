@@ -3,7 +3,7 @@
 Each config is a Group of runs (run id, job, summary). Every metric of runs.core.scoring.figures, plus
 the speed runs' acceptance at each draft position and the concurrency sweep's figures per level,
 is one table row with a cell per config: the figure as median [min-max] (n = runs) and, against
-the baseline config, the delta, the delta in % and the verdict (noise where the ranges overlap).
+the baseline config, the delta, the delta in % and the verdict (noise where the medians' intervals overlap).
 The charts read the same figures.
 """
 from __future__ import annotations
@@ -133,7 +133,8 @@ def _cell(config_id: int, base: ScoreRow, row: ScoreRow, is_baseline: bool) -> T
         versus = _versus(base, row)
     return {
         "config_id": config_id, "baseline": is_baseline, "text": row["text"], "spread": row["spread"],
-        "tally": row["tally"], "runs": row["runs"], "title": row.get("note", ""), **versus,
+        "tally": row["tally"], "runs": row["runs"], "title": row.get("note") or row.get("interval", ""),
+        **versus,
     }
 
 

@@ -34,7 +34,7 @@
     if (summary) s.summary = summary;
     h.fillRows(h.tbodyOf("job-summary"), done.map(function (n) {
       var l = s.byLevel[n];
-      return [String(n), h.spread(l.total_tps, "tok/s", 1), h.spread(l.finish_s, "s", 2),
+      return [String(n), h.spread(l.total_tps, "tok/s", 1, 1, undefined, "bursts"), h.spread(l.finish_s, "s", 2),
         h.spread(l.ttft_s, "s", 3), h.spread(l.decode_tps_client, "tok/s", 1),
         l.short_answers + " of " + l.requests, energyCell(s.summary, n)];
     }), true);

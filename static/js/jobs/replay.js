@@ -15,9 +15,9 @@
     return [
       ["recorded requests", h.value(s.requests, "", 0)],
       ["passes", h.value(s.reps, "", 0)],
-      ["wall time per pass", h.spread(s.wall_s, "s", 2)],
-      ["generation time per pass", h.spread(s.generation_s, "s", 2, 1, "unknown: some request has no decode speed")],
-      ["output tokens per pass", h.spread(s.output_tokens, "tokens", 0)]
+      ["wall time per pass", h.spread(s.wall_s, "s", 2, 1, undefined, "passes")],
+      ["generation time per pass", h.spread(s.generation_s, "s", 2, 1, "unknown: some request has no decode speed", "passes")],
+      ["output tokens per pass", h.spread(s.output_tokens, "tokens", 0, 1, undefined, "passes")]
     ];
   }
 

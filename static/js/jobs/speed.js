@@ -20,7 +20,7 @@
     return function figure(summary, key) {
       var m = metricByKey[key];
       var title = summary && key in summary ? NOT_EXPOSED : "no data yet";
-      return h.spread(summary ? summary[key] : undefined, m.unit, m.digits, m.scale, title);
+      return h.spreadWithInterval(summary ? summary[key] : undefined, m.unit, m.digits, m.scale, title);
     };
   }
 

@@ -17,6 +17,7 @@ from engines.simulator import SimProfile, serve_in_thread
 from runs.actions import alerts
 from runs.actions.alerts import check_execution, is_regression, noise_band, post_alerts
 from runs.actions.sweeps import start_sweep
+from runs.core.stats import summarize
 from runs.models import Alert, Run, Schedule, Sweep, SweepExecution
 from runs.signals import execution_finished
 from tests.factories import (
@@ -59,6 +60,26 @@ def test_it_judges_lower_is_better_metrics_the_other_way():
     assert is_regression(base, spread(0.130, 0.128, 0.131, 3), False, 3.0)
     assert not is_regression(base, spread(0.070, 0.069, 0.071, 3), False, 3.0)
     assert not is_regression(base, spread(0.1035, 0.103, 0.104, 3), False, 3.0)
+
+
+def _old(figure: dict[str, Any]) -> dict[str, Any]:
+    return {k: figure[k] for k in ("median", "min", "max", "n")}
+
+
+def test_it_takes_the_noise_band_from_the_intervals_not_the_ranges():
+    # 19 steady runs near 100 and one at 80: a range down to 80, an interval close to 100.
+    base = summarize([100 + (i - 9) * 0.05 for i in range(19)] + [80.0])
+    current = summarize([96.0, 96.1, 95.9])
+    assert base["median"] - base["min"] > 4  # the range rule would call a 4 % drop noise
+    assert noise_band(base, current, True, 3.0) == pytest.approx(3.0, abs=0.01)
+    assert is_regression(base, current, True, 3.0)
+
+
+def test_it_keeps_the_range_rule_for_stored_spreads_without_intervals():
+    old_base = spread(100, 80, 101)
+    assert noise_band(old_base, spread(96, 95.9, 96.1, 3), True, 3.0) == 20
+    with_ci = {**old_base, "median_ci": [99.5, 100.5]}
+    assert noise_band(with_ci, spread(96, 95.9, 96.1, 3), True, 3.0) == pytest.approx(3.0)
 
 
 def test_it_never_flags_an_improvement():
@@ -111,8 +132,10 @@ def test_it_raises_an_alert_per_worse_metric_of_a_scheduled_sweep_run(sweep):
     assert (alert.execution, alert.config.name) == (slow, "cfg-a")
     assert (alert.job, alert.benchmark) == ("speed", "Speed")
     assert alert.label == "decode (client)"
-    assert alert.baseline == {"median": 100.0, "min": 99.7, "max": 100.4, "n": 9}
-    assert alert.value == {"median": 80.0, "min": 79.9, "max": 80.2, "n": 3}
+    assert _old(alert.baseline) == {"median": 100.0, "min": 99.7, "max": 100.4, "n": 9}
+    assert _old(alert.value) == {"median": 80.0, "min": 79.9, "max": 80.2, "n": 3}
+    low, high = alert.baseline["median_ci"]
+    assert 99.7 <= low <= 100.0 <= high <= 100.4
     assert alert.delta_pct == pytest.approx(-20.0)
     assert alert.resolved is None
 
@@ -138,6 +161,14 @@ def test_it_alerts_on_the_agent_tables_f1_and_exact_when_rows_are_padded(sweep):
     assert sorted(a.metric for a in raised) == ["exact", "f1"]
     fewer = check_execution(agent_night(sweep, -1, 40, 40))
     assert "score" not in {a.metric for a in fewer} and "f1" in {a.metric for a in fewer}
+
+
+@pytest.mark.django_db
+def test_it_alerts_on_a_drop_inside_the_baselines_range_but_outside_its_interval(sweep):
+    # One slow baseline run (90) widens the range to 10 % below the median; the interval stays near 100.
+    nights(sweep, [100.0, 100.4, 99.8], [100.2, 99.9, 100.1], [100.0, 100.3, 90.0])
+    raised = check_execution(scheduled(sweep, [95.0, 95.1, 94.9]))
+    assert "decode_tps_client" in [a.metric for a in raised]
 
 
 @pytest.mark.django_db

@@ -13,6 +13,11 @@ pytestmark = pytest.mark.django_db
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
+def _old(figure):
+    """The keys every spread has had: median, min, max, n (newer ones add intervals and percentiles)."""
+    return {k: figure[k] for k in ("median", "min", "max", "n")}
+
+
 
 def spread(median, width, n=9):
     return {"median": median, "min": median - width, "max": median + width, "n": n}
@@ -65,9 +70,9 @@ def config():
 
 def test_it_takes_the_median_over_runs_of_their_speed_medians(config):
     rows = by_key(scorecard(config), "Speed")
-    assert rows["decode_tps_client"]["spread"] == {"median": 41.0, "min": 40.0, "max": 42.0, "n": 3}
-    assert rows["decode_tps_engine"]["spread"] == {"median": 42.0, "min": 41.0, "max": 43.0, "n": 3}
-    assert rows["ttft_s"]["spread"] == {"median": 0.22, "min": 0.20, "max": 0.25, "n": 3}
+    assert _old(rows["decode_tps_client"]["spread"]) == {"median": 41.0, "min": 40.0, "max": 42.0, "n": 3}
+    assert _old(rows["decode_tps_engine"]["spread"]) == {"median": 42.0, "min": 41.0, "max": 43.0, "n": 3}
+    assert _old(rows["ttft_s"]["spread"]) == {"median": 0.22, "min": 0.20, "max": 0.25, "n": 3}
     assert rows["ttft_s"]["higher_is_better"] is False
     assert rows["acceptance_rate"]["spread"] is None
 
@@ -85,9 +90,9 @@ def test_it_scores_agent_table_runs():
     succeeded(config, "agent-table", agent_summary(47, "completed", 62.5), minute=1)
     succeeded(config, "agent-table", agent_summary(30, "loop", 109.6), minute=2)
     rows = by_key(scorecard(config), "Agent table")
-    assert rows["score"]["spread"] == {"median": 47.0, "min": 30.0, "max": 47.0, "n": 3}
+    assert _old(rows["score"]["spread"]) == {"median": 47.0, "min": 30.0, "max": 47.0, "n": 3}
     assert rows["score"]["out_of"] == "47 rows"
-    assert rows["task_s"]["spread"] == {"median": 61.35, "min": 60.2, "max": 62.5, "n": 2}
+    assert _old(rows["task_s"]["spread"]) == {"median": 61.35, "min": 60.2, "max": 62.5, "n": 2}
     assert rows["exact"]["tally"] == {"count": 2, "n": 3}
     assert rows["f1"]["spread"]["median"] == 1.0 and rows["f1"]["spread"]["min"] == pytest.approx(60 / 77)
     assert rows["completed"]["tally"] == {"count": 2, "n": 3}
@@ -105,7 +110,7 @@ def test_it_scores_quality_benchmarks_side_by_side_with_speed(config):
     assert list(dict.fromkeys(r["benchmark"] for r in rows)) == [
         "Speed", "Needle", "MMLU-Pro", "HumanEval+", "MBPP+"]
     accuracy = by_key(rows, "MMLU-Pro")["accuracy"]["spread"]
-    assert accuracy == {"median": pytest.approx(0.41), "min": 0.40, "max": 0.42, "n": 2}
+    assert _old(accuracy) == {"median": pytest.approx(0.41), "min": 0.40, "max": 0.42, "n": 2}
     assert by_key(rows, "HumanEval+")["pass_at_1_plus"]["spread"]["median"] == 0.80
     assert by_key(rows, "MBPP+")["pass_at_1_base"]["spread"]["median"] == 0.70
     assert by_key(rows, "MBPP+")["pass_at_1_base"]["out_of"] == "378 tasks"
@@ -119,7 +124,7 @@ def test_it_uses_the_latest_20_runs_per_benchmark():
     for minute in range(25):
         succeeded(config, "evalplus", evalplus_summary("humaneval", 0.8, 0.85, 164), minute=minute)
     rows = scorecard(config)
-    assert by_key(rows, "Speed")["decode_tps_client"]["spread"] == {
+    assert _old(by_key(rows, "Speed")["decode_tps_client"]["spread"]) == {
         "median": 15.5, "min": 6.0, "max": 25.0, "n": 20}
     assert by_key(rows, "HumanEval+")["pass_at_1_plus"]["runs"] == 20
     # An older MBPP+ run is not pushed out by HumanEval+ runs of the same job.
@@ -153,8 +158,12 @@ def test_it_labels_a_difference_within_the_spread_as_noise(alice_client):
     assert "41.0 [40.0\u201342.0] tok/s (n=3)" in html
     assert "42.0 [41.0\u201343.0] tok/s (n=3)" in html
     assert "+1.0 tok/s" in html and "+2.4 %" in html
-    noise = 'class="verdict verdict-noise" title="the [min\u2013max] ranges of A and B overlap">noise</span>'
+    noise = ('class="verdict verdict-noise" title="the medians\' 95 % intervals (or, without them, '
+             'the [min\u2013max] ranges) of A and B overlap">noise</span>')
     assert noise in html
+    # Over 3 runs the median's interval is their range; the percentiles are the largest run.
+    hover = "95 % CI 40.0\u201342.0 tok/s; p90 of 3 runs = max 42.0; p99 of 3 runs = max 42.0"
+    assert f'<span title="{hover}">41.0 [40.0\u201342.0] tok/s (n=3)</span>' in html
 
 
 def test_it_labels_a_clear_gain_better(alice_client):

@@ -53,9 +53,12 @@ def test_it_shows_every_config_as_median_min_max_and_n_against_the_first(alice_c
     html = response.content.decode()
     assert fig("61.0", "60.0", "62.0", 3) in html
     assert '+20.0 tok/s (+48.8 %)</span>' in html
-    noise = f'verdict-noise" title="the [min{EN_DASH}max] ranges overlap the baseline\'s">noise</span>'
+    noise = ("verdict-noise\" title=\"the medians' 95 % intervals (or, without them, the "
+             f"[min{EN_DASH}max] ranges) overlap the baseline's\">noise</span>")
     assert noise in html
     assert 'class="verdict verdict-better"' in html
+    hover = f"95 % CI 60.0{EN_DASH}62.0 tok/s; p90 of 3 runs = max 62.0; p99 of 3 runs = max 62.0"
+    assert f'title="{hover}">{fig("61.0", "60.0", "62.0", 3)}</span>' in html
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import pytest
@@ -8,6 +9,8 @@ from django.test import Client
 from django.urls import reverse
 
 from runs.core import registry
+from runs.core.scoring.figures import interval_text
+from runs.core.stats import summarize, summarize_rows
 from runs.models import Run
 from tests.factories import EngineConfigFactory, EngineFactory, RunFactory, SampleFactory
 from tests.runs import spec_helpers
@@ -88,8 +91,61 @@ def test_it_shows_medians_with_their_spread(alice_client, run):
     assert "41.2 [39.8\u201343.0] tok/s (n=9)" in html
     assert "0.213 [0.200\u20130.250] s (n=9)" in html
     assert 'title="not exposed by this engine">\u2014</span>' in html
+    assert "95 % CI" not in html  # a summary stored before intervals were shows what it has
     assert "sha256:abc" in html
     assert ">simulator</mark>" in html
+
+
+def three_request_run() -> Run:
+    """A speed run of 3 requests, summarised as a run is today: intervals and percentiles."""
+    summary = summarize_rows([{"decode_tps_client": v, "ttft_s": t} for v, t in ((40.0, 0.2), (41.0, 0.3),
+                                                                                (42.0, 0.25))],
+                             ["decode_tps_client", "ttft_s"])
+    return RunFactory(config=EngineConfigFactory(), status=Run.Status.SUCCEEDED, summary=summary)
+
+
+def test_it_says_a_3_request_runs_p99_is_its_max(alice_client):
+    html = alice_client.get(three_request_run().get_absolute_url()).content.decode()
+    assert "41.0 [40.0\u201342.0] tok/s (n=3)" in html
+    assert "95 % CI 40.0\u201342.0 tok/s" in html
+    assert "p90 of 3 requests = max 42.0; p99 of 3 requests = max 42.0" in html
+    assert "p99 of 3 requests = max 0.300" in html
+
+
+def test_it_puts_the_interval_of_a_run_list_figure_in_its_hover(alice_client):
+    three_request_run()
+    html = alice_client.get(reverse("runs:list")).content.decode()
+    hover = "95 % CI 40.0\u201342.0 tok/s; p90 of 3 requests = max 42.0; p99 of 3 requests = max 42.0"
+    assert f'<span title="{hover}">41.0 [40.0\u201342.0] tok/s (n=3)</span>' in html
+    assert '<small class="interval">' not in html
+
+
+def test_it_shows_the_interval_under_the_figure_in_the_browser(live_server, alice, tmp_path):
+    from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, chromium
+
+    if not HAVE_CHROMIUM:
+        pytest.skip(NEEDS_CHROMIUM)
+    run = three_request_run()
+    client = Client()
+    client.force_login(alice)
+    driver = chromium(str(tmp_path / "profile"))
+    try:
+        driver.get(live_server.url + "/login/")
+        driver.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value})
+        driver.get(live_server.url + run.get_absolute_url())
+        script = 'return document.querySelector(\'[data-metric="decode_tps_client"] .interval\').textContent'
+        # The page's script redraws the summary from the run's JSON: the interval must survive it.
+        time.sleep(1)
+        assert driver.execute_script(script).endswith("p99 of 3 requests = max 42.0")
+        # format.js writes every kind of spread as figures.interval_text does.
+        many = summarize([40 + (i % 17) * 0.3 for i in range(200)])
+        for figure in (run.summary["decode_tps_client"], many, summarize([5.0]), SPREAD):
+            got = driver.execute_script('return SparkFormat.interval(arguments[0], "tok/s", 1, 1)', figure)
+            assert got == interval_text(figure, "tok/s", 1, 1)
+        if shots := os.environ.get("SPARKDASH_SHOTS"):
+            driver.save_screenshot(os.path.join(shots, "run_page_intervals.png"))
+    finally:
+        driver.quit()
 
 
 def test_it_shows_the_error_of_a_failed_run(alice_client):

@@ -10,6 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
+from runs.core.stats import summarize
 from runs.models import Alert, Run, Schedule, Sweep, SweepExecution
 from tests.factories import EngineConfigFactory, RunFactory, ScheduleFactory, SweepFactory
 
@@ -217,6 +218,15 @@ def test_it_lists_open_alerts_with_their_figures(alice_client, sweep):
     assert f'href="/sweep-runs/{alert.execution_id}/"' in html
     assert "cfg-old" not in html
     assert "cfg-old" in alice_client.get(reverse("runs:alert-list") + "?show=all").content.decode()
+    assert "95 % CI" not in html  # alerts stored before intervals show their figures as they were
+
+
+def test_it_gives_an_alerts_figures_their_interval_in_the_hover(alice_client, sweep):
+    make_alert(sweep, baseline=summarize([99.5, 100.0, 100.5]), value=summarize([79.8, 80.0, 80.1]))
+    html = alice_client.get(reverse("runs:alert-list")).content.decode()
+    hover = "95 % CI 99.5\u2013100.5 tok/s; p90 of 3 runs = max 100.5; p99 of 3 runs = max 100.5"
+    assert f'title="{hover}"' in html
+    assert 'title="95 % CI 79.8\u201380.1 tok/s; p90 of 3 runs = max 80.1' in html
 
 
 def test_it_resolves_an_alert_and_goes_back(alice_client, sweep):

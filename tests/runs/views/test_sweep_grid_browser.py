@@ -91,6 +91,11 @@ class SweepGridPageTest(StaticLiveServerTestCase):
         assert (figure, delta, hidden) == (f"42.0 [40.0{EN}44.0] tok/s (n=2)", better, False)
         WebDriverWait(self.driver, 5).until(lambda _: self.look(self.fast)[3] == "true")
         assert self.look(self.base)[2] is True  # the baseline's own cell shows no delta
+        # The figure's hover, set by sweep_grid.js: of 40 and 44 a resample's median is 40, 42 or 44.
+        hover = self.driver.execute_script(
+            'return document.querySelector(`[data-cell="${arguments[0]}"] .cell-figure`).title',
+            f"{self.fast.pk}-speed")
+        assert hover == f"95 % CI 40.0{EN}44.0 tok/s; p90 of 2 runs = max 44.0; p99 of 2 runs = max 44.0"
         text = self.driver.find_element("id", "sweep-progress-text").text
         assert text == "4 of 4 runs done · 0 running · 0 failed"
         polls = self.look(self.fast)[4]

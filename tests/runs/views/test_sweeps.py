@@ -16,6 +16,11 @@ pytestmark = pytest.mark.django_db
 WEBHOOK = "https://hooks.example.org/T000/very-secret-token"
 EN = "\u2013"
 
+def _old(figure):
+    """The keys every spread has had: median, min, max, n (newer ones add intervals and percentiles)."""
+    return {k: figure[k] for k in ("median", "min", "max", "n")}
+
+
 
 def speed(tps: float) -> dict:
     return {"decode_tps_client": {"median": tps, "min": tps - 1, "max": tps + 1, "n": 6}}
@@ -75,13 +80,16 @@ def test_it_answers_the_grid_with_medians_spreads_and_progress(alice_client, fin
     assert [r["config"]["name"] for r in grid["rows"]] == ["base", "fast", "flaky"]
     assert [r["baseline"] for r in grid["rows"]] == [True, False, False]
     got = cells(data)
-    assert got[("fast", "speed")]["spread"] == {"median": 42.0, "min": 40.0, "max": 44.0, "n": 3}
+    assert _old(got[("fast", "speed")]["spread"]) == {"median": 42.0, "min": 40.0, "max": 44.0, "n": 3}
     assert got[("fast", "speed")]["text"] == f"42.0 [40.0{EN}44.0] tok/s (n=3)"
-    assert got[("base", "speed")]["spread"] == {"median": 31.0, "min": 30.0, "max": 32.0, "n": 3}
+    assert _old(got[("base", "speed")]["spread"]) == {"median": 31.0, "min": 30.0, "max": 32.0, "n": 3}
     assert got[("base", "agent-table")]["text"] == f"100.0 [97.9{EN}100.0] % (n=3)"
     assert grid["columns"][1]["metric"] == "table F1"
-    assert got[("flaky", "speed")]["spread"] == {"median": 38.0, "min": 38.0, "max": 38.0, "n": 1}
+    assert _old(got[("flaky", "speed")]["spread"]) == {"median": 38.0, "min": 38.0, "max": 38.0, "n": 1}
     flaky = got[("flaky", "speed")]
+    assert flaky["interval"].startswith("no CI from 1 run;")
+    fast = got[("fast", "speed")]["interval"]
+    assert fast.startswith(f"95 % CI 40.0{EN}44.0 tok/s; p90 of 3 runs = max 44.0")
     assert (flaky["total"], flaky["done"], flaky["running"], flaky["failed"]) == (3, 2, 1, 1)
     flaky_agent = got[("flaky", "agent-table")]
     assert flaky_agent["spread"] is None and flaky_agent["text"] == "\u2014"

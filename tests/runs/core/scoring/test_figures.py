@@ -1,7 +1,7 @@
 import pytest
 
 from runs.core.registry import JOBS
-from runs.core.scoring.figures import compare, compare_counts, compare_rows, score_rows
+from runs.core.scoring.figures import compare, compare_counts, compare_rows, interval_text, score_rows
 from runs.core.stats import summarize
 
 
@@ -20,13 +20,14 @@ def test_it_calls_a_clear_loss_worse():
     assert compare(spread(60, 61, 62), spread(40, 41, 42), higher_is_better=True)["verdict"] == "worse"
 
 
-def test_it_labels_overlapping_ranges_as_noise():
+def test_it_labels_overlapping_intervals_as_noise():
+    # Of three values the median's interval is their range (docs/metrics.md).
     result = compare(spread(40, 41, 42), spread(41, 42, 43), higher_is_better=True)
     assert result["verdict"] == "noise"
     assert result["delta"] == 1.0
 
 
-def test_it_counts_touching_ranges_as_noise():
+def test_it_counts_touching_intervals_as_noise():
     assert compare(spread(40, 41, 42), spread(42, 43, 44), higher_is_better=True)["verdict"] == "noise"
 
 
@@ -34,6 +35,33 @@ def test_it_judges_lower_is_better_metrics_by_their_direction():
     slower_ttft, faster_ttft = spread(0.30, 0.31, 0.32), spread(0.20, 0.21, 0.22)
     assert compare(slower_ttft, faster_ttft, higher_is_better=False)["verdict"] == "better"
     assert compare(faster_ttft, slower_ttft, higher_is_better=False)["verdict"] == "worse"
+
+
+def _steady(median, outlier):
+    # 20 requests close to the median, one of them far off: a wide range, a narrow interval.
+    return summarize([median + (i - 9.5) * 0.1 for i in range(19)] + [outlier])
+
+
+def test_it_follows_the_intervals_not_the_ranges():
+    base, other = _steady(40.0, 30.0), _steady(42.0, 35.0)
+    assert other["min"] <= base["max"]  # the ranges overlap: the range rule would say noise
+    assert other["median_ci"][0] > base["median_ci"][1]
+    assert compare(base, other, higher_is_better=True)["verdict"] == "better"
+
+
+def test_it_calls_overlapping_intervals_noise_though_the_medians_differ():
+    base, other = _steady(40.0, 30.0), _steady(40.3, 30.0)
+    assert other["median"] > base["median"]
+    assert other["median_ci"][0] <= base["median_ci"][1]
+    assert compare(base, other, higher_is_better=True)["verdict"] == "noise"
+
+
+def test_it_compares_stored_spreads_without_intervals_by_their_ranges():
+    old_base = {"median": 40.0, "min": 30.0, "max": 41.0, "n": 20}
+    old_other = {"median": 42.0, "min": 35.0, "max": 43.0, "n": 20}
+    assert compare(old_base, old_other, True)["verdict"] == "noise"
+    apart = {"median": 45.0, "min": 44.0, "max": 46.0, "n": 20}
+    assert compare(old_base, apart, True)["verdict"] == "better"
 
 
 def test_it_says_no_spread_but_keeps_the_delta_when_a_side_has_one_run():
@@ -75,7 +103,9 @@ def test_it_times_agent_tasks_over_completed_runs_only():
     runs = [agent_run(1, 47, "completed", 60.0), agent_run(2, 47, "completed", 62.0),
             agent_run(3, 30, "loop", 200.0)]
     rows = rows_by_key(score_rows(runs), "Agent table")
-    assert rows["task_s"]["spread"] == {"median": 61.0, "min": 60.0, "max": 62.0, "n": 2}
+    task = rows["task_s"]["spread"]
+    expected = {"median": 61.0, "min": 60.0, "max": 62.0, "n": 2}
+    assert {k: task[k] for k in expected} == expected
     assert rows["task_s"]["runs"] == 3
     assert rows["score"]["text"] == "47 [30\u201347] rows (n=3)"
     assert rows["score"]["out_of"] == "47 rows"
@@ -150,3 +180,16 @@ def test_it_pairs_rows_of_benchmarks_either_side_ran():
     assert accuracy["out_of"] == "100 questions vs 200 questions"
     assert rows[("Needle", "found")]["verdict"] == "n/a"
     assert rows[("Needle", "found")]["b"]["text"] == "87.5 [87.5\u201387.5] % (n=1)"
+
+
+def test_it_writes_the_interval_and_says_a_short_p99_is_the_max():
+    text = interval_text(summarize(float(v) for v in range(1, 19)), "tok/s")
+    assert text.startswith("95 % CI ")
+    assert "p90 17.0 [CI " in text
+    assert text.endswith("p99 of 18 requests = max 18.0")
+
+
+def test_it_writes_no_interval_for_one_value_and_none_for_a_stored_spread():
+    one = interval_text(summarize([4.0]), "s", counted="runs")
+    assert one.startswith("no CI from 1 run; p90 of 1 run = max")
+    assert interval_text({"median": 4.0, "min": 3.0, "max": 5.0, "n": 3}, "s") == ""
