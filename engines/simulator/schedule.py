@@ -58,6 +58,8 @@ class SimProfile:
     :param prefill_tps: when set, the prompt cache is modelled and the first token comes
         ttft_ms + new prompt tokens / prefill_tps after arrival; None keeps TTFT at ttft_ms.
     :param cache_tokens: the RAM prompt cache's limit in tokens (None: unlimited, 0: off).
+    :param lossy_drafter: a drafter that is NOT lossless: every n-th accepted draft token of a
+        reply comes out as another word than plain decoding gives (0: off, the drafts are lossless).
     """
 
     decode_tps: float | None = None
@@ -77,6 +79,7 @@ class SimProfile:
     batch_cost: float = 0.2
     prefill_tps: float | None = None
     cache_tokens: int | None = None
+    lossy_drafter: int = 0
 
     def __post_init__(self) -> None:
         if self.decode_tps is None:
@@ -104,6 +107,7 @@ class SimProfile:
             "batch_cost must be >= 0": self.batch_cost >= 0,
             "prefill_tps must be None or > 0": self.prefill_tps is None or self.prefill_tps > 0,
             "cache_tokens must be None or >= 0": self.cache_tokens is None or self.cache_tokens >= 0,
+            "lossy_drafter must be >= 0": self.lossy_drafter >= 0,
         }
         failed = [message for message, ok in checks.items() if not ok]
         if failed:
@@ -146,6 +150,21 @@ class Schedule:
     @property
     def n_tokens(self) -> int:
         return sum(e.n_tokens for e in self.emissions)
+
+    def accepted_draft_tokens(self) -> list[int]:
+        """The reply's token indices that were accepted draft tokens: each verification's chunk is
+        its accepted drafts followed by the one token the target model computed itself."""
+        indices, start = [], 1
+        for emission in self.emissions[1:]:
+            indices += range(start, start + emission.n_tokens - 1)
+            start += emission.n_tokens
+        return indices
+
+    def lossy_tokens(self, every: int) -> frozenset[int]:
+        """Every `every`-th accepted draft token (a lossy drafter's wrong tokens); none for 0."""
+        if every <= 0:
+            return frozenset()
+        return frozenset(self.accepted_draft_tokens()[every - 1 :: every])
 
     @property
     def first_s(self) -> float:

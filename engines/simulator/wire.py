@@ -24,9 +24,17 @@ WORDS = (
 )
 
 
-def text(start: int, n: int) -> str:
-    """Tokens start..start+n-1 of every reply: one word each, space-separated."""
-    return "".join(("" if i == 0 else " ") + WORDS[i % len(WORDS)] for i in range(start, start + n))
+# What a lossy drafter's wrong token reads as (a word plain decoding never gives).
+WRONG_WORD = "lossy"
+
+
+def text(start: int, n: int, wrong: frozenset[int] = frozenset()) -> str:
+    """Tokens start..start+n-1 of every reply: one word each, space-separated; the `wrong` ones
+    (a lossy drafter's, SimProfile.lossy_drafter) read WRONG_WORD."""
+    return "".join(
+        ("" if i == 0 else " ") + (WRONG_WORD if i in wrong else WORDS[i % len(WORDS)])
+        for i in range(start, start + n)
+    )
 
 
 @dataclass(frozen=True)
@@ -42,11 +50,12 @@ class Reply:
     arrived: float = 0.0  # wall clock (epoch seconds) when the request arrived
     cache_n: int = 0  # prompt tokens reused from the prompt cache
     turn: Turn | None = None  # the scripted agent's reply to a request with tools (agent.py)
+    wrong: frozenset[int] = frozenset()  # token indices a lossy drafter got wrong
 
     def whole_text(self) -> str:
         """The text of a whole reply: the script's, or the filler words."""
         if self.turn is None:
-            return text(0, self.sched.n_tokens)
+            return text(0, self.sched.n_tokens, self.wrong)
         return self.turn.text
 
 
@@ -95,7 +104,7 @@ class OllamaChat:
         return json.dumps(body).encode() + b"\n"
 
     def content(self, reply: Reply, start: int, emission: Emission) -> bytes:
-        piece = self._piece(text(start, emission.n_tokens))
+        piece = self._piece(text(start, emission.n_tokens, reply.wrong))
         body = {"model": reply.model, "created_at": _iso(reply.arrived + emission.offset_s), self.key: piece}
         return self._line(body | {"done": False})
 
@@ -168,7 +177,7 @@ class OpenAIChat:
         return b"".join(b"data: " + json.dumps(body).encode() + b"\n\n" for body in bodies)
 
     def content(self, reply: Reply, start: int, emission: Emission) -> bytes:
-        chunk = self._delta(reply, {"content": text(start, emission.n_tokens)})
+        chunk = self._delta(reply, {"content": text(start, emission.n_tokens, reply.wrong)})
         if start > 0:
             return self._sse(chunk)
         return self._sse(self._delta(reply, {"role": "assistant", "content": None}), chunk)

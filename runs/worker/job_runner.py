@@ -35,6 +35,7 @@ def job_config(run: Run) -> registry.JobConfig:
     return registry.JobConfig(
         model=config.model, sampling=config.sampling(), seed=config.seed, engine_kind=config.engine.kind,
         api_key=config.engine.api_key or None, machine_bandwidth_gbps=config.engine.machine.bandwidth_gbps,
+        lookahead=config.lookahead,
     )
 
 

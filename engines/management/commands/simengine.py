@@ -26,6 +26,7 @@ RULES: dict[str, tuple[str, Callable[[Any], bool], str]] = {
     "--batch-cost": ("batch_cost", lambda v: v >= 0, "must be >= 0"),
     "--prefill-tps": ("prefill_tps", lambda v: v is None or v > 0, "must be > 0"),
     "--cache-tokens": ("cache_tokens", lambda v: v is None or v >= 0, "must be >= 0"),
+    "--lossy-drafter": ("lossy_drafter", lambda v: v >= 0, "must be >= 0"),
 }
 PROFILE_FIELDS = [name for flag, (name, _, _) in RULES.items() if flag != "--port"] + ["fault"]
 BY_TYPE_HELP = "first-position acceptance per output type, e.g. " + ",".join(
@@ -61,6 +62,8 @@ class Command(BaseCommand):
         parser.add_argument("--batch-cost", type=float, default=0.2, help="step x (1 + cost * (n - 1))")
         parser.add_argument("--prefill-tps", type=float, help="model the prompt cache and prefill time")
         parser.add_argument("--cache-tokens", type=int, help="RAM prompt cache limit (default none; 0 = off)")
+        parser.add_argument("--lossy-drafter", type=int, default=0,
+                            help="every n-th accepted draft token comes out wrong (0 = lossless drafts)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         for flag, (name, rule, says) in RULES.items():
@@ -76,6 +79,8 @@ class Command(BaseCommand):
         spec = "no drafts"
         if profile.lookahead:
             spec = f"lookahead {profile.lookahead}, acceptance {_acceptance(profile)}"
+            if profile.lossy_drafter:
+                spec += f", LOSSY drafter (every {profile.lossy_drafter}th accepted draft token wrong)"
         fault = f", fault {profile.fault} after {profile.fault_after} tokens" if profile.fault else ""
         self.stdout.write(
             f"SparkDash SIMULATOR (not a real engine) listening on {url} (Ollama /api/*, OpenAI /v1/*): "

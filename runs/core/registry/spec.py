@@ -25,6 +25,7 @@ class JobConfig:
     engine_kind: str
     api_key: str | None
     machine_bandwidth_gbps: float | None = None  # the machine's nominal bandwidth
+    lookahead: int = 0  # the config's draft tokens per verification (0: no speculative decoding)
 
 
 @dataclass
