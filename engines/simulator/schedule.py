@@ -154,7 +154,8 @@ class Schedule:
     def accepted_draft_tokens(self) -> list[int]:
         """The reply's token indices that were accepted draft tokens: each verification's chunk is
         its accepted drafts followed by the one token the target model computed itself."""
-        indices, start = [], 1
+        indices: list[int] = []
+        start = 1
         for emission in self.emissions[1:]:
             indices += range(start, start + emission.n_tokens - 1)
             start += emission.n_tokens

@@ -1,4 +1,4 @@
-"""The lossless check: the same prompts, greedy, with speculative decoding and without, compared token for token.
+"""The lossless check: the same prompts, greedy, with drafting on and off, compared token for token.
 
 Speculative decoding is sold as lossless: with greedy sampling the target model's verification
 keeps only the tokens it would have chosen itself, so the answers must not change. The check
@@ -133,7 +133,8 @@ def _compare(drafted: Answer, plain: Answer) -> dict[str, Any]:
         a, b = [(c, c) for c in drafted.text], [(c, c) for c in plain.text]
     index = first_divergence(a, b)
     entry: dict[str, Any] = {
-        "prompt": drafted.prompt, "identical": index is None, "tokens_drafted": len(a), "tokens_plain": len(b),
+        "prompt": drafted.prompt, "identical": index is None,
+        "tokens_drafted": len(a), "tokens_plain": len(b),
     }  # fmt: skip
     if index is not None:
         entry["divergence"] = {

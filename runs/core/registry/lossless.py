@@ -49,5 +49,5 @@ JOB = JobSpec(
     describe=describe,
     name="lossless", label="Lossless check", order=25, params=PARAMS, run=run, headline=METRICS[0],
     benchmarks=(Benchmark("Lossless", "lossless"),), metrics=METRICS,
-    starts_engine=False, relaunches_engine=True,
+    starts_engine=False, relaunches_engine=True, needs_drafting=True,
 )

@@ -41,12 +41,13 @@ async def test_it_finds_every_answer_identical_when_the_drafter_is_lossless():
     assert [v["draft_length"] for _, v in progress.samples] == [4] * 6 + [0] * 6
     assert summary["identical_share"] == 1.0 and summary["all_identical"] is True
     assert summary["unit"] == "token" and summary["lookahead"] == 4
-    assert [p["tokens_drafted"] for p in summary["per_prompt"]] == [p["tokens_plain"] for p in summary["per_prompt"]]
+    assert all(p["tokens_drafted"] == p["tokens_plain"] > 1 for p in summary["per_prompt"])
     assert not any("divergence" in p for p in summary["per_prompt"])
 
 
 async def test_it_reports_where_a_lossy_drafter_changed_the_answer():
-    summary = await run_lossless(simulator_at_lookahead([], lossy_drafter=3), lossless_job(), CollectingProgress())
+    lossy = simulator_at_lookahead([], lossy_drafter=3)
+    summary = await run_lossless(lossy, lossless_job(), CollectingProgress())
     # Five of six answers took drafts; Japanese prose accepted none, so it stays identical.
     assert summary["identical"] == 1 and summary["identical_share"] == pytest.approx(1 / 6)
     assert summary["all_identical"] is False
