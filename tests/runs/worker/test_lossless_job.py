@@ -1,13 +1,22 @@
 """The lossless check through the worker: a relaunched (lossy) simulator, the real llama-server
 drafting with itself, and the real vLLM with ngram drafting."""
+import httpx
 import pytest
 from django.core.management.base import CommandError
 
 from engines.models import Engine, EngineSession
+from runs.core.jobs.prompts import SPEED_PROMPTS
 from runs.models import Run
 from runs.results.scorecard import scorecard
 from tests.factories import EngineConfigFactory
-from tests.real_engine import GEMMA_270M, VLLM, free_port, requires_engine, requires_vllm
+from tests.real_engine import (
+    GEMMA_270M,
+    VLLM,
+    free_port,
+    llama_server_process,
+    requires_engine,
+    requires_vllm,
+)
 from tests.real_vllm import vllm_settings
 from tests.runs.bench_helpers import bench, real_llama_config
 from tests.runs.worker.real_runs import run_to_end
@@ -66,14 +75,39 @@ def test_it_refuses_a_config_that_does_not_draft_before_queueing_a_run(inprocess
 
 @requires_engine
 @pytest.mark.timeout(900)
-def test_it_finds_the_real_llama_server_drafting_with_itself_lossless(inprocess, capsys):
+def test_it_traces_each_llama_server_self_draft_divergence_to_a_near_tie_of_the_target(inprocess, capsys):
     real_llama_config("real-lossless", draft_model=str(GEMMA_270M), speculative_method="draft-simple",
                       lookahead=8, max_tokens=128)
     run = bench(capsys, "real-lossless", "lossless")
     assert run["status"] == "succeeded", run["error"]
-    print("\nllama-server lossless check:", shown(run["summary"]))
-    assert run["summary"]["unit"] == "token"
-    assert run["summary"]["identical_share"] == 1.0, shown(run["summary"])
+    summary = run["summary"]
+    print("\nllama-server lossless check:", shown(summary))
+    assert summary["unit"] == "token" and summary["answers"] == 6
+    # Not lossless on this engine (docs/metrics.md): where an answer differs, the drafted token must be
+    # the plain engine's runner-up, within a near tie; a drafter that made tokens up would fail here.
+    with llama_server_process() as (url, _):
+        for entry in (p for p in summary["per_prompt"] if not p["identical"]):
+            index, drafted = entry["divergence"]["index"], entry["divergence"]["drafted"][0]
+            top = plain_top_tokens(url, entry["prompt"], index)
+            print(f"{entry['prompt']} token {index}: drafted {drafted!r}, plain engine's top 3 {top}")
+            (first, best), (second, runner_up) = top[0], top[1]
+            assert first == entry["divergence"]["plain"][0], top  # the plain run's own choice
+            assert second == drafted and best - runner_up < NEAR_TIE_NATS, top
+
+
+# The widest gap between the two best next tokens that the engine's batched and one-token
+# computations were seen to swap (0.27 nats, docs/metrics.md), with room.
+NEAR_TIE_NATS = 0.5
+
+
+def plain_top_tokens(url, prompt_name, index):
+    """The plain engine's three best tokens (and log-probabilities) at answer token `index`, greedy."""
+    prompt = next(p for p in SPEED_PROMPTS if p.name == prompt_name)
+    body = {"messages": prompt.messages(), "temperature": 0, "max_tokens": index + 1, "logprobs": True,
+            "top_logprobs": 3}
+    answer = httpx.post(f"{url}/v1/chat/completions", json=body, timeout=600).json()
+    at = answer["choices"][0]["logprobs"]["content"][index]
+    return [(t["token"], t["logprob"]) for t in at["top_logprobs"]]
 
 
 @requires_vllm
