@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .agent import Turn, next_turn, offers_tools
-from .cache import CHARS_PER_TOKEN, PromptCache, n_tokens
+from .cache import CHARS_PER_TOKEN, PromptCache, n_tokens, tokenize
 from .counters import SpecCounters
 from .enginelog import Log, acceptance_line, engine_log
 from .meta import META
@@ -170,7 +170,7 @@ async def _route(http: _Http, box: Box, method: str, path: str, n: int) -> None:
     if (method, path) == ("POST", "/tokenize"):
         body = await http.json_body()
         content = body.get("content", body.get("prompt", "")) if isinstance(body, dict) else ""
-        return await http.respond(200, {"tokens": list(range(n_tokens(str(content))))})
+        return await http.respond(200, {"tokens": tokenize(str(content), body.get("with_pieces") is True)})
     if (method, path) == ("POST", "/api/create"):
         return await http.respond(200, _create_alias(box, await http.json_body()))
     fmt = FORMATS.get(path)
@@ -221,9 +221,10 @@ def _reply(box: Box, asked: Asked, reply_id: str, arrived: float) -> Reply:
     if profile.prefill_tps is not None:
         cache_n = box.cache.serve(asked.prompt, turn.content() if turn else text(0, length))
         prefill_s = (prompt_n - cache_n) / profile.prefill_tps
+    sched = plan(profile, length, asked.seed, prefill_s, kind)
     return Reply(
         model=asked.model or profile.model,
-        sched=plan(profile, length, asked.seed, prefill_s, kind),
+        sched=sched,
         prompt_n=prompt_n,
         cache_n=cache_n,
         finish_reason=finish_reason,
@@ -233,6 +234,7 @@ def _reply(box: Box, asked: Asked, reply_id: str, arrived: float) -> Reply:
         turn=turn,
         reasoning_n=min(reasoning_n, length),
         reasoning_style=profile.reasoning_style,
+        wrong=sched.lossy_tokens(profile.lossy_drafter) if turn is None else frozenset(),
     )
 
 

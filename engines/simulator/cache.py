@@ -9,9 +9,11 @@ tokenizer is one token per 4 characters, so a shared prefix of c characters is c
 from __future__ import annotations
 
 import sys
+import zlib
 from collections.abc import Callable
+from typing import Any
 
-__all__ = ["CHARS_PER_TOKEN", "MIB_PER_TOKEN", "PromptCache", "common_tokens", "n_tokens"]
+__all__ = ["CHARS_PER_TOKEN", "MIB_PER_TOKEN", "PromptCache", "common_tokens", "n_tokens", "tokenize"]
 
 CHARS_PER_TOKEN = 4
 # A saved state's size, for the log lines only: about 0.2 MiB per token puts llama-server's
@@ -19,11 +21,23 @@ CHARS_PER_TOKEN = 4
 MIB_PER_TOKEN = 0.2
 # The slot keeps its state when the new prompt reuses at least this share of it.
 KEEP_SHARE = 0.5
+VOCABULARY = 262_144  # token ids run 0..VOCABULARY-1 (Gemma 3's vocabulary size)
 
 
 def n_tokens(text: str) -> int:
     """Tokens of a prompt as the simulator counts them (at least one)."""
     return max(1, (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN)
+
+
+def tokenize(text: str, with_pieces: bool = False) -> list[Any]:
+    """POST /tokenize's tokens: one per 4 characters, its id read from those characters (so two
+    texts get the same ids exactly as far as their whole tokens agree); with_pieces as llama-server:
+    [{"id": id, "piece": text}]."""
+    pieces = [text[i : i + CHARS_PER_TOKEN] for i in range(0, len(text), CHARS_PER_TOKEN)] or [""]
+    ids = [zlib.crc32(piece.encode()) % VOCABULARY for piece in pieces]
+    if with_pieces:
+        return [{"id": i, "piece": piece} for i, piece in zip(ids, pieces, strict=True)]
+    return ids
 
 
 def common_tokens(a: str, b: str) -> int:

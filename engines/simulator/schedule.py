@@ -65,6 +65,8 @@ class SimProfile:
         with no limit is default_max_tokens of answer after them. 0: no reasoning.
     :param reasoning_style: "field" (a reasoning_content / thinking field, counted in the usage)
         or "tags" (<think>...</think> in the content, as from a model served without a parser).
+    :param lossy_drafter: a drafter that is NOT lossless: every n-th accepted draft token of a
+        reply comes out as another word than plain decoding gives (0: off, the drafts are lossless).
     """
 
     decode_tps: float | None = None
@@ -86,6 +88,7 @@ class SimProfile:
     cache_tokens: int | None = None
     reasoning_tokens: int = 0
     reasoning_style: str = "field"
+    lossy_drafter: int = 0
 
     def __post_init__(self) -> None:
         if self.decode_tps is None:
@@ -119,6 +122,7 @@ class SimProfile:
                 self.reasoning_style != "tags" or self.reasoning_tokens == 0
                 or self.reasoning_tokens >= MIN_TAGGED
             ),
+            "lossy_drafter must be >= 0": self.lossy_drafter >= 0,
         }
         failed = [message for message, ok in checks.items() if not ok]
         if failed:
@@ -161,6 +165,22 @@ class Schedule:
     @property
     def n_tokens(self) -> int:
         return sum(e.n_tokens for e in self.emissions)
+
+    def accepted_draft_tokens(self) -> list[int]:
+        """The reply's token indices that were accepted draft tokens: each verification's chunk is
+        its accepted drafts followed by the one token the target model computed itself."""
+        indices: list[int] = []
+        start = 1
+        for emission in self.emissions[1:]:
+            indices += range(start, start + emission.n_tokens - 1)
+            start += emission.n_tokens
+        return indices
+
+    def lossy_tokens(self, every: int) -> frozenset[int]:
+        """Every `every`-th accepted draft token (a lossy drafter's wrong tokens); none for 0."""
+        if every <= 0:
+            return frozenset()
+        return frozenset(self.accepted_draft_tokens()[every - 1 :: every])
 
     @property
     def first_s(self) -> float:

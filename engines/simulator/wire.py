@@ -25,9 +25,17 @@ WORDS = (
 )
 
 
-def text(start: int, n: int) -> str:
-    """Tokens start..start+n-1 of every reply: one word each, space-separated."""
-    return "".join(("" if i == 0 else " ") + WORDS[i % len(WORDS)] for i in range(start, start + n))
+# What a lossy drafter's wrong token reads as (a word plain decoding never gives).
+WRONG_WORD = "lossy"
+
+
+def text(start: int, n: int, wrong: frozenset[int] = frozenset()) -> str:
+    """Tokens start..start+n-1 of every reply: one word each, space-separated; the `wrong` ones
+    (a lossy drafter's, SimProfile.lossy_drafter) read WRONG_WORD."""
+    return "".join(
+        ("" if i == 0 else " ") + (WRONG_WORD if i in wrong else WORDS[i % len(WORDS)])
+        for i in range(start, start + n)
+    )
 
 
 @dataclass(frozen=True)
@@ -45,12 +53,14 @@ class Reply:
     turn: Turn | None = None  # the scripted agent's reply to a request with tools (agent.py)
     reasoning_n: int = 0  # the reply's first tokens that are reasoning (reasoning.py)
     reasoning_style: str = "field"
+    wrong: frozenset[int] = frozenset()  # reply token indices a lossy drafter got wrong
 
     def parts(self, start: int, n: int) -> tuple[str, str]:
         """Tokens start..start+n-1 as (reasoning text, answer text); "tags" puts both in the answer."""
         thought, answer = split(start, n, self.reasoning_n)
         reasoning = reasoning_text(thought.start, len(thought), self.reasoning_n, self.reasoning_style)
-        words = text(answer.start, len(answer)) if answer else ""
+        wrong = frozenset(i - self.reasoning_n for i in self.wrong)  # as answer token indices
+        words = text(answer.start, len(answer), wrong) if answer else ""
         if self.reasoning_style == "tags":
             return "", reasoning + words
         return reasoning, words

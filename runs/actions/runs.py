@@ -32,9 +32,11 @@ def start_run(
     """
     clean = validate_params(job, params or {})
     engine = config.engine
-    relaunches = registry.get(job).relaunches_engine
-    if relaunches and not engine.managed and kinds.get(engine.kind).lookahead_by != "alias":
+    spec = registry.get(job)
+    if spec.relaunches_engine and not engine.managed and kinds.get(engine.kind).lookahead_by != "alias":
         raise ValueError(LOOKAHEAD_NEEDS_RELAUNCH)
+    if spec.needs_drafting and not config.lookahead:
+        raise ValueError(f"{spec.label} needs a config that drafts: set its lookahead above 0")
     # Read now, not from the config's cached machine: the relay's heartbeat moves on its own.
     busy = Machine.objects.only("name", "relay_heartbeat").get(pk=engine.machine_id).relay_refusal()
     if busy:

@@ -39,6 +39,7 @@ def job_config(run: Run) -> registry.JobConfig:
         api_key=config.engine.api_key or None, machine_bandwidth_gbps=config.engine.machine.bandwidth_gbps,
         thinking_budget=config.thinking_budget if config.thinking == config.Thinking.BUDGET else None,
         thinking_answer_budget=settings.SPARKDASH_THINKING_ANSWER_BUDGET,
+        lookahead=config.lookahead,
     )
 
 

@@ -28,6 +28,7 @@ RULES: dict[str, tuple[str, Callable[[Any], bool], str]] = {
     "--prefill-tps": ("prefill_tps", lambda v: v is None or v > 0, "must be > 0"),
     "--cache-tokens": ("cache_tokens", lambda v: v is None or v >= 0, "must be >= 0"),
     "--reasoning-tokens": ("reasoning_tokens", lambda v: v >= 0, "must be >= 0"),
+    "--lossy-drafter": ("lossy_drafter", lambda v: v >= 0, "must be >= 0"),
 }
 PROFILE_FIELDS = [name for flag, (name, _, _) in RULES.items() if flag != "--port"]
 PROFILE_FIELDS += ["fault", "reasoning_style"]
@@ -69,6 +70,8 @@ class Command(BaseCommand):
             "--reasoning-style", choices=REASONING_STYLES, default="field",
             help="field: reasoning_content / thinking; tags: <think>...</think> in the content",
         )
+        parser.add_argument("--lossy-drafter", type=int, default=0,
+                            help="every n-th accepted draft token comes out wrong (0 = lossless drafts)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         for flag, (name, rule, says) in RULES.items():
@@ -87,6 +90,8 @@ class Command(BaseCommand):
         spec = "no drafts"
         if profile.lookahead:
             spec = f"lookahead {profile.lookahead}, acceptance {_acceptance(profile)}"
+            if profile.lossy_drafter:
+                spec += f", LOSSY drafter (every {profile.lossy_drafter}th accepted draft token wrong)"
         fault = f", fault {profile.fault} after {profile.fault_after} tokens" if profile.fault else ""
         self.stdout.write(
             f"SparkDash SIMULATOR (not a real engine) listening on {url} (Ollama /api/*, OpenAI /v1/*): "

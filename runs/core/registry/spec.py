@@ -41,6 +41,7 @@ class JobConfig:
         if self.thinking_budget is not None:
             return self.thinking_budget + asked
         return max(asked, self.thinking_answer_budget)
+    lookahead: int = 0  # the config's draft tokens per verification (0: no speculative decoding)
 
 
 @dataclass
@@ -75,6 +76,7 @@ class JobSpec:
     :param long_requests: answers that are not streamed, so one read waits for a whole answer
     :param sends_prompt_set: its runs record the speed prompt set's digest (parity compares it)
     :param compared: shown in compare tables even without scorecard rows (its own rows)
+    :param needs_drafting: refused (before it is queued) for a config whose lookahead is 0
     :param describe: its parameters in a few words; default: each parameter's label and value
     The run page loads static/js/jobs/<name>.js and templates/runs/_job_<name>.html.
     """
@@ -97,6 +99,7 @@ class JobSpec:
     long_requests: bool = False
     sends_prompt_set: bool = False
     compared: bool = False
+    needs_drafting: bool = False
     describe: Callable[[Mapping[str, Any]], str] | None = None
 
     def params_text(self, params: Mapping[str, Any]) -> str:

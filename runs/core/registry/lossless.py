@@ -1,0 +1,53 @@
+"""The lossless check: greedy answers with speculative decoding at the config's lookahead and
+without, compared token for token."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from runs.core.jobs.lossless import LosslessJob, run_lossless
+from runs.core.readings import Benchmark, Metric, Summary
+from runs.core.registry import speed
+from runs.core.registry.params import IntParam, Param
+from runs.core.registry.spec import JobContext, JobSpec
+
+PARAMS: dict[str, Param] = {
+    "max_tokens": IntParam("max tokens per answer", 1, 131_072, None),
+}
+
+
+def _share(summary: Summary) -> float | None:
+    share = summary.get("identical_share")
+    return float(share) if isinstance(share, int | float) else None
+
+
+def _all_identical(summary: Summary) -> bool | None:
+    value = summary.get("all_identical")
+    return value if isinstance(value, bool) else None
+
+
+METRICS = (
+    Metric("Lossless", "identical_share", "identical answers", "%", True, _share, scale=100,
+           out_of=lambda s: s.get("answers"), out_of_unit="answers"),
+    Metric("Lossless", "all_identical", "every answer identical", "", True, _all_identical, count=True),
+)
+
+
+async def run(ctx: JobContext) -> dict[str, Any]:
+    if ctx.at_lookahead is None:
+        raise ValueError("a lossless check needs an engine it can relaunch with drafting on and off")
+    job = LosslessJob(speed.speed_job(ctx), ctx.config.lookahead)
+    return await run_lossless(ctx.at_lookahead, job, ctx.progress)
+
+
+def describe(params: Mapping[str, Any]) -> str:
+    tokens = f"{params['max_tokens']} max tokens" if params.get("max_tokens") else "the config's max tokens"
+    return f"drafting on and off, greedy · {tokens}"
+
+
+JOB = JobSpec(
+    describe=describe,
+    name="lossless", label="Lossless check", order=25, params=PARAMS, run=run, headline=METRICS[0],
+    benchmarks=(Benchmark("Lossless", "lossless"),), metrics=METRICS,
+    starts_engine=False, relaunches_engine=True, needs_drafting=True,
+)
