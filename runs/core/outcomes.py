@@ -37,9 +37,11 @@ __all__ = [
     "Failures",
     "count_outcomes",
     "failed_row",
+    "failed_share_warning",
     "failure_reason",
     "failures_note",
     "over_failed_share",
+    "over_text",
     "succeeded",
 ]
 
@@ -155,3 +157,22 @@ def failures_note(summary: Mapping[str, Any] | None) -> str:
     reasons = ", ".join(f"{reason} {n}" for reason, n in outcomes.get("failed_by_reason", {}).items())
     return (f"{outcomes['failed']} of {outcomes['attempted']} requests failed "
             f"({100 * outcomes['failed_share']:.1f} %: {reasons})")
+
+
+def failed_share_warning(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The run's `failed requests` warning when over FAILED_SHARE_LIMIT of its requests failed, or none."""
+    if not over_failed_share(summary):
+        return []
+    share = summary["outcomes"]["failed_share"]
+    limit = f"{100 * FAILED_SHARE_LIMIT:g} %"
+    message = f"{failures_note(summary)}: over {limit}, so its figures may describe only the survivors"
+    return [{"kind": "failed requests", "message": message, "failed_share": share}]
+
+
+def over_text(summaries: Iterable[Mapping[str, Any] | None]) -> str:
+    """"over 9 of 12 requests" summed over runs' outcomes; "" when none of them counted outcomes."""
+    counted = [o for s in summaries if isinstance(o := (s or {}).get("outcomes"), Mapping)]
+    if not counted:
+        return ""
+    done, tried = sum(o["succeeded"] for o in counted), sum(o["attempted"] for o in counted)
+    return f"over {done} of {tried} requests"
