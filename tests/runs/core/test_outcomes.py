@@ -51,7 +51,8 @@ def test_it_counts_attempted_succeeded_failed_cut_and_stopped_early():
         "cut_by_max_tokens": 2, "stopped_early": 1,
         "failed_share": pytest.approx(3 / 7), "over_failed_share": True,
     }
-    assert failures_note({"outcomes": outcomes}) == "3 of 7 requests failed (42.9 %: http 500 2, stream cut 1)"
+    note = "3 of 7 requests failed (42.9 %: http 500 2, stream cut 1)"
+    assert failures_note({"outcomes": outcomes}) == note
 
 
 def test_it_marks_a_run_only_past_ten_percent_failed():
@@ -83,7 +84,7 @@ def test_it_fails_a_run_where_every_request_failed():
     Failures.check_any_succeeded([])
     Failures.check_any_succeeded([{"failed": "timeout", "error": "r1"}, {"finish_reason": "stop"}])
     with pytest.raises(EngineError, match=r"every request failed \(2\); the first: r1"):
-        Failures.check_any_succeeded([{"failed": "timeout", "error": "r1"}, {"failed": "timeout", "error": "r2"}])
+        Failures.check_any_succeeded([{"failed": "timeout", "error": f"r{i}"} for i in (1, 2)])
 
 
 async def test_it_sends_through_a_real_engine_and_records_every_fourth_failing():
