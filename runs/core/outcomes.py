@@ -7,8 +7,9 @@ over the requests that succeeded, and every summary says how many that was (docs
 
 - at once when the engine cannot be reached at all (connection refused, no route, bad URL):
   nothing further would answer, and a dead engine must fail fast with its reason;
-- after CONSECUTIVE_LIMIT failures in a row: an engine failing every request is broken, not
-  flaky, and waiting out each one (a timeout at a time) would only delay the same verdict;
+- after CONSECUTIVE_LIMIT failures in a row (warm-up requests included; in a concurrent burst,
+  in the order they finish): an engine failing every request is broken, not flaky, and waiting
+  out each one (a timeout at a time) would only delay the same verdict;
 - at the end when not one request succeeded (`Failures.check_any_succeeded`).
 
 Plain Python, no Django: the jobs count here and the pages read the counts from the summary.
