@@ -377,3 +377,12 @@ def throttled_warning(seconds: float) -> dict[str, Any]:
     """The run warning a throttled run gets."""
     message = f"throttled for {seconds:.1f} s of the 60.0 s job: thermal {seconds:.1f} s"
     return {"kind": "throttled", "message": message, "throttled_s": seconds}
+
+
+def request_outcomes(attempted: int, failed: int, reason: str = "http 500") -> dict[str, Any]:
+    """A summary's `outcomes` of `attempted` requests, `failed` of them for `reason`, counted by
+    runs/core/outcomes.py (the rest cut by max_tokens)."""
+    from runs.core.outcomes import count_outcomes
+
+    rows = [{"failed": reason, "error": f"request {i + 1}: {reason}"} for i in range(failed)]
+    return count_outcomes(rows + [{"finish_reason": "length"}] * (attempted - failed))

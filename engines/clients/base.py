@@ -15,7 +15,14 @@ from typing import Any, ClassVar
 
 import httpx
 
-from engines.errors import EngineError, EngineHTTPError
+from engines.errors import (
+    EngineCut,
+    EngineError,
+    EngineHTTPError,
+    EngineMalformed,
+    EngineTimeout,
+    EngineUnreachable,
+)
 
 __all__ = [
     "REASONING_SOURCES",
@@ -272,16 +279,17 @@ class EngineClient(ABC):
     def _transport_error(self, exc: Exception) -> EngineError:
         reason = str(exc) or type(exc).__name__
         if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.InvalidURL):
-            return EngineError(f"cannot reach {self.base_url}: {reason}")
+            return EngineUnreachable(f"cannot reach {self.base_url}: {reason}")
         if isinstance(exc, httpx.ReadTimeout):
             limit = self.http.timeout.read
-            return EngineError(
+            return EngineTimeout(
                 f"{self.base_url} timed out: sent nothing for {limit:g} s (the per-request read timeout)"
             )
         if isinstance(exc, httpx.TimeoutException):
             limit = self.http.timeout.read
-            return EngineError(f"{self.base_url} timed out ({type(exc).__name__}, limit {limit:g}s)")
-        return EngineError(f"connection to {self.base_url} failed: {reason}")
+            return EngineTimeout(f"{self.base_url} timed out ({type(exc).__name__}, limit {limit:g}s)")
+        # Connected, then lost (the engine closed it mid-answer): the answer was cut.
+        return EngineCut(f"connection to {self.base_url} failed: {reason}")
 
 
 # Where the current task's generate() wants the moment its request started going out.
@@ -302,7 +310,7 @@ def load_json_object(text: str, what: str) -> dict[str, Any]:
     except ValueError:
         data = None
     if not isinstance(data, dict):
-        raise EngineError(f"malformed {what}: {text[:100]}")
+        raise EngineMalformed(f"malformed {what}: {text[:100]}")
     return data
 
 
@@ -318,7 +326,7 @@ def merge_extra(body: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 
 
 def stopped_mid_answer(n_chunks: int) -> EngineError:
-    return EngineError(f"engine stopped mid-answer after {n_chunks} chunks")
+    return EngineCut(f"engine stopped mid-answer after {n_chunks} chunks")
 
 
 def as_int(value: Any) -> int | None:
@@ -373,4 +381,4 @@ def _decode(raw: bytes) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise EngineError(f"engine sent bytes that are not UTF-8 ({exc.reason}): {raw[:100]!r}") from None
+        raise EngineMalformed(f"engine sent bytes that are not UTF-8 ({exc.reason}): {raw[:100]!r}") from None

@@ -33,6 +33,7 @@ from engines.clients.base import (
 )
 from engines.clients.counters import RequestCounters
 from engines.clients.reasoning import ThinkSplitter
+from engines.errors import EngineMalformed
 
 __all__ = ["OpenAIClient", "add_timings", "answer_figures"]
 
@@ -179,7 +180,7 @@ class OpenAIClient(EngineClient):
             raise EngineError(f"{self.base_url} reported an error: {value[:200]}")
         if field in _IGNORED_SSE_FIELDS:
             return None
-        raise EngineError(f"malformed SSE line: {line[:100]}")
+        raise EngineMalformed(f"malformed SSE line: {line[:100]}")
 
 
 @dataclass

@@ -121,6 +121,8 @@ class Box:
     sends: SendLog = field(default_factory=SendLog)
     counters: SpecCounters = field(default_factory=SpecCounters)
     log: Log = field(default_factory=engine_log)
+    # Generation requests so far, for the profile's fault_every.
+    generations: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
 
 @dataclass(frozen=True)
@@ -179,16 +181,17 @@ async def _route(http: _Http, box: Box, method: str, path: str, n: int) -> None:
     if method != "POST":
         return await http.respond(405, {"error": f"{path} takes POST"})
     asked = (_ask_openai if isinstance(fmt, OpenAIChat) else _ask_ollama)(await http.json_body())
-    if profile.fault == "http-500":
+    fault = profile.fault_of(next(box.generations))
+    if fault == "http-500":
         return await http.respond(500, fmt.error(500, "simulated engine failure (fault http-500)"))
-    if profile.fault == "hang":
+    if fault == "hang":
         return await http.wait_disconnect()
     reply = _reply(box, asked, f"chatcmpl-sim{n}", http.arrived)
     box.sends.open(reply.id, asked.seed, http.arrived_pc)
     run = _stream if asked.stream else _whole
     box.batch.active += 1
     try:
-        await _until_disconnect(http, run(http, box, fmt, reply))
+        await _until_disconnect(http, run(http, box, fmt, reply, fault))
     finally:
         box.batch.active -= 1
     box.counters.add(reply.sched)
@@ -247,10 +250,10 @@ def _scripted(turn: Turn, limit: int | None) -> tuple[Turn, int, str]:
     return turn, length, "stop" if turn.tool is None else "tool_calls"
 
 
-async def _stream(http: _Http, box: Box, fmt: Format, reply: Reply) -> None:
+async def _stream(http: _Http, box: Box, fmt: Format, reply: Reply, fault: str | None) -> None:
     profile = box.profile
     await http.start(200, fmt.media_type)
-    faulty, sent = profile.fault in ("cut", "malformed"), 0
+    faulty, sent = fault in ("cut", "malformed"), 0
     emitted: list[Emission] = []
     for emission in box.batch.paced(reply.sched):
         if faulty and sent >= profile.fault_after:
@@ -261,25 +264,24 @@ async def _stream(http: _Http, box: Box, fmt: Format, reply: Reply) -> None:
         await http.write(data)
         sent += emission.n_tokens
         emitted.append(emission)
-    if profile.fault == "malformed":
+    if fault == "malformed":
         await http.write(fmt.malformed())
-    elif profile.fault != "cut":
+    elif fault != "cut":
         _log_acceptance(box, reply)
         await http.write(fmt.tail(_as_paced(reply, emitted)))
     await http.write(b"", more=False)
 
 
-async def _whole(http: _Http, box: Box, fmt: Format, reply: Reply) -> None:
-    profile = box.profile
+async def _whole(http: _Http, box: Box, fmt: Format, reply: Reply, fault: str | None) -> None:
     emitted: list[Emission] = []
     for emission in box.batch.paced(reply.sched):
         await _sleep_until(http.t0 + emission.offset_s, alone=box.batch.active <= 1)
         emitted.append(emission)
     reply = _as_paced(reply, emitted)
     body = json.dumps(fmt.whole(reply)).encode()
-    if profile.fault == "malformed":
+    if fault == "malformed":
         body = fmt.malformed()
-    elif profile.fault == "cut":
+    elif fault == "cut":
         body = body[: len(body) // 2]
     else:
         _log_acceptance(box, reply)

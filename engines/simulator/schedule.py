@@ -55,6 +55,8 @@ class SimProfile:
         from bandwidth_gbps and model_gb (the seed's 27B measured 7.9 of 9.5 tok/s: 0.83).
     :param default_max_tokens: reply length when the request sets no limit.
     :param fault: None or one of FAULTS; fault_after is the tokens streamed before it strikes.
+    :param fault_every: with a fault, every fault_every-th generation request (the k-th, 2k-th, ...,
+        counted from the server's start) gets it and the others are answered; 1: every request.
     :param batch_cost: with n requests in flight at once, each decode step takes
         1 + batch_cost * (n - 1) times as long (0.2: 16 streams give ~4x the total throughput).
     :param prefill_tps: when set, the prompt cache is modelled and the first token comes
@@ -83,6 +85,7 @@ class SimProfile:
     model: str = "sparkdash-sim:8b"
     fault: str | None = None
     fault_after: int = 0
+    fault_every: int = 1
     batch_cost: float = 0.2
     prefill_tps: float | None = None
     cache_tokens: int | None = None
@@ -113,6 +116,7 @@ class SimProfile:
             "default_max_tokens must be >= 1": self.default_max_tokens >= 1,
             f"fault must be None or one of {FAULTS}": self.fault is None or self.fault in FAULTS,
             "fault_after must be >= 0": self.fault_after >= 0,
+            "fault_every must be >= 1": self.fault_every >= 1,
             "batch_cost must be >= 0": self.batch_cost >= 0,
             "prefill_tps must be None or > 0": self.prefill_tps is None or self.prefill_tps > 0,
             "cache_tokens must be None or >= 0": self.cache_tokens is None or self.cache_tokens >= 0,
@@ -133,6 +137,10 @@ class SimProfile:
         """decode_tps, resolved (never None after construction)."""
         assert self.decode_tps is not None
         return self.decode_tps
+
+    def fault_of(self, request_number: int) -> str | None:
+        """The fault the request_number-th generation request (from 1) gets, or None."""
+        return self.fault if request_number % self.fault_every == 0 else None
 
     def position_rates(self, output_type: str) -> list[float]:
         """Acceptance of each draft position 0..lookahead-1 for a request of this output type."""

@@ -25,7 +25,9 @@ A throttled run (summary.telemetry.throttle, docs/metrics.md) counts like any ot
 does not drop or discount it, since a box that throttles every night is a finding too. The alert
 says so instead: the longest throttle of the cell's current runs (and of its baseline runs) is kept
 as "throttled_s" in the alert's value (baseline) JSON, and throttle_note() words it for the alert
-list and the webhook.
+list and the webhook. A run where more than 10 % of the requests failed (runs/core/outcomes.py)
+counts the same way and is said the same way: the highest such share is "failed_share" in the
+value (baseline) JSON, and failed_note() words it.
 
 Each regression becomes an Alert row; a sweep run's new alerts are posted once, as JSON, to
 the sweep's webhook URL, which is never shown (not in the payload, not in the recorded outcome).
@@ -43,6 +45,7 @@ from django.dispatch import receiver
 from django.utils import timezone
 
 from runs.core.hardware import throttled_s
+from runs.core.outcomes import over_failed_share
 from runs.core.readings import Metric
 from runs.core.registry import METRICS
 from runs.core.scoring.figures import benchmark_of, compare, interval_text, spread_text
@@ -55,6 +58,7 @@ __all__ = [
     "MIN_BASELINE_EXECUTIONS",
     "WEBHOOK_TIMEOUT_S",
     "check_execution",
+    "failed_note",
     "figure_text",
     "interval_of",
     "noise_band",
@@ -138,19 +142,24 @@ def check_execution(execution: SweepExecution) -> list[Alert]:
     )
     floor = execution.sweep.noise_floor_pct
     found = []
-    cells, throttles = _cells(execution.pk, previous)
+    cells, throttles, failures = _cells(execution.pk, previous)
     for cell, (base, current) in cells.items():
         for metric in ALERTED:
             if alert := _check(execution, cell, metric, _kept(base, cell, metric, held_out), current, floor):
-                found.append(_with_throttle(alert, *throttles.get(cell, (None, None))))
+                alert = _with_throttle(alert, *throttles.get(cell, (None, None)))
+                found.append(_with_failures(alert, *failures.get(cell, (None, None))))
     return Alert.objects.bulk_create(found)
 
 
-def _cells(current_id: int, previous: list[int]) -> tuple[dict[SweepCell, tuple[list, list]], Throttles]:
-    """Per cell: the baseline's (execution id, summary) and this run's summaries; and its throttles."""
+def _cells(
+    current_id: int, previous: list[int]
+) -> tuple[dict[SweepCell, tuple[list, list]], Throttles, Throttles]:
+    """Per cell: the baseline's (execution id, summary) and this run's summaries; its throttles;
+    and the highest failed share of its runs over FAILED_SHARE_LIMIT, per side."""
     runs = Run.objects.filter(execution_id__in=[current_id, *previous], status=Run.Status.SUCCEEDED)
     cells: dict[SweepCell, tuple[list, list]] = defaultdict(lambda: ([], []))
     throttles: dict[SweepCell, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    failures: dict[SweepCell, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
     for run in runs.only("execution_id", "config_id", "job", "params", "summary", "warnings"):
         cell = (run.config_id, run.job, json.dumps(run.params, sort_keys=True))
         base, current = cells[cell]
@@ -161,8 +170,35 @@ def _cells(current_id: int, previous: list[int]) -> tuple[dict[SweepCell, tuple[
             base.append((run.execution_id, run.summary))
         if (seconds := throttled_s(run.summary, run.warnings)) is not None:
             throttles[cell][side].append(seconds)
-    longest = {cell: (max(b, default=None), max(c, default=None)) for cell, (b, c) in throttles.items()}
-    return {cell: sides for cell, sides in cells.items() if sides[0] and sides[1]}, longest
+        if over_failed_share(run.summary):
+            failures[cell][side].append(run.summary["outcomes"]["failed_share"])
+    both = {cell: sides for cell, sides in cells.items() if sides[0] and sides[1]}
+    return both, _most(throttles), _most(failures)
+
+
+def _most(per_cell: dict[SweepCell, tuple[list[float], list[float]]]) -> Throttles:
+    return {cell: (max(b, default=None), max(c, default=None)) for cell, (b, c) in per_cell.items()}
+
+
+def _with_failures(alert: Alert, base_share: float | None, current_share: float | None) -> Alert:
+    if base_share is not None:
+        alert.baseline = {**alert.baseline, "failed_share": base_share}
+    if current_share is not None:
+        alert.value = {**alert.value, "failed_share": current_share}
+    return alert
+
+
+def failed_note(alert: Alert) -> str:
+    """What the alert says of failed requests, "" when no run on either side had over 10 % fail."""
+    current, base = alert.value.get("failed_share"), alert.baseline.get("failed_share")
+    parts = []
+    if current is not None:
+        parts.append(f"{100 * current:.0f} % of this run's requests failed")
+    if base is not None:
+        parts.append(f"{100 * base:.0f} % of a baseline run's requests failed")
+    if not parts:
+        return ""
+    return f"failed requests: {'; '.join(parts)}; its figures are over the survivors"
 
 
 def _with_throttle(alert: Alert, base_s: float | None, current_s: float | None) -> Alert:
@@ -246,6 +282,8 @@ def _alert_dict(alert: Alert) -> dict[str, Any]:
         "baseline": alert.baseline, "value": alert.value, "delta_pct": alert.delta_pct,
         "throttled_s": alert.value.get("throttled_s"),
         "baseline_throttled_s": alert.baseline.get("throttled_s"), "note": throttle_note(alert),
+        "failed_share": alert.value.get("failed_share"),
+        "baseline_failed_share": alert.baseline.get("failed_share"), "failed_note": failed_note(alert),
     }
 
 

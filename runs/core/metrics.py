@@ -5,6 +5,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from engines.clients.base import EngineClient, EngineError, Generation, GenerationRequest
+from engines.errors import NoTokenCount
 
 REQUEST_METRICS = (
     "ttft_s",
@@ -140,12 +141,13 @@ def reasoning_sources(rows: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 async def send(client: EngineClient, request: GenerationRequest, where: str) -> Generation:
-    """One request; its errors name `where` ("request 3 of 18 (...)"), and a reply without the
-    engine's token count is refused, since tokens are never counted from chunks."""
+    """One request; its errors name `where` ("request 3 of 18 (...)") and keep their kind (engines.errors),
+    and a reply without the engine's token count is refused (NoTokenCount), since tokens are
+    never counted from chunks."""
     try:
         gen = await client.generate(request)
     except EngineError as exc:
-        raise EngineError(f"{where}: {exc}") from exc
+        raise exc.reworded(f"{where}: {exc}") from exc
     if gen.figures.output_tokens is None:
-        raise EngineError(f"{where}: the engine did not report how many tokens it generated")
+        raise NoTokenCount(f"{where}: the engine did not report how many tokens it generated")
     return gen

@@ -22,6 +22,7 @@ from django.db.models import QuerySet
 from engines.access import User, visible
 from engines.models import EngineConfig
 from runs.core.hardware import throttle_text, throttled_s
+from runs.core.outcomes import FAILED_SHARE_LIMIT, failures_note, over_failed_share
 from runs.core.registry import JOBS, SCORED_JOBS
 from runs.core.scoring.parity import Mismatch
 from runs.core.scoring.table import EXPORT_COLUMNS, Group, TableRow, chart_data, compare_groups, export_rows
@@ -104,9 +105,11 @@ class Comparison:
     mismatches: list[Mismatch] = field(default_factory=list)
 
     @property
-    def columns(self) -> list[tuple[EngineConfig, dict[str, str] | None]]:
-        """Each config with its throttle mark ({"text", "title"}), None where no run throttled."""
-        return [(config, _throttle_mark(config.pk, self.runs)) for config in self.configs]
+    def columns(self) -> list[tuple[EngineConfig, dict[str, str] | None, dict[str, str] | None]]:
+        """Each config with its throttle mark and its failed-requests mark ({"text", "title"}), None
+        where no run throttled (where no run had over 10 % of its requests fail)."""
+        return [(config, _throttle_mark(config.pk, self.runs), _failed_mark(config.pk, self.runs))
+                for config in self.configs]
 
     def export(self) -> list[dict[str, Any]]:
         """The table as export rows (runs.core.scoring.table.EXPORT_COLUMNS)."""
@@ -150,6 +153,18 @@ def _compare(comparison: Comparison) -> None:
     comparison.charts = chart_data(comparison.groups, comparison.rows, baseline)
     configs = {config.pk: config for config in comparison.configs}
     comparison.mismatches = parity(comparison.runs, configs)
+
+
+def _failed_mark(config_id: int, runs: Iterable[Run]) -> dict[str, str] | None:
+    """The mark of a config column where over FAILED_SHARE_LIMIT of a run's requests failed."""
+    marked = [run for run in runs if run.config_id == config_id and over_failed_share(run.summary)]
+    if not marked:
+        return None
+    worst = max(run.summary["outcomes"]["failed_share"] for run in marked)
+    which = "; ".join(f"#{run.pk}: {failures_note(run.summary)}" for run in marked)
+    return {"text": f"{100 * worst:.0f} % of requests failed",
+            "title": f"over {100 * FAILED_SHARE_LIMIT:g} % of the requests failed ({which}): "
+                     "the figures are over the requests that succeeded"}
 
 
 def _throttle_mark(config_id: int, runs: Iterable[Run]) -> dict[str, str] | None:

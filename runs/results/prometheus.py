@@ -97,7 +97,8 @@ ENERGY_FAMILIES = [
 
 
 def _hardware(runs: list[Run]) -> Iterator[GaugeMetricFamily]:
-    """The latest runs' energy (where measured) and seconds throttled (where telemetry ran)."""
+    """The latest runs' energy (where measured), seconds throttled (where telemetry ran) and the
+    share of their requests that failed (where the job counts outcomes)."""
     for name, documentation, key in ENERGY_FAMILIES:
         family = GaugeMetricFamily(name, documentation, labels=LABELS)
         for run in runs:
@@ -114,6 +115,15 @@ def _hardware(runs: list[Run]) -> Iterator[GaugeMetricFamily]:
         if seconds is not None or (run.summary or {}).get("telemetry"):
             throttled.add_metric(_labels(run), seconds or 0.0)
     yield throttled
+    failed = GaugeMetricFamily(
+        "sparkdash_failed_request_share", "Share (0-1) of the latest run's requests that failed "
+        "(absent for jobs that count no request outcomes)", labels=LABELS,
+    )
+    for run in runs:
+        outcomes = (run.summary or {}).get("outcomes")
+        if isinstance(outcomes, dict) and isinstance(outcomes.get("failed_share"), int | float):
+            failed.add_metric(_labels(run), float(outcomes["failed_share"]))
+    yield failed
 
 
 def render_metrics() -> bytes:

@@ -42,7 +42,8 @@ EXPORT_LIMIT = 5000
 # Then acceptance_pos_1 .. _k (%), for the most draft positions among the runs exported.
 EXPORT_COLUMNS = [
     "id", "created", "finished", "config", "engine", "machine", "job", "status", "done", "total",
-    "decode_tps_client", "ttft_s", "ttft_engine_s", "url",
+    "decode_tps_client", "ttft_s", "ttft_engine_s", "requests_attempted", "requests_succeeded",
+    "requests_failed", "failed_share", "url",
 ]
 
 
@@ -55,8 +56,16 @@ def _export_row(run: Run) -> dict[str, object]:
         "job": run.job, "status": run.status, "done": run.progress_done, "total": run.progress_total,
         "decode_tps_client": median_of("decode_tps_client")(summary), "ttft_s": median_of("ttft_s")(summary),
         "ttft_engine_s": median_of("ttft_engine_s")(summary),
+        **_outcome_values(summary.get("outcomes")),
         **position_values(summary.get("acceptance_by_position")),
     }
+
+
+def _outcome_values(outcomes: object) -> dict[str, object]:
+    """The run's request counts (runs/core/outcomes.py); None for a job that counts none."""
+    got = outcomes if isinstance(outcomes, dict) else {}
+    keys = ("attempted", "succeeded", "failed")
+    return {f"requests_{key}": got.get(key) for key in keys} | {"failed_share": got.get("failed_share")}
 
 
 # The runs list's "Compare selected" button sends ?compare=selected with a `runs` value per ticked run.

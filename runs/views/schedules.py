@@ -119,7 +119,7 @@ def alert_rows(alert_list: list[Alert]) -> list[dict[str, Any]]:
         {"alert": a, "baseline": alerts.figure_text(a, "baseline"), "value": alerts.figure_text(a, "value"),
          "baseline_interval": alerts.interval_of(a, "baseline"),
          "value_interval": alerts.interval_of(a, "value"),
-         "throttle": alerts.throttle_note(a)}
+         "throttle": alerts.throttle_note(a), "failed": alerts.failed_note(a)}
         for a in alert_list
     ]
 
@@ -139,7 +139,7 @@ def alert_list(request: HttpRequest) -> HttpResponse:
 
 ALERT_COLUMNS = (
     "id", "sweep_run", "config", "job", "benchmark", "metric", "baseline_median", "value_median",
-    "delta_pct", "created", "resolved", "webhook_outcome", "throttle",
+    "delta_pct", "created", "resolved", "webhook_outcome", "throttle", "failed",
 )
 
 
@@ -151,7 +151,7 @@ def alert_export(alert_list: list[Alert]) -> list[dict[str, Any]]:
             "benchmark": a.benchmark, "metric": a.label, "baseline_median": a.baseline.get("median"),
             "value_median": a.value.get("median"), "delta_pct": a.delta_pct, "created": a.created.isoformat(),
             "resolved": a.resolved.isoformat() if a.resolved else None, "webhook_outcome": a.webhook_outcome,
-            "throttle": alerts.throttle_note(a),
+            "throttle": alerts.throttle_note(a), "failed": alerts.failed_note(a),
         }
         for a in alert_list
     ]

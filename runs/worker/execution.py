@@ -20,6 +20,7 @@ from engines.clients.counters import spec_since
 from engines.models import Machine
 from runs.core import registry
 from runs.core.jobs.quality_data import DatasetError
+from runs.core.outcomes import failed_share_warning
 from runs.core.stats import summarize
 from runs.live.broadcast import broadcast
 from runs.models import Run
@@ -206,6 +207,7 @@ async def _measure(
         summary["roofline"]["note"] = note
     engine_side.warnings += _disagreements(summary) + _read_loop_warning(summary)
     engine_side.warnings += above_ceiling_warning(summary["roofline"])
+    engine_side.warnings += failed_share_warning(summary)
     return summary
 
 

@@ -32,10 +32,15 @@
 
   /** The cell's throttle mark: "\u26a0 throttled 12.3 s", its title naming the runs; hidden where none throttled. */
   function setThrottle(span, cell) {
+    setMark(span, cell.throttle_text, cell.throttle_title);
+  }
+
+  /** A warning mark ("\u26a0 text" with its title); hidden without text. */
+  function setMark(span, text, title) {
     if (!span) return;
-    span.hidden = !cell.throttle_text;
-    span.textContent = "\u26a0 " + cell.throttle_text;
-    span.title = cell.throttle_title;
+    span.hidden = !text;
+    span.textContent = "\u26a0 " + text;
+    span.title = title;
   }
 
   function renderGrid(grid) {
@@ -48,6 +53,7 @@
         figure.textContent = cell.text;
         figure.title = cell.interval || "";
         setThrottle(td.querySelector(".cell-throttle"), cell);
+        setMark(td.querySelector(".cell-failed"), cell.failed_text, cell.failed_title);
         td.querySelector(".cell-progress").textContent = progressText(cell);
         setDelta(td, row, cell);
       });

@@ -41,11 +41,12 @@ def test_it_serves_the_profile_it_was_given(serve_forever: mock.Mock) -> None:
     serve_forever.side_effect = lambda profile, host, port, on_ready, log_file: on_ready("http://127.0.0.1:9")
     out = StringIO()
     args = ["--port", "9", "--decode-tps", "25", "--lookahead", "4", "--fault", "cut", "--fault-after", "2"]
-    call_command("simengine", *args, "--log-file", "/tmp/sim.log", stdout=out)
-    profile = SimProfile(decode_tps=25, lookahead=4, fault="cut", fault_after=2)
+    call_command("simengine", *args, "--fault-every", "4", "--log-file", "/tmp/sim.log", stdout=out)
+    profile = SimProfile(decode_tps=25, lookahead=4, fault="cut", fault_after=2, fault_every=4)
     serve_forever.assert_called_once_with(profile, "127.0.0.1", 9, mock.ANY, "/tmp/sim.log")
     assert "SIMULATOR" in out.getvalue()
     assert "http://127.0.0.1:9" in out.getvalue()
+    assert "fault cut after 2 tokens on every 4th request" in out.getvalue()
 
 
 @mock.patch("engines.management.commands.simengine.serve_forever", autospec=True)

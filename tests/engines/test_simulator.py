@@ -138,7 +138,8 @@ def test_it_derives_decode_speed_from_bandwidth_and_model_size() -> None:
 
 
 @pytest.mark.parametrize(
-    "fields", [{"acceptance": 1.5}, {"decode_tps": 0}, {"lookahead": 65}, {"fault": "explode"}]
+    "fields",
+    [{"acceptance": 1.5}, {"decode_tps": 0}, {"lookahead": 65}, {"fault": "explode"}, {"fault_every": 0}],
 )
 def test_it_rejects_an_impossible_profile(fields: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
@@ -340,6 +341,15 @@ async def test_it_cuts_the_stream_without_a_final_chunk(serve: Callable[..., str
     assert len(contents([(0.0, e) for e in events])) == 3
     assert "[DONE]" not in events
     assert not any(e["choices"] and e["choices"][0]["finish_reason"] for e in events)
+
+
+async def test_it_cuts_only_every_kth_generation_request(serve: Callable[..., str]) -> None:
+    url = serve(**FAST, fault="cut", fault_after=1, fault_every=3)
+    ends = []
+    for _ in range(6):
+        events = [e for _, e in await sse(url, OPENAI_BODY)]
+        ends.append("[DONE]" in events)
+    assert ends == [True, True, False, True, True, False]
 
 
 async def test_it_hangs_without_sending_anything(serve: Callable[..., str]) -> None:

@@ -24,6 +24,7 @@ RULES: dict[str, tuple[str, Callable[[Any], bool], str]] = {
     "--bandwidth-gbps": ("bandwidth_gbps", lambda v: v is None or v > 0, "must be > 0"),
     "--model-gb": ("model_gb", lambda v: v is None or v > 0, "must be > 0"),
     "--fault-after": ("fault_after", lambda v: v >= 0, "must be >= 0"),
+    "--fault-every": ("fault_every", lambda v: v >= 1, "must be >= 1"),
     "--batch-cost": ("batch_cost", lambda v: v >= 0, "must be >= 0"),
     "--prefill-tps": ("prefill_tps", lambda v: v is None or v > 0, "must be > 0"),
     "--cache-tokens": ("cache_tokens", lambda v: v is None or v >= 0, "must be >= 0"),
@@ -62,6 +63,7 @@ class Command(BaseCommand):
         parser.add_argument("--model-gb", type=float)
         parser.add_argument("--fault", choices=FAULTS)
         parser.add_argument("--fault-after", type=int, default=0, help="tokens before the fault")
+        parser.add_argument("--fault-every", type=int, default=1, help="the fault hits every k-th request")
         parser.add_argument("--batch-cost", type=float, default=0.2, help="step x (1 + cost * (n - 1))")
         parser.add_argument("--prefill-tps", type=float, help="model the prompt cache and prefill time")
         parser.add_argument("--cache-tokens", type=int, help="RAM prompt cache limit (default none; 0 = off)")
@@ -92,7 +94,8 @@ class Command(BaseCommand):
             spec = f"lookahead {profile.lookahead}, acceptance {_acceptance(profile)}"
             if profile.lossy_drafter:
                 spec += f", LOSSY drafter (every {profile.lossy_drafter}th accepted draft token wrong)"
-        fault = f", fault {profile.fault} after {profile.fault_after} tokens" if profile.fault else ""
+        every = f" on every {profile.fault_every}th request" if profile.fault_every > 1 else ""
+        fault = f", fault {profile.fault} after {profile.fault_after} tokens{every}" if profile.fault else ""
         self.stdout.write(
             f"SparkDash SIMULATOR (not a real engine) listening on {url} (Ollama /api/*, OpenAI /v1/*): "
             f"decode {profile.tps:g} tok/s, TTFT {profile.ttft_ms:g} ms, {spec}, "

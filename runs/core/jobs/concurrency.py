@@ -15,7 +15,8 @@ from engines import kinds
 from engines.clients.base import EngineClient, Generation, GenerationRequest
 from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt
 from runs.core.jobs.speed import RunProgress
-from runs.core.metrics import request_metrics, send
+from runs.core.metrics import request_metrics
+from runs.core.outcomes import Failures, count_outcomes, succeeded
 from runs.core.stats import summarize
 
 __all__ = ["ConcurrencyJob", "run_concurrency", "summarize_concurrency", "total_tps"]
@@ -67,35 +68,44 @@ class ConcurrencyJob:
 async def run_concurrency(client: EngineClient, job: ConcurrencyJob, progress: RunProgress) -> dict[str, Any]:
     """Send each level's burst `reps` times; report every request, then each level; summarize.
 
-    Raises EngineError naming the level and request that failed; the rest of its burst is cancelled.
+    A failed request is a row with its reason (runs/core/outcomes.py); raises EngineError naming
+    the level and request when the run must stop (engine unreachable, failures in a row, none
+    succeeded).
     """
     await progress.on_start(job.reps * sum(job.levels))
     request = job.request(ignore_eos=kinds.get(client.engine_kind).honours_ignore_eos)
+    failures = Failures()
     for _ in range(job.warmup):
-        await send(client, request, "warm-up request")
+        await failures.send(client, request, "warm-up request")
     levels: dict[str, Any] = {}
+    every: list[dict[str, Any]] = []
     for c in job.levels:
         rows: list[dict[str, Any]] = []
         totals: list[float | None] = []
         for rep in range(job.reps):
-            gens = await _burst(client, request, c, f"level {c}, repetition {rep + 1}")
-            totals.append(total_tps(gens))
+            gens = await _burst(client, request, c, f"level {c}, repetition {rep + 1}", failures)
+            totals.append(total_tps([g for g in gens if isinstance(g, Generation)]))
             for i, gen in enumerate(gens):
-                rows.append(request_metrics(gen) | {"concurrency": c, "rep": rep, "index": i})
+                row = gen if isinstance(gen, dict) else request_metrics(gen)
+                rows.append(row | {"concurrency": c, "rep": rep, "index": i})
                 await progress.on_sample("request", rows[-1])
+        every += rows
         levels[str(c)] = summarize_level(c, rows, totals, job.answer_tokens)
         await progress.on_sample("level", levels[str(c)])
-    return summarize_concurrency(levels, job.answer_tokens)
+    Failures.check_any_succeeded(every)
+    return summarize_concurrency(levels, job.answer_tokens) | {"outcomes": count_outcomes(every)}
 
 
-async def _burst(client: EngineClient, request: GenerationRequest, c: int, where: str) -> list[Generation]:
-    """c copies of the request at once on one client (its pool opens a connection each)."""
+async def _burst(
+    client: EngineClient, request: GenerationRequest, c: int, where: str, failures: Failures
+) -> list[Generation | dict[str, Any]]:
+    """c copies of the request at once on one client (its pool opens a connection each); a failed
+    one is its row, and a failure that stops the run cancels the rest of the burst."""
     names = [f"{where}, request {i + 1} of {c}" for i in range(c)]
-    tasks = [asyncio.ensure_future(send(client, request, name)) for name in names]
+    tasks = [asyncio.ensure_future(failures.send(client, request, name)) for name in names]
     try:
         return list(await asyncio.gather(*tasks))
     except BaseException:
-        # One failed: stop the others rather than wait for them.
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -104,18 +114,22 @@ async def _burst(client: EngineClient, request: GenerationRequest, c: int, where
 
 def total_tps(gens: Sequence[Generation]) -> float | None:
     """The box's total generated tok/s: all output tokens / (last finish - first send)."""
+    if not gens:
+        return None
     span = max(g.finished_at for g in gens) - min(g.sent_at for g in gens)
     tokens = sum(g.figures.output_tokens or 0 for g in gens)
     return tokens / span if span > 0 else None
 
 
 def summarize_level(
-    c: int, rows: Sequence[dict[str, Any]], totals: Sequence[float | None], answer_tokens: int
+    c: int, all_rows: Sequence[dict[str, Any]], totals: Sequence[float | None], answer_tokens: int
 ) -> dict[str, Any]:
-    """One level: total tok/s over bursts; time to finish, TTFT and per-answer speed over requests.
+    """One level: total tok/s over bursts; time to finish, TTFT and per-answer speed over the
+    requests that succeeded (total tok/s counts only their tokens); outcomes over all.
 
     short_answers counts answers that stopped before answer_tokens (the engine ignored ignore_eos).
     """
+    rows = succeeded(all_rows)
     return {
         "concurrency": c,
         "total_tps": summarize(totals),
@@ -125,6 +139,7 @@ def summarize_level(
         "output_tokens": summarize(r["output_tokens"] for r in rows),
         "short_answers": sum(1 for r in rows if r["output_tokens"] < answer_tokens),
         "requests": len(rows),
+        "outcomes": count_outcomes(all_rows),
     }
 
 

@@ -6,7 +6,7 @@ supplies that as `at_lookahead`, an async context manager factory yielding a cli
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -15,6 +15,7 @@ from engines.clients.base import EngineClient, EngineError
 from engines.clients.counters import spec_since
 from runs.core.jobs.speed import RequestCount, RunProgress, SpeedJob, measure_prompts
 from runs.core.metrics import acceptance_by_position
+from runs.core.outcomes import Failures, count_outcomes, succeeded
 from runs.core.stats import summarize_rows
 
 AtLookahead = Callable[[int], AbstractAsyncContextManager[tuple[EngineClient, str]]]
@@ -44,6 +45,7 @@ async def run_lookahead(
             rows += await measure_prompts(client, speed, progress, tally, lookahead=length)
             spec = await spec_since(client, before)
             counted[str(length)] = spec.summary() if spec else None
+    Failures.check_any_succeeded(rows)
     return summarize_lookahead(rows, job.lengths, counted)
 
 
@@ -55,7 +57,7 @@ async def _snapshot(client: EngineClient) -> str | None:
 
 
 def summarize_lookahead(
-    rows: Sequence[dict[str, Any]], lengths: Sequence[int],
+    all_rows: Sequence[dict[str, Any]], lengths: Sequence[int],
     counted: dict[str, dict[str, Any] | None] | None = None,
 ) -> dict[str, Any]:
     """{"lengths": {k: {"all": spreads, output_type: spreads}}, "spec_by_length": {k: counters},
@@ -63,8 +65,10 @@ def summarize_lookahead(
 
     Each length's and output type's spreads carry "acceptance_by_position" where the engine's
     per-request counts have it ("all" falls back on the length's counters); "spec_by_length" is
-    each length's /metrics delta, warm-up included (None: not exposed, or no drafting).
+    each length's /metrics delta, warm-up included (None: not exposed, or no drafting). Figures
+    are over the requests that succeeded; "outcomes" counts all (runs/core/outcomes.py).
     """
+    rows = succeeded(all_rows)
     per_length: dict[str, Any] = {}
     for length in lengths:
         at = [r for r in rows if r["lookahead"] == length]
@@ -78,10 +82,11 @@ def summarize_lookahead(
     return {
         "lengths": per_length, "spec_by_length": {str(k): (counted or {}).get(str(k)) for k in lengths},
         "best_lookahead": _fastest(per_length), "requests": len(rows),
+        "outcomes": count_outcomes(all_rows),
     }  # fmt: skip
 
 
-def _figures(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def _figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return summarize_rows(rows, SWEEP_METRICS) | {"acceptance_by_position": acceptance_by_position(rows)}
 
 

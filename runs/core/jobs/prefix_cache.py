@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engines.clients.base import EngineClient, GenerationRequest
+from engines.clients.base import EngineClient, EngineError, GenerationRequest
 from runs.core.jobs.source_text import source_text
 from runs.core.jobs.speed import RunProgress
-from runs.core.metrics import request_metrics, send
+from runs.core.metrics import request_metrics
+from runs.core.outcomes import Failures, count_outcomes, succeeded
 
 __all__ = ["PrefixCacheJob", "run_prefix_cache", "summarize_probe"]
 
@@ -69,7 +70,9 @@ async def run_prefix_cache(
 ) -> dict[str, Any]:
     """Send the grow steps, the unrelated request and the continuation; each is a "step" sample.
 
-    Raises EngineError naming the step that failed.
+    A failed step is a row with its reason (runs/core/outcomes.py) and leaves the conversation
+    without its message; raises EngineError naming the step when the run must stop, or when the
+    insertion, the continuation or the grow step before them failed (nothing left to judge by).
     """
     await progress.on_start(job.steps + 2)
     probe = _Probe(client, job, progress)
@@ -92,20 +95,27 @@ class _Probe:
         self.client, self.job, self.progress = client, job, progress
         self.history: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
         self.rows: list[dict[str, Any]] = []
+        self.failures = Failures()
 
     async def converse(self, message: str, label: str) -> None:
-        """Send the conversation with one more user message; keep the answer in it."""
+        """Send the conversation with one more user message; keep the answer in it (or, when the
+        request failed, drop the message)."""
         self.history.append({"role": "user", "content": message})
         answer = await self.send(self.history, label)
-        self.history.append({"role": "assistant", "content": answer})
+        if answer is None:
+            self.history.pop()
+        else:
+            self.history.append({"role": "assistant", "content": answer})
 
-    async def send(self, messages: list[dict[str, Any]], label: str) -> str:
+    async def send(self, messages: list[dict[str, Any]], label: str) -> str | None:
+        """The answer's text; None when the request failed (its row says why)."""
         where = f"step {len(self.rows) + 1} ({label})"
-        gen = await send(self.client, self.job.request(messages), where)
-        row = step_row(request_metrics(gen)) | {"step": len(self.rows) + 1, "label": label}
+        gen = await self.failures.send(self.client, self.job.request(messages), where)
+        figures = gen if isinstance(gen, dict) else step_row(request_metrics(gen))
+        row = figures | {"step": len(self.rows) + 1, "label": label}
         self.rows.append(row)
         await self.progress.on_sample("step", row)
-        return gen.text
+        return None if isinstance(gen, dict) else gen.text
 
 
 def step_row(metrics: dict[str, Any]) -> dict[str, Any]:
@@ -127,11 +137,15 @@ def summarize_probe(rows: Sequence[dict[str, Any]], discard_share: float) -> dic
     was discarded: judged by cached-token counts, or by TTFT where the engine gives none."""
     inserted = next(i for i, r in enumerate(rows) if r["label"] == "inserted")
     before, continuation = rows[inserted - 1], rows[inserted + 1]
+    for row in (before, rows[inserted], continuation):
+        if row.get("failed"):
+            raise EngineError(f"the probe has nothing to judge the cache by: {row['error']}")
     detected, detected_by = detect_discard(before, continuation, discard_share)
     return {
+        "outcomes": count_outcomes(rows),
         "cache_discard_detected": detected,
         "detected_by": detected_by,
-        "steps": sum(1 for r in rows if r["label"] == "grow"),
+        "steps": sum(1 for r in succeeded(rows) if r["label"] == "grow"),
         "conversation_tokens": before["prompt_tokens"],
         "last_grow": before,
         "inserted": rows[inserted],
@@ -164,8 +178,9 @@ def _expected_new(before: dict[str, Any], continuation: dict[str, Any]) -> int |
     return max(continuation["prompt_tokens"] - kept, 1)
 
 
-def _share(rows: Sequence[dict[str, Any]]) -> float | None:
-    """New prompt tokens / prompt tokens sent, over the whole probe (seed: 9.3 %)."""
+def _share(all_rows: Sequence[dict[str, Any]]) -> float | None:
+    """New prompt tokens / prompt tokens sent, over the whole probe's answered steps (seed: 9.3 %)."""
+    rows = succeeded(all_rows)
     if any(r["new_tokens"] is None for r in rows):
         return None
     sent = sum(r["prompt_tokens"] for r in rows)

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from engines.clients.base import EngineClient, GenerationRequest, as_dict, now
 from runs.core.jobs.speed import RunProgress
-from runs.core.metrics import request_metrics, send
+from runs.core.metrics import request_metrics
+from runs.core.outcomes import Failures, count_outcomes, succeeded
 from runs.core.stats import summarize
 
 __all__ = ["ReplayJob", "normalize", "parse_jsonl", "run_replay", "summarize_replay"]
@@ -120,25 +121,30 @@ class ReplayJob:
 async def run_replay(client: EngineClient, job: ReplayJob, progress: RunProgress) -> dict[str, Any]:
     """Replay every request in order, `reps` passes; each is reported as a "request" sample.
 
-    Raises ValueError for a request without a model, EngineError naming the request that failed.
+    Raises ValueError for a request without a model. A failed request is a row with its reason
+    (runs/core/outcomes.py); raises EngineError naming the request when the run must stop.
     """
     requests = job.generation_requests()
     await progress.on_start(job.reps * len(requests))
+    failures = Failures()
     for _ in range(job.warmup):
-        await send(client, requests[0], "warm-up request")
+        await failures.send(client, requests[0], "warm-up request")
     rows: list[dict[str, Any]] = []
     walls: list[float] = []
     for rep in range(job.reps):
         started = now()
         for index, request in enumerate(requests):
             where = f"request {index + 1} of {len(requests)}, repetition {rep + 1}"
-            rows.append(request_metrics(await send(client, request, where)) | {"index": index, "rep": rep})
+            gen = await failures.send(client, request, where)
+            row = gen if isinstance(gen, dict) else request_metrics(gen)
+            rows.append(row | {"index": index, "rep": rep})
             await progress.on_sample("request", rows[-1])
         walls.append(now() - started)
+    Failures.check_any_succeeded(rows)
     return summarize_replay(rows, walls)
 
 
-def generation_s(row: dict[str, Any]) -> float | None:
+def generation_s(row: Mapping[str, Any]) -> float | None:
     """Output tokens / decode speed of one request (the client's speed, else the engine's).
 
     A tool-call answer streams no content the client sees, so only the engine's speed is known.
@@ -147,26 +153,31 @@ def generation_s(row: dict[str, Any]) -> float | None:
     return row["output_tokens"] / tps if tps and row.get("output_tokens") else None
 
 
-def summarize_replay(rows: Sequence[dict[str, Any]], walls: Sequence[float]) -> dict[str, Any]:
+def summarize_replay(all_rows: Sequence[dict[str, Any]], walls: Sequence[float]) -> dict[str, Any]:
     """Per request index: medians over passes; per pass: wall time, generation time and tokens.
 
     generation_s is the seed's "generation time per task": the sum over requests of output
-    tokens / decode speed, as median/min/max over passes.
+    tokens / decode speed, as median/min/max over passes; a pass with a failed request has none
+    (its sum would be short). Figures are over the requests that succeeded; outcomes over all.
     """
-    reps = sorted({r["rep"] for r in rows})
-    passes = [[r for r in rows if r["rep"] == rep] for rep in reps]
-    indexes = sorted({r["index"] for r in rows})
+    reps = sorted({r["rep"] for r in all_rows})
+    passes = [[r for r in all_rows if r["rep"] == rep] for rep in reps]
+    indexes = sorted({r["index"] for r in all_rows})
+    rows = succeeded(all_rows)
     return {
+        "outcomes": count_outcomes(all_rows),
         "requests": len(indexes),
         "reps": len(reps),
         "wall_s": summarize(walls),
         "generation_s": summarize(_sum_or_none(generation_s(r) for r in p) for p in passes),
-        "output_tokens": summarize(sum(r["output_tokens"] for r in p) for p in passes),
+        "output_tokens": summarize(_sum_or_none(r.get("output_tokens") for r in p) for p in passes),
         "per_request": [_per_request(i, [r for r in rows if r["index"] == i]) for i in indexes],
     }
 
 
-def _per_request(index: int, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def _per_request(index: int, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    if not rows:
+        return {"index": index, "failed": True}
     return {
         "index": index,
         "e2e_s": _median(r["e2e_s"] for r in rows),

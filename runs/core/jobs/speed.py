@@ -7,13 +7,8 @@ from typing import Any, Protocol
 
 from engines.clients.base import EngineClient, GenerationRequest
 from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt, prompt_set_id
-from runs.core.metrics import (
-    REQUEST_METRICS,
-    acceptance_by_position,
-    reasoning_sources,
-    request_metrics,
-    send,
-)
+from runs.core.metrics import REQUEST_METRICS, acceptance_by_position, reasoning_sources, request_metrics
+from runs.core.outcomes import Failures, count_outcomes, succeeded
 from runs.core.stats import summarize_rows
 
 
@@ -53,50 +48,61 @@ class SpeedJob:
 async def run_speed(client: EngineClient, job: SpeedJob, progress: RunProgress) -> dict[str, Any]:
     """Send every prompt `reps` times (after unrecorded warm-up requests) and summarize.
 
-    Raises EngineError naming the request that failed; samples reported before it stand.
+    A failed request is a row with its reason (runs/core/outcomes.py); raises EngineError naming
+    the request when the run must stop (engine unreachable, failures in a row, none succeeded);
+    samples reported before it stand.
     """
     total = job.reps * len(job.prompts)
     await progress.on_start(total)
     rows = await measure_prompts(client, job, progress, RequestCount(total))
+    Failures.check_any_succeeded(rows)
     # Recorded so that a comparison can tell whether two runs sent the same prompts.
     return summarize_speed(rows) | {"prompt_set": prompt_set_id(job.prompts)}
 
 
 @dataclass
 class RequestCount:
-    """How many requests a run sends in all, and how many it has sent (for error messages)."""
+    """How many requests a run sends in all, how many it has sent (for error messages), and its
+    rule for failed ones."""
 
     total: int
     done: int = 0
+    failures: Failures = field(default_factory=Failures)
 
 
 async def measure_prompts(
     client: EngineClient, job: SpeedJob, progress: RunProgress, tally: RequestCount, **label: Any
 ) -> list[dict[str, Any]]:
     """The warm-up, then every prompt `reps` times; each row is reported as a "request" sample."""
-    for _ in range(job.warmup):
-        await _send(client, job, job.prompts[0], "warm-up request")
+    for _ in range(job.warmup):  # unrecorded, but a failed one counts towards failures in a row
+        await _send(client, job, job.prompts[0], "warm-up request", tally.failures)
     rows: list[dict[str, Any]] = []
     for rep in range(job.reps):
         for prompt in job.prompts:
             tally.done += 1
             where = f"request {tally.done} of {tally.total} ({prompt.name}, repetition {rep + 1})"
-            row = await _send(client, job, prompt, where)
+            row = await _send(client, job, prompt, where, tally.failures)
             row |= {"prompt": prompt.name, "output_type": prompt.output_type, "rep": rep, **label}
             rows.append(row)
             await progress.on_sample("request", row)
     return rows
 
 
-async def _send(client: EngineClient, job: SpeedJob, prompt: Prompt, where: str) -> dict[str, Any]:
-    return request_metrics(await send(client, job.request(prompt), where))
+async def _send(
+    client: EngineClient, job: SpeedJob, prompt: Prompt, where: str, failures: Failures
+) -> dict[str, Any]:
+    gen = await failures.send(client, job.request(prompt), where)
+    return gen if isinstance(gen, dict) else request_metrics(gen)
 
 
-def summarize_speed(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Each metric as median/min/max/n over requests, and decode speed per output type."""
+def summarize_speed(all_rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Each metric as median/min/max/n over the requests that succeeded, decode speed per output
+    type, and the outcomes of all of them (runs/core/outcomes.py)."""
+    rows = succeeded(all_rows)
     summary: dict[str, Any] = summarize_rows(rows, REQUEST_METRICS)
     summary["requests"] = len(rows)
     summary["reasoning_tokens_sources"] = reasoning_sources(rows)
+    summary["outcomes"] = count_outcomes(all_rows)
     by_type: dict[str, Any] = {}
     for output_type in sorted({r["output_type"] for r in rows}):
         subset = [r for r in rows if r["output_type"] == output_type]

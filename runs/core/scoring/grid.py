@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, TypedDict
 
 from runs.core.hardware import throttle_text, throttled_s
+from runs.core.outcomes import FAILED_SHARE_LIMIT, failures_note, over_failed_share
 from runs.core.readings import Metric, Summary
 from runs.core.registry import JOBS
 from runs.core.scoring.figures import compare, delta_text, figure_text, interval_text
@@ -57,6 +58,8 @@ class Cell(TypedDict):
     throttled_s: float | None  # the longest throttle among the cell's runs; None where none throttled
     throttle_text: str  # "throttled 12.3 s", "" where none throttled
     throttle_title: str
+    failed_text: str  # "12.5 % of requests failed" where a run's share was over the limit, "" otherwise
+    failed_title: str
 
 
 class CellDelta(TypedDict):
@@ -90,8 +93,24 @@ def _cell(job: str, runs: Sequence[GridRun]) -> Cell:
         "run_ids": [r.id for r in runs], "spread": spread, "text": figure_text(metric, spread),
         "interval": interval_text(spread, metric.unit, metric.digits, metric.scale, counted="runs"),
         "delta": None, "delta_pct": None, "verdict": "baseline", "delta_text": "", "delta_pct_text": "",
-        **_throttle(runs),
+        **_throttle(runs), **_failed(runs),
     }
+
+
+class CellFailed(TypedDict):
+    failed_text: str
+    failed_title: str
+
+
+def _failed(runs: Sequence[GridRun]) -> CellFailed:
+    """The cell's failed-requests mark: its runs where over FAILED_SHARE_LIMIT of the requests failed."""
+    marked = [(r.id, r.summary) for r in runs if over_failed_share(r.summary)]
+    if not marked:
+        return {"failed_text": "", "failed_title": ""}
+    worst = max(s["outcomes"]["failed_share"] for _, s in marked)
+    which = "; ".join(f"#{run_id} {failures_note(s)}" for run_id, s in marked)
+    return {"failed_text": f"{100 * worst:.0f} % of requests failed",
+            "failed_title": f"over {100 * FAILED_SHARE_LIMIT:g} % of the requests failed in run {which}"}
 
 
 class CellThrottle(TypedDict):

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from runs.core.outcomes import failures_note, over_text
 from runs.core.readings import Summary, median_of
 from runs.core.registry import METRICS
 from runs.core.scoring.energy import energy_jobs, energy_rows
@@ -76,6 +77,8 @@ class TableCell(TypedDict):
     delta_text: str
     delta_pct_text: str
     title: str  # why there is no figure (an energy row's energy_note), "" otherwise
+    over: str  # "over 9 of 12 requests" of the row's runs, "" where they count no outcomes
+    failed: bool  # some of those requests failed
 
 
 class Versus(TypedDict):
@@ -107,13 +110,15 @@ def compare_groups(groups: Sequence[Group], baseline_id: int) -> list[TableRow]:
         for g in groups
     }
     base = scored[baseline_id]
+    summaries = {run_id: summary for g in groups for run_id, _, summary in g.runs}
     table: list[TableRow] = []
     for i, first in enumerate(base):
         rows = [scored[g.config_id][i] for g in groups]
         if not any(row["runs"] for row in rows):
             continue
         cells = [
-            _cell(g.config_id, base[i], row, g.config_id == baseline_id)
+            _cell(g.config_id, base[i], row, g.config_id == baseline_id,
+                  _over([summaries[run_id] for run_id in row["run_ids"] if run_id in summaries]))
             for g, row in zip(groups, rows, strict=True)
         ]
         out_of = list(dict.fromkeys(row["out_of"] for row in rows if row["out_of"]))
@@ -125,7 +130,17 @@ def compare_groups(groups: Sequence[Group], baseline_id: int) -> list[TableRow]:
     return table
 
 
-def _cell(config_id: int, base: ScoreRow, row: ScoreRow, is_baseline: bool) -> TableCell:
+class Over(TypedDict):
+    over: str
+    failed: bool
+
+
+def _over(summaries: Sequence[Summary]) -> Over:
+    """How many requests the cell's figure is over (runs/core/outcomes.py), and whether any failed."""
+    return {"over": over_text(summaries), "failed": any(failures_note(s) for s in summaries)}
+
+
+def _cell(config_id: int, base: ScoreRow, row: ScoreRow, is_baseline: bool, over: Over) -> TableCell:
     versus: Versus = {
         "delta": None, "delta_pct": None, "verdict": "baseline", "delta_text": "", "delta_pct_text": "",
     }
@@ -135,6 +150,7 @@ def _cell(config_id: int, base: ScoreRow, row: ScoreRow, is_baseline: bool) -> T
         "config_id": config_id, "baseline": is_baseline, "text": row["text"], "spread": row["spread"],
         "tally": row["tally"], "runs": row["runs"], "title": row.get("note") or row.get("interval", ""),
         **versus,
+        "over": over["over"], "failed": over["failed"],
     }
 
 
@@ -305,6 +321,7 @@ def chart_data(groups: Sequence[Group], rows: Sequence[TableRow], baseline_id: i
 EXPORT_COLUMNS = [
     "benchmark", "metric", "label", "unit", "config", "config_id", "baseline", "runs",
     "median", "min", "max", "n", "count", "figure", "delta", "delta_unit", "delta_pct", "verdict",
+    "over",
 ]
 
 
@@ -335,5 +352,5 @@ def _export_row(row: TableRow, config: str, cell: TableCell) -> dict[str, Any]:
         # A difference of two shares is in percentage points.
         "delta": None if delta is None else delta * (100 if shares else scale),
         "delta_unit": "pp" if shares else row["unit"],
-        "delta_pct": cell["delta_pct"], "verdict": cell["verdict"],
+        "delta_pct": cell["delta_pct"], "verdict": cell["verdict"], "over": cell["over"],
     }

@@ -452,3 +452,34 @@ def test_it_notes_a_throttled_baseline_and_stays_quiet_without_throttling(sweep)
     assert "throttled_s" not in alert.value
     alert.baseline.pop("throttled_s")
     assert alerts.throttle_note(alert) == ""
+
+
+FAILED_QUARTER = {"attempted": 12, "succeeded": 9, "failed": 3, "failed_by_reason": {"http 500": 3},
+                  "cut_by_max_tokens": 9, "stopped_early": 0, "failed_share": 0.25, "over_failed_share": True}
+
+
+@pytest.mark.django_db
+def test_it_says_when_a_quarter_of_the_alerted_runs_requests_failed(sweep):
+    nights(sweep, *BASELINE)
+    flaky = scheduled(sweep, [80.0, 80.2, 79.9])
+    flaky.runs.update(summary=speed_summary(80.0) | {"outcomes": FAILED_QUARTER})
+    check_execution(flaky)
+    alert = Alert.objects.select_related("config").get(metric="decode_tps_client")
+    assert alert.value["failed_share"] == 0.25
+    note = "failed requests: 25 % of this run's requests failed; its figures are over the survivors"
+    assert alerts.failed_note(alert) == note
+    sent = alerts.webhook_payload(flaky, [alert])["alerts"][0]
+    assert (sent["failed_share"], sent["baseline_failed_share"], sent["failed_note"]) == (0.25, None, note)
+    assert alerts.throttle_note(alert) == ""
+
+
+@pytest.mark.django_db
+def test_it_says_nothing_of_failures_at_ten_percent_or_less(sweep):
+    nights(sweep, *BASELINE)
+    slow = scheduled(sweep, [80.0, 80.2, 79.9])
+    tenth = FAILED_QUARTER | {"attempted": 10, "succeeded": 9, "failed": 1, "failed_share": 0.1,
+                              "over_failed_share": False}
+    slow.runs.update(summary=speed_summary(80.0) | {"outcomes": tenth})
+    check_execution(slow)
+    alert = Alert.objects.get(metric="decode_tps_client")
+    assert "failed_share" not in alert.value and alerts.failed_note(alert) == ""

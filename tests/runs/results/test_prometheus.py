@@ -6,7 +6,14 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from runs.models import Run
 from sparkdash.settings import envsecret
-from tests.factories import EngineConfigFactory, RunFactory, SweepFactory, telemetry, throttled_warning
+from tests.factories import (
+    EngineConfigFactory,
+    RunFactory,
+    SweepFactory,
+    request_outcomes,
+    telemetry,
+    throttled_warning,
+)
 from tests.runs.compare_helpers import T0, concurrency_summary, speed_runs, speed_summary, succeeded
 
 pytestmark = pytest.mark.django_db
@@ -149,3 +156,13 @@ def test_it_exposes_energy_and_seconds_throttled_of_the_latest_runs(alice_client
     assert ("sparkdash_joules_per_output_token", labels(unmetered, "speed")) not in values
     assert not [key for key in values if dict(key[1]).get("config") == "no-telemetry"
                 and key[0].startswith(("sparkdash_joules", "sparkdash_throttled"))]
+
+
+def test_it_exposes_the_share_of_failed_requests_of_the_latest_runs(alice_client):
+    flaky = EngineConfigFactory(name="flaky")
+    old = EngineConfigFactory(name="no-outcomes")
+    succeeded(flaky, "speed", speed_summary(40.0) | {"outcomes": request_outcomes(12, 3)})
+    succeeded(old, "speed", speed_summary(42.0))
+    values, _ = parse(scrape(alice_client))
+    assert values[("sparkdash_failed_request_share", labels(flaky, "speed"))] == 0.25
+    assert ("sparkdash_failed_request_share", labels(old, "speed")) not in values

@@ -8,7 +8,13 @@ import pytest
 from django.urls import reverse
 
 from runs.models import Run
-from tests.factories import EngineConfigFactory, SweepExecutionFactory, telemetry, throttled_warning
+from tests.factories import (
+    EngineConfigFactory,
+    SweepExecutionFactory,
+    request_outcomes,
+    telemetry,
+    throttled_warning,
+)
 from tests.runs.compare_helpers import full_comparison, speed_runs, speed_summary, succeeded, three_configs
 
 pytestmark = pytest.mark.django_db
@@ -274,7 +280,7 @@ def test_it_marks_a_throttled_config_and_shows_its_energy(alice_client):
               warnings=[throttled_warning(12.3)])
     succeeded(cool, "speed", speed_summary(41.0) | {"telemetry": telemetry()})
     response = compare(alice_client, configs=ids(hot, cool))
-    columns = dict((c.name, mark) for c, mark in response.context["comparison"].columns)
+    columns = dict((c.name, mark) for c, mark, _ in response.context["comparison"].columns)
     assert columns["hot"]["text"] == "throttled 12.3 s"
     assert columns["cool"] is None
     html = response.content.decode()
@@ -283,3 +289,24 @@ def test_it_marks_a_throttled_config_and_shows_its_energy(alice_client):
     energy = cells(response, "Energy", "j_per_token@speed")
     assert energy["hot"]["text"] == "1.250 [1.250\u20131.250] J (n=1)"
     assert 'title="no power reading on this machine">\u2014</span>' in html
+
+
+def test_it_marks_a_config_whose_run_lost_a_quarter_of_its_requests(alice_client):
+    flaky = EngineConfigFactory(name="flaky")
+    steady = EngineConfigFactory(name="steady")
+    succeeded(flaky, "speed", speed_summary(40.0) | {"outcomes": request_outcomes(12, 3)})
+    succeeded(steady, "speed", speed_summary(41.0) | {"outcomes": request_outcomes(12, 1)})
+    response = compare(alice_client, configs=ids(flaky, steady))
+    columns = {c.name: failed for c, _, failed in response.context["comparison"].columns}
+    assert columns["flaky"]["text"] == "25 % of requests failed"
+    assert "3 of 12 requests failed (25.0 %: http 500 3)" in columns["flaky"]["title"]
+    assert columns["steady"] is None  # 1 of 12 is under the 10 % mark
+    decode = cells(response, "Speed", "decode_tps_client")
+    assert (decode["flaky"]["over"], decode["flaky"]["failed"]) == ("over 9 of 12 requests", True)
+    assert (decode["steady"]["over"], decode["steady"]["failed"]) == ("over 11 of 12 requests", True)
+    html = response.content.decode()
+    assert "\u26a0 25 % of requests failed</span>" in html
+    assert "<small class=\"meta\" data-over>over 9 of 12 requests</small>" in html
+    rows = json.loads(compare(alice_client, configs=ids(flaky, steady), format="json").content)["rows"]
+    exported = {(r["metric"], r["config"]): r["over"] for r in rows}
+    assert exported[("decode_tps_client", "flaky")] == "over 9 of 12 requests"

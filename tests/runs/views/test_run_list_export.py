@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from runs.models import Run
-from tests.factories import EngineConfigFactory
+from tests.factories import EngineConfigFactory, request_outcomes
 from tests.runs.compare_helpers import speed_runs, speed_summary, spread, succeeded
 
 pytestmark = pytest.mark.django_db
@@ -59,3 +59,16 @@ def test_it_exports_the_engines_ttft_and_acceptance_at_each_draft_position(alice
     assert rows[0]["ttft_engine_s"] == "0.18"
     # Runs without per-position figures (or an engine's TTFT) leave those cells empty.
     assert (rows[1]["acceptance_pos_1"], rows[1]["ttft_engine_s"]) == ("", "")
+
+
+def test_it_exports_how_many_requests_were_attempted_succeeded_and_failed(alice_client, runs):
+    flaky = EngineConfigFactory(name="flaky")
+    succeeded(flaky, "speed", speed_summary(40.0) | {"outcomes": request_outcomes(12, 3)}, minute=5)
+    response = alice_client.get(reverse("runs:list"), {"format": "json"})
+    rows = {r["config"]: r for r in json.loads(response.content)["rows"]}
+    got = rows["flaky"]
+    assert (got["requests_attempted"], got["requests_succeeded"], got["requests_failed"]) == (12, 9, 3)
+    assert got["failed_share"] == 0.25
+    assert rows["other"]["requests_attempted"] is None  # a job that counts no request outcomes
+    listed = alice_client.get(reverse("runs:list")).content.decode()
+    assert "\u26a0 25 % failed</span>" in listed

@@ -66,3 +66,16 @@ async def test_it_names_the_level_and_request_that_failed():
         async with client_for("llama-server", sim.url) as client:
             with pytest.raises(EngineError, match=r"level 2, repetition 1, request \d of 2: .*500"):
                 await run_concurrency(client, job, CollectingProgress())
+
+
+async def test_it_keeps_a_burst_whose_one_request_failed():
+    progress = CollectingProgress()
+    profile = SimProfile(decode_tps=500, ttft_ms=5, fault="http-500", fault_every=4)
+    with serve_in_thread(profile) as sim:
+        async with client_for("llama-server", sim.url) as client:
+            job = ConcurrencyJob("demo", levels=(4,), answer_tokens=8, warmup=0)
+            summary = await run_concurrency(client, job, progress)
+    level = summary["levels"]["4"]
+    assert level["requests"] == 3 and level["finish_s"]["n"] == 3
+    assert level["outcomes"]["failed_by_reason"] == {"http 500": 1}
+    assert summary["outcomes"]["attempted"] == 4 and summary["outcomes"]["succeeded"] == 3

@@ -84,3 +84,29 @@ def test_it_writes_exactly_the_bytes_asked_of_numbered_source_lines():
     assert text.startswith("   41  def ")
     assert text == source_text(6000, seed=3, first_line=41)
     assert text != source_text(6000, seed=4, first_line=41)
+
+
+async def run_faulty(steps, every):
+    profile = SimProfile(decode_tps=1000, ttft_ms=5, prefill_tps=20_000, fault="http-500", fault_every=every)
+    progress = CollectingProgress()
+    with serve_in_thread(profile) as sim:
+        async with client_for("llama-server", sim.url) as client:
+            job = PrefixCacheJob("demo", **(SMALL | {"steps": steps}))
+            return await run_prefix_cache(client, job, progress), progress
+
+
+async def test_it_keeps_probing_past_a_failed_grow_step_without_its_message():
+    # Steps 1-5 grow, 6 is the insertion, 7 the continuation: the 4th request fails.
+    summary, progress = await run_faulty(steps=5, every=4)
+    rows = [values for _, values in progress.samples]
+    assert [r.get("failed") for r in rows] == [None, None, None, "http 500", None, None, None]
+    assert summary["outcomes"]["failed_by_reason"] == {"http 500": 1}
+    assert summary["steps"] == 4
+    # The failed step's message left the conversation: the next one sends no more than before it.
+    step = rows[2]["prompt_tokens"] - rows[1]["prompt_tokens"]
+    assert rows[4]["prompt_tokens"] - rows[2]["prompt_tokens"] < 1.5 * step
+
+
+async def test_it_fails_when_the_insertion_it_judges_by_failed():
+    with pytest.raises(EngineError, match=r"nothing to judge the cache by: step 4 \(inserted\): .*500"):
+        await run_faulty(steps=3, every=4)

@@ -104,3 +104,21 @@ async def test_it_times_a_reasoning_models_answer_after_its_thinking(style):
     assert row["decode_tps_answer"] == pytest.approx(100, rel=0.05)
     assert summary["ttfo_s"]["median"] > summary["ttft_s"]["median"]
     assert summary["answer_tokens"]["median"] == 28
+
+
+async def test_it_records_a_failed_request_with_its_reason_and_goes_on():
+    progress = CollectingProgress()
+    profile = SimProfile(decode_tps=400, ttft_ms=5, fault="malformed", fault_after=2, fault_every=4)
+    with serve_in_thread(profile) as sim:
+        async with client_for("llama-server", sim.url) as client:
+            summary = await run_speed(client, job(reps=2, max_tokens=8), progress)
+    rows = [values for _, values in progress.samples]
+    failed = [r for r in rows if r.get("failed")]
+    assert [rows.index(r) + 1 for r in failed] == [4, 8, 12]
+    assert {r["failed"] for r in failed} == {"malformed reply"}
+    assert "request 4 of 12" in failed[0]["error"]
+    assert summary["ttft_s"]["n"] == summary["requests"] == 9
+    assert summary["outcomes"] | {"failed_share": None} == {
+        "attempted": 12, "succeeded": 9, "failed": 3, "failed_by_reason": {"malformed reply": 3},
+        "cut_by_max_tokens": 9, "stopped_early": 0, "failed_share": None, "over_failed_share": True,
+    }

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from runs.core.scoring.grid import GridRun, build_grid
-from tests.factories import telemetry, throttled_warning
+from tests.factories import request_outcomes, telemetry, throttled_warning
 
 
 def speed(tps, **extra):
@@ -44,3 +44,16 @@ def test_it_calls_overlapping_intervals_of_cells_noise():
     runs = _cell_runs(10, 1, _steady(40.0, 30.0)) + _cell_runs(20, 100, _steady(40.2, 30.0))
     grid = build_grid([{"id": 10}, {"id": 20}], [("speed", "Speed")], runs, baseline_id=10)
     assert grid["rows"][1]["cells"][0]["verdict"] == "noise"
+
+
+def test_it_marks_a_cell_whose_run_lost_over_a_tenth_of_its_requests():
+    runs = [
+        GridRun(1, 10, "speed", "succeeded", speed(40.0, outcomes=request_outcomes(12, 3, "stream cut"))),
+        GridRun(2, 10, "speed", "succeeded", speed(41.0, outcomes=request_outcomes(12, 0))),
+        GridRun(3, 20, "speed", "succeeded", speed(42.0, outcomes=request_outcomes(10, 1))),
+    ]
+    grid = build_grid([{"id": 10}, {"id": 20}], [("speed", "Speed")], runs, baseline_id=None)
+    flaky, fine = (row["cells"][0] for row in grid["rows"])
+    assert flaky["failed_text"] == "25 % of requests failed"
+    assert "#1 3 of 12 requests failed (25.0 %: stream cut 3)" in flaky["failed_title"]
+    assert (fine["failed_text"], fine["failed_title"]) == ("", "")
