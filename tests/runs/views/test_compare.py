@@ -67,6 +67,22 @@ def test_it_shows_every_config_as_median_min_max_and_n_against_the_first(alice_c
     assert f'title="{hover}">{fig("61.0", "60.0", "62.0", 3)}</span>' in html
 
 
+def steady_runs(config, median, outlier):
+    # 19 runs close to the median and one far off: a wide range, a narrow interval of the median.
+    return speed_runs(config, *[median + (i - 9) * 0.05 for i in range(19)], outlier)
+
+
+def test_it_follows_the_intervals_when_the_medians_differ_but_the_intervals_overlap(alice_client):
+    base, near, apart = (EngineConfigFactory(name=name) for name in ("base", "near", "apart"))
+    steady_runs(base, 40.0, 30.0)
+    steady_runs(near, 40.2, 30.0)  # a higher median, its interval overlapping base's
+    steady_runs(apart, 41.0, 30.0)  # its range still overlaps base's: the range rule said noise
+    decode = cells(compare(alice_client, configs=ids(base, near, apart)))
+    assert decode["near"]["delta_text"] == "+0.2 tok/s"
+    assert decode["near"]["verdict"] == "noise"
+    assert decode["apart"]["verdict"] == "better"
+
+
 @pytest.mark.parametrize(
     ("baseline", "expected"),
     [
