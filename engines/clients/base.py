@@ -15,6 +15,8 @@ from typing import Any, ClassVar
 
 import httpx
 
+from engines.clients.chunk import Chunk
+from engines.clients.reasoning import split_unopened
 from engines.errors import (
     EngineCut,
     EngineError,
@@ -58,15 +60,6 @@ class GenerationRequest:
     thinking: bool | None = None
     reasoning_effort: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """One piece of streamed content, stamped with the client clock when it arrived."""
-
-    t: float
-    text: str
-    reasoning: bool = False  # True for the model's reasoning ("thinking"), False for its answer
 
 
 @dataclass
@@ -194,8 +187,6 @@ class EngineClient(ABC):
                     figures = item
         finally:
             _SENT_AT.reset(token)
-        from engines.clients.reasoning import split_unopened  # it imports Chunk from here
-
         finished = now()
         chunks = split_unopened(chunks)
         gen = Generation(sent_at=sent[0], chunks=chunks, finished_at=finished, figures=figures)

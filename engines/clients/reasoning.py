@@ -7,7 +7,7 @@ The tags stay with the reasoning: they are tokens the model generated, but not t
 """
 from __future__ import annotations
 
-from engines.clients.base import Chunk
+from engines.clients.chunk import Chunk
 
 __all__ = ["CLOSE", "OPEN", "ThinkSplitter", "split_unopened"]
 
