@@ -141,7 +141,9 @@ def test_it_shows_a_reasoning_runs_ttfo_and_token_split_beside_its_speeds(inproc
     assert ttfo.is_displayed() and "(n=6)" in ttfo.text
     # 16 tokens per request (the config's max_tokens), the first 8 of them reasoning.
     answer = browser.find_element(By.CSS_SELECTOR, "[data-metric=answer_tokens]")
-    assert answer.text == "8 [8\u20138] tokens (n=6)"
+    figure, interval = answer.text.splitlines()
+    assert figure == "8 [8\u20138] tokens (n=6)"
+    assert interval.startswith("95 % CI 8") and "p90 of 6 requests = max 8" in interval
     assert browser.find_element(By.ID, "reasoning-sources").text == "engine"
     assert run.summary["ttfo_s"]["median"] > run.summary["ttft_s"]["median"]
     assert _severe(browser) == []

@@ -284,7 +284,7 @@ async def test_it_speaks_ollamas_native_api_on_the_second_fixture():
     assert (summary["score"], summary["rows"], summary["outcome"]) == (12, 12, "completed")
     assert summary["steps"] == 3
     first, third = engine.requests[0], engine.requests[2]
-    assert first["stream"] is False and first["think"] is False and first["tools"] == TOOL_SCHEMAS
+    assert first["stream"] is False and "think" not in first and first["tools"] == TOOL_SCHEMAS
     assert first["options"] == {"temperature": 0.6, "num_predict": 2048, "top_k": 20, "seed": 0}
     assert [m["role"] for m in first["messages"]] == ["system", "user"]
     assert "server.js" in first["messages"][1]["content"]
