@@ -161,8 +161,8 @@ async def test_it_streams_decode_at_the_scheduled_speed(serve: Callable[..., str
 
 async def test_it_streams_the_first_token_at_the_scheduled_ttft(serve: Callable[..., str]) -> None:
     # The same request to a zero-TTFT simulator, measured in the same run, is the loopback cost
-    # (2-5 ms here); what the simulator adds on top of it must be the scheduled 300 ms within 2 %
-    # (a busy 2-core Xeon VM woke asyncio's sleeps 3-5 ms late, the blocking tail sleep 0.3 ms).
+    # (2-5 ms here); what the simulator adds on top of it must be the scheduled 300 ms within 5 %
+    # (in CI on a busy 2-core Xeon VM it came 9 ms late: asyncio's sleeps there woke 3-5 ms late).
     body = OLLAMA_BODY | {"options": {"num_predict": 2}}
 
     async def median_ttft(url: str) -> float:
@@ -170,7 +170,7 @@ async def test_it_streams_the_first_token_at_the_scheduled_ttft(serve: Callable[
 
     loopback = await median_ttft(serve(decode_tps=1000.0, ttft_ms=0.0))
     scheduled = await median_ttft(serve(decode_tps=1000.0, ttft_ms=300.0))
-    assert scheduled - loopback == pytest.approx(0.300, rel=0.02)
+    assert scheduled - loopback == pytest.approx(0.300, rel=0.05)
 
 
 async def test_it_streams_speculative_chunks_at_the_scheduled_speed(serve: Callable[..., str]) -> None:
