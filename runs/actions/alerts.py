@@ -146,8 +146,8 @@ def check_execution(execution: SweepExecution) -> list[Alert]:
     for cell, (base, current) in cells.items():
         for metric in ALERTED:
             if alert := _check(execution, cell, metric, _kept(base, cell, metric, held_out), current, floor):
-                alert = _with_throttle(alert, *throttles.get(cell, (None, None)))
-                found.append(_with_failures(alert, *failures.get(cell, (None, None))))
+                alert = _with_side_figure(alert, "throttled_s", *throttles.get(cell, (None, None)))
+                found.append(_with_side_figure(alert, "failed_share", *failures.get(cell, (None, None))))
     return Alert.objects.bulk_create(found)
 
 
@@ -180,11 +180,12 @@ def _most(per_cell: dict[SweepCell, tuple[list[float], list[float]]]) -> Throttl
     return {cell: (max(b, default=None), max(c, default=None)) for cell, (b, c) in per_cell.items()}
 
 
-def _with_failures(alert: Alert, base_share: float | None, current_share: float | None) -> Alert:
-    if base_share is not None:
-        alert.baseline = {**alert.baseline, "failed_share": base_share}
-    if current_share is not None:
-        alert.value = {**alert.value, "failed_share": current_share}
+def _with_side_figure(alert: Alert, key: str, base: float | None, current: float | None) -> Alert:
+    """The alert with `key` added to its baseline's and its value's figures, where known."""
+    if base is not None:
+        alert.baseline = {**alert.baseline, key: base}
+    if current is not None:
+        alert.value = {**alert.value, key: current}
     return alert
 
 
@@ -199,14 +200,6 @@ def failed_note(alert: Alert) -> str:
     if not parts:
         return ""
     return f"failed requests: {'; '.join(parts)}; its figures are over the survivors"
-
-
-def _with_throttle(alert: Alert, base_s: float | None, current_s: float | None) -> Alert:
-    if base_s is not None:
-        alert.baseline = {**alert.baseline, "throttled_s": base_s}
-    if current_s is not None:
-        alert.value = {**alert.value, "throttled_s": current_s}
-    return alert
 
 
 def throttle_note(alert: Alert) -> str:
