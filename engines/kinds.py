@@ -31,10 +31,14 @@ if TYPE_CHECKING:
     from engines.clients.base import EngineClient
     from engines.recipes.base import LaunchSettings, Recipe
 
-__all__ = ["OLLAMA_NATIVE", "OPENAI_COMPATIBLE", "REGISTRY", "EngineKind", "choices", "find", "get", "names"]
+__all__ = [
+    "OLLAMA_NATIVE", "OPENAI_COMPATIBLE", "REGISTRY", "SGLANG_NATIVE",
+    "EngineKind", "choices", "find", "get", "names",
+]  # fmt: skip
 
 OPENAI_COMPATIBLE = "engines.clients:openai_compatible"
 OLLAMA_NATIVE = "engines.clients:ollama_native"
+SGLANG_NATIVE = "engines.clients:sglang_native"
 ClientFactory = Callable[["EngineKind", str, str, float, "httpx.AsyncBaseTransport | None"], "EngineClient"]
 
 
@@ -67,6 +71,8 @@ class EngineKind:
     :param chat_fields: fields added to every OpenAI-compatible chat body.
     :param figures_from_metrics: whether its replies carry no timings, so a request's engine-side
         figures (decode and prefill time, time to first token, drafts) come from /metrics deltas.
+    :param startup_metric: the /metrics gauge (labelled ``phase``) in which it tells how long each
+        part of its start-up took; None: it tells none.
     """
 
     name: str
@@ -85,6 +91,7 @@ class EngineKind:
     version_paths: tuple[tuple[str, str], ...] = ()
     chat_fields: Mapping[str, Any] = field(default_factory=dict)
     figures_from_metrics: bool = False
+    startup_metric: str | None = None
 
     def make_client(
         self, base_url: str, api_key: str, timeout: float, transport: httpx.AsyncBaseTransport | None
@@ -129,7 +136,7 @@ REGISTRY: dict[str, EngineKind] = {
             chat_fields={"cache_prompt": True},
         ),
         EngineKind(
-            name="sglang", label="SGLang", client=OPENAI_COMPATIBLE,
+            name="sglang", label="SGLang", client=SGLANG_NATIVE,
             render_with="engines.recipes.sglang:render_sglang",
             default_binary="python3", default_port=30000, log_parser=None,
             metrics_prefix=None, lookahead_by="relaunch", honours_ignore_eos=True,
@@ -139,6 +146,9 @@ REGISTRY: dict[str, EngineKind] = {
             ),
             # SGLang renamed its endpoint.
             version_paths=(("/server_info", "version"), ("/get_server_info", "version")),
+            # Asks its /v1 stream for the request's acceptance (its native /generate has it anyway).
+            chat_fields={"return_spec_tokens_details": True},
+            startup_metric="sglang:startup_time_seconds",
         ),
         EngineKind(
             name="vllm", label="vLLM", client=OPENAI_COMPATIBLE,

@@ -24,6 +24,7 @@ __all__ = [
     "request_delta",
     "sample_key",
     "spec_decode_delta",
+    "startup_phases",
 ]
 
 LLAMACPP = "llamacpp:"
@@ -202,3 +203,17 @@ def _total(samples: Samples, name: str) -> float | None:
     """The sum of `name` over all its label sets; None when no sample has that name."""
     values = [v for key, v in samples.items() if key == name or key.startswith(name + "{")]
     return sum(values) if values else None
+
+
+_PHASE = re.compile(r'[{,]phase="([^"]+)"')
+
+
+def startup_phases(text: str, name: str) -> dict[str, float]:
+    """Seconds per start-up phase from a gauge labelled `phase` (SGLang's
+    ``sglang:startup_time_seconds``: load_weight, kv_cache_allocation, ...); {} when it is absent."""
+    phases: dict[str, float] = {}
+    for key, value in parse_metrics(text).items():
+        found = _PHASE.search(key) if key.startswith(name + "{") else None
+        if found:
+            phases[found.group(1)] = value
+    return phases

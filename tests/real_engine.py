@@ -1,5 +1,5 @@
-"""Where `make engine` put the real engines (llama-server and its Gemma 3 270M GGUF; vLLM's CPU
-build and the same model converted for it), for real-engine tests."""
+"""Where `make engine` put the real engines (llama-server and its Gemma 3 270M GGUF; vLLM's and
+SGLang's CPU builds and the same model converted for them), for real-engine tests."""
 from __future__ import annotations
 
 import os
@@ -43,6 +43,20 @@ requires_vllm = pytest.mark.skipif(
     bool(SKIP_VLLM) or not (VLLM.exists() and (VLLM_MODEL / ".converted").exists()),
     reason=f"real vLLM tests skipped: {SKIP_VLLM}" if SKIP_VLLM
     else f"no vLLM CPU build/model in {CACHE}: run `make engine` (make test does; x86_64 only)",
+)
+
+SGLANG = CACHE / "bin" / "sglang"  # bin/build-sglang's launcher: its venv's python, `-m sglang.launch_server`
+# What a real-SGLang config adds on this CPU (torch attention; the kernel helpers are bin/sglang-cpu's
+# stand-ins, which verify chain drafts only: NGRAM breadth 1), and an idle scheduler that sleeps.
+SGLANG_CPU_FLAGS = (
+    "--device cpu --attention-backend torch_native --disable-overlap-schedule --dtype bfloat16 "
+    "--max-total-tokens 16384 --sleep-on-idle --speculative-ngram-max-bfs-breadth 1"
+)
+SKIP_SGLANG = os.getenv("SPARKDASH_SKIP_REAL_SGLANG", "")
+requires_sglang = pytest.mark.skipif(
+    bool(SKIP_SGLANG) or not (SGLANG.exists() and (VLLM_MODEL / ".converted").exists()),
+    reason=f"real SGLang tests skipped: {SKIP_SGLANG}" if SKIP_SGLANG
+    else f"no SGLang CPU build/model in {CACHE}: run `make engine` (make test does; x86_64 only)",
 )
 
 

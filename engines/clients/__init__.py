@@ -25,6 +25,7 @@ __all__ = [
     "client_for",
     "ollama_native",
     "openai_compatible",
+    "sglang_native",
 ]
 
 
@@ -64,3 +65,13 @@ def ollama_native(
     from engines.clients.ollama import OllamaClient
 
     return OllamaClient(base_url, api_key, timeout, transport)
+
+
+def sglang_native(
+    kind: kinds.EngineKind, base_url: str, api_key: str, timeout: float,
+    transport: httpx.AsyncBaseTransport | None,
+) -> EngineClient:
+    """SGLang's client: its native /generate, whose answers carry each request's engine figures."""
+    from engines.clients.sglang import SGLangClient
+
+    return SGLangClient(base_url, api_key, timeout, transport)

@@ -35,9 +35,13 @@ from engines.clients.counters import RequestCounters
 from engines.clients.reasoning import ThinkSplitter
 from engines.errors import EngineMalformed
 
-__all__ = ["OpenAIClient", "add_timings", "answer_figures"]
+__all__ = ["OpenAIClient", "add_spec_details", "add_timings", "answer_figures"]
 
 _IGNORED_SSE_FIELDS = ("event", "id", "retry")
+# The registry clients that speak /v1/chat/completions: SGLang's own client (engines.clients.sglang)
+# is this one with its native API added, and this class is its /v1 path.
+SPEAKERS = (kinds.OPENAI_COMPATIBLE, kinds.SGLANG_NATIVE)
+MAX_POSITIONS = 64  # more draft positions than any engine drafts: a malformed answer
 
 
 class OpenAIClient(EngineClient):
@@ -58,7 +62,7 @@ class OpenAIClient(EngineClient):
         as EngineClient.
         """
         spec = kinds.find(flavour)
-        if spec is None or spec.client != kinds.OPENAI_COMPATIBLE:
+        if spec is None or spec.client not in SPEAKERS:
             raise ValueError(f"unknown OpenAI-compatible engine {flavour!r}")
         super().__init__(base_url, api_key, timeout, transport)
         self.flavour = self.engine_kind = flavour
@@ -191,6 +195,7 @@ class _Answer:
     finish_reason: str | None = None
     usage: dict[str, Any] | None = None
     timings: dict[str, Any] | None = None
+    spec_details: dict[str, Any] | None = None  # SGLang's sglext.spec_tokens_details
 
     def take(self, data: dict[str, Any]) -> tuple[str, str]:
         """Note the chunk's finish reason, usage and timings; return its reasoning and content."""
@@ -207,10 +212,18 @@ class _Answer:
             self.usage = data["usage"]
         if isinstance(data.get("timings"), dict):
             self.timings = data["timings"]
+        details = as_dict(data.get("sglext")).get("spec_tokens_details")
+        # One entry per choice when n > 1; SparkDash asks for one.
+        details = details[0] if isinstance(details, list) and details else details
+        if isinstance(details, dict):
+            self.spec_details = details
         return reasoning, text
 
     def figures(self) -> EngineFigures:
-        return answer_figures(self.usage, self.timings, self.finish_reason)
+        figures = answer_figures(self.usage, self.timings, self.finish_reason)
+        if self.spec_details:
+            add_spec_details(figures, self.spec_details)
+        return figures
 
 
 def answer_figures(
@@ -272,6 +285,27 @@ def _add_drafts(figures: EngineFigures, timings: dict[str, Any], predicted_n: in
         # accepted drafts plus one token, and the first token comes from prefill; exact only when
         # every step had a non-empty draft (docs/metrics.md, "Engine counters").
         figures.verifications = max(predicted_n - 1 - accepted, 0)
+
+
+def add_spec_details(figures: EngineFigures, details: dict[str, Any]) -> None:
+    """Drafted/accepted tokens, verifications and accepted drafts by position from SGLang's
+    per-request `spec_*` fields (meta_info, or the /v1 stream's sglext.spec_tokens_details).
+
+    `spec_correct_drafts_histogram[k]` counts the verifications that accepted exactly k drafts,
+    so position i (from 0) was accepted by the verifications that accepted more than i.
+    Nothing is set when the fields are absent (speculative decoding off: "not exposed").
+    """
+    verifications = as_int(details.get("spec_verify_ct"))
+    proposed = as_int(details.get("spec_num_proposed_drafts"))
+    if not verifications or verifications < 0 or proposed is None:
+        return
+    figures.verifications = verifications
+    figures.draft_tokens = proposed
+    figures.accepted_tokens = as_int(details.get("spec_num_correct_drafts"))
+    counts = [as_int(n) for n in as_list(details.get("spec_correct_drafts_histogram"))]
+    positions = proposed // verifications  # SGLang proposes the same number at every verification
+    if counts and all(n is not None and n >= 0 for n in counts) and 0 < positions <= MAX_POSITIONS:
+        figures.accepted_by_position = [sum(n or 0 for n in counts[i + 1:]) for i in range(positions)]
 
 
 def _seconds(ms: Any) -> float | None:

@@ -36,6 +36,7 @@ from engines.lifecycle import (
     wait_port_free,
 )
 from engines.logparse import parse_line, read_new_lines
+from engines.metrics_text import startup_phases
 from engines.models import EngineConfig, EngineSession
 from engines.recipes import LaunchSettings, Recipe, render, settings_from_config
 from engines.simulator.cache import MIB_PER_TOKEN
@@ -167,13 +168,25 @@ class RunEngine:
             self.startup_s = await self.process.wait_healthy(
                 self.engine.base_url, settings.SPARKDASH_ENGINE_START_TIMEOUT_S
             )
-            self.startups.append({"lookahead": launch.lookahead, "startup_s": self.startup_s})
+            self.startups.append({"lookahead": launch.lookahead, "startup_s": self.startup_s,
+                                  "engine_phases": await self._startup_phases()})  # fmt: skip
         except BaseException:
             await self._stop_managed()
             raise
         await EngineSession.objects.filter(pk=self.session.pk).aupdate(
             pid=self.process.pid, startup_s=self.startup_s
         )
+
+    async def _startup_phases(self) -> dict[str, float] | None:
+        """The engine's own start-up time by phase, where its /metrics tells (None: it does not)."""
+        if not self.kind.startup_metric or self.engine.simulator:
+            return None
+        try:
+            async with client_for(self.engine.kind, self.engine.base_url, self.engine.api_key) as client:
+                text = await client.metrics_text()
+            return startup_phases(text, self.kind.startup_metric) if text else None
+        except EngineError:
+            return None
 
     async def _stop_managed(self) -> None:
         assert self.process is not None and self.session is not None

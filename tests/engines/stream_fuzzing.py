@@ -13,6 +13,7 @@ from typing import Any
 
 from engines.clients import base, client_for
 from engines.clients.base import Chunk, EngineClient, EngineError, EngineFigures, GenerationRequest
+from engines.clients.sglang import SGLangClient
 
 KINDS = ("ollama", "llama-server", "vllm", "sglang")
 REQUEST = GenerationRequest(model="m", messages=[{"role": "user", "content": "hi"}], max_tokens=8)
@@ -38,7 +39,12 @@ class StreamFeeder:
             async for line in base._utf8_lines(_reads(pieces)):
                 yield line
 
+        async def rendered(request: GenerationRequest) -> list[int]:
+            return [2, 3]
+
         client._stream_lines = lines  # type: ignore[method-assign]
+        if isinstance(client, SGLangClient):  # its native path asks /tokenize first
+            client.render_prompt = rendered  # type: ignore[method-assign]
         try:
             return [item async for item in client.stream(REQUEST)]
         except EngineError:

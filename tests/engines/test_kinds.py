@@ -27,7 +27,7 @@ OWN_MODULES = {
     "ollama": {"engines/clients/ollama.py", "engines/recipes/ollama.py"},
     "llama-server": {"engines/recipes/llama_server.py", "engines/logparse.py"},
     "vllm": {"engines/recipes/vllm.py"},
-    "sglang": {"engines/recipes/sglang.py"},
+    "sglang": {"engines/recipes/sglang.py", "engines/clients/sglang.py"},
 }
 
 
@@ -142,7 +142,7 @@ def test_it_derives_the_engine_kind_choices_from_the_registry():
 def test_it_keeps_every_kind_spec_complete():
     for spec in kinds.REGISTRY.values():
         assert render(LaunchSettings(kind=spec.name, model="m")).kind == spec.name
-        assert type(client_for(spec.name, URL)).__name__ in ("OllamaClient", "OpenAIClient")
+        assert type(client_for(spec.name, URL)).__name__ in ("OllamaClient", "OpenAIClient", "SGLangClient")
         assert spec.lookahead_by in ("relaunch", "alias") and spec.tokenizer in ("tokenize", "calibrated")
         assert spec.cache_fix and 0 < spec.default_port < 65536 and spec.default_binary
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 import pytest
 
 from engines.clients.base import EngineError
-from engines.metrics_text import VLLM, SpecDelta, parse_metrics, request_delta, spec_decode_delta
+from engines.metrics_text import (
+    VLLM,
+    SpecDelta,
+    parse_metrics,
+    request_delta,
+    spec_decode_delta,
+    startup_phases,
+)
 
 
 def llamacpp(drafts: float, draft_tokens: float, accepted: float, per_pos: list[int] | None = None) -> str:
@@ -143,3 +150,19 @@ def test_it_takes_vllms_request_figures_between_snapshots() -> None:
     uncounted = request_delta(vllm_requests(0, 0, 0, 0, None), vllm_requests(1, 9, 1, 1, None))
     assert uncounted is not None and uncounted.cached_tokens is None
     assert request_delta(llamacpp(1, 2, 1), llamacpp(2, 4, 2)) is None  # llama.cpp exports no such set
+
+
+def sglang_startup(**phases: float) -> str:
+    """SGLang's start-up gauge as its /metrics writes it, beside a gauge of the same prefix."""
+    labels = 'engine_type="unified",model_name="gemma3-270m"'
+    lines = ["# TYPE sglang:startup_time_seconds gauge"]
+    lines += [f'sglang:startup_time_seconds{{{labels},phase="{p}"}} {s}' for p, s in phases.items()]
+    lines.append(f"sglang:startup_available_gpu_memory_gb{{{labels}}} 16.6")
+    return "\n".join(lines) + "\n"
+
+
+def test_it_reads_start_up_seconds_by_phase() -> None:
+    text = sglang_startup(load_weight=4.55, kv_cache_allocation=1.22, scheduler_e2e=79.0)
+    phases = startup_phases(text, "sglang:startup_time_seconds")
+    assert phases == {"load_weight": 4.55, "kv_cache_allocation": 1.22, "scheduler_e2e": 79.0}
+    assert startup_phases(llamacpp(1, 2, 1), "sglang:startup_time_seconds") == {}

@@ -122,6 +122,7 @@ async def test_it_sends_streaming_usage_and_fixed_sampling(flavour):
         "temperature": 0.0,
         "seed": 0,
         **({"cache_prompt": True} if flavour == "llama-server" else {}),
+        **({"return_spec_tokens_details": True} if flavour == "sglang" else {}),
     }
 
 

@@ -1,4 +1,4 @@
-"""Fuzz the engine stream parsers (Ollama NDJSON, OpenAI SSE for llama-server/vLLM/SGLang).
+"""Fuzz the engine stream parsers (Ollama NDJSON, OpenAI SSE for llama-server/vLLM, SGLang /generate).
 
 Hypothesis builds answers from pieces of real wire formats broken in every way an engine or a
 proxy breaks them: invalid JSON, truncated events, huge single lines, non-UTF-8 bytes, missing
@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.engines.sglang_factories import generate_stream, meta_info, spec_fields
 from tests.engines.stream_factories import llama_timings, ollama_chat_stream, openai_chat_stream, usage
 from tests.engines.stream_fuzzing import KINDS, StreamFeeder, cut
 
@@ -52,9 +53,18 @@ choice = st.fixed_dictionaries({}, optional={
     "index": values, "finish_reason": st.one_of(st.none(), st.sampled_from(["stop", "length"]), values),
     "delta": st.one_of(values, st.fixed_dictionaries({}, optional={"content": st.one_of(st.text(), values)})),
 })
+FINISHES = ["length", "stop", "abort"]
+meta_object = st.fixed_dictionaries({}, optional={
+    "completion_tokens": values, "prompt_tokens": values, "cached_tokens": values, "e2e_latency": values,
+    "first_token_latency": values, "queue_time": values, "decode_throughput": values,
+    "finish_reason": st.one_of(values, st.fixed_dictionaries({"type": st.sampled_from(FINISHES)})),
+    "spec_verify_ct": values, "spec_num_proposed_drafts": values, "spec_num_correct_drafts": values,
+    "spec_correct_drafts_histogram": st.one_of(values, st.lists(st.integers(-3, 10**6), max_size=6)),
+})
 sse_object = st.fixed_dictionaries({}, optional={
     "choices": st.one_of(values, st.lists(choice, max_size=2)), "usage": st.one_of(values, usage_object),
     "timings": st.one_of(values, timings_object), "error": values,
+    "text": st.one_of(st.text(), values), "meta_info": st.one_of(values, meta_object),  # SGLang's /generate
 })
 ollama_object = st.fixed_dictionaries({}, optional={
     "message": st.one_of(values, st.fixed_dictionaries({}, optional={"content": st.text() | values})),
@@ -109,7 +119,7 @@ def _seeds(folder: Path) -> None:
         "ollama": ollama_chat_stream(["Hel", "lo"]),
         "llama-server": openai_chat_stream(["Hel", "lo"], "llama-server", usage(3, 26), llama_timings(3)),
         "vllm": openai_chat_stream(["Hel", "lo"], "vllm", usage(3, 26)),
-        "sglang": openai_chat_stream(["Hel", "lo"], "sglang", usage(3, 26), newline="\r\n"),
+        "sglang": generate_stream(["Hel", "lo"], meta_info(2, **spec_fields([1, 1], 3))),
     }
     for index, (kind, answer) in enumerate(answers.items()):
         (folder / kind).write_bytes(bytes([KINDS.index(kind), 3, 5]) + answer)

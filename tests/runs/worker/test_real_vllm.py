@@ -20,7 +20,7 @@ from runs.models import Run
 from runs.worker import execution
 from tests.factories import EngineConfigFactory, RunFactory
 from tests.real_engine import VLLM, VLLM_MODEL, free_port, requires_vllm
-from tests.real_vllm import SharedVllm, vllm_settings
+from tests.real_vllm import shared_vllm, vllm_settings
 from tests.runs.bench_helpers import bench
 from tests.runs.worker.real_runs import request_rows, run_to_end
 from traffic.relay import RelayServer, Upstream, build_relay
@@ -30,7 +30,7 @@ pytestmark = [requires_vllm, pytest.mark.django_db(transaction=True), pytest.mar
 
 @pytest.fixture(scope="module")
 def vllm(tmp_path_factory):
-    server = SharedVllm(tmp_path_factory.mktemp("vllm") / "vllm.log")
+    server = shared_vllm(tmp_path_factory.mktemp("vllm") / "vllm.log")
     yield server
     server.stop()
 

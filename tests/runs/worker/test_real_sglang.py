@@ -1,0 +1,201 @@
+"""SparkDash's jobs against a real SGLang (its CPU build), each request's own meta_info the reference.
+
+Most tests share one SGLang started from the recipe (NGRAM drafting, lookahead 3, radix cache on);
+the lookahead sweep and the start failure launch their own managed engine. The engine kill comes
+after the shared tests that need it alive (a later test would start it again).
+"""
+import itertools
+import statistics
+import threading
+import time
+
+import pytest
+from django.core.management.base import CommandError
+
+from engines.lifecycle import port_is_free
+from engines.models import Engine, EngineSession
+from runs.models import Run
+from runs.worker import execution
+from tests.factories import EngineConfigFactory, RunFactory
+from tests.real_engine import SGLANG, free_port, requires_sglang
+from tests.real_sglang import sglang_settings, shared_sglang
+from tests.runs.bench_helpers import bench
+from tests.runs.worker.real_runs import request_rows, run_to_end
+
+pytestmark = [requires_sglang, pytest.mark.django_db(transaction=True), pytest.mark.timeout(900)]
+
+
+@pytest.fixture(scope="module")
+def sglang(tmp_path_factory):
+    server = shared_sglang(tmp_path_factory.mktemp("sglang") / "sglang.log")
+    yield server
+    server.stop()
+
+
+def test_it_matches_sglangs_own_figures_per_request_in_a_speed_run(sglang):
+    run = run_to_end(sglang.config("sglang-ngram"), params={"reps": 1, "warmup": 0, "max_tokens": 48})
+    assert run.status == Run.Status.SUCCEEDED, run.error
+    rows = request_rows(run)
+    client = statistics.median(r["decode_tps_client"] for r in rows)
+    engine = statistics.median(r["decode_tps_engine"] for r in rows)
+    ttft = run.summary["ttft_check"]
+    print(f"\nSGLang speed: client {client:.2f} tok/s, engine {engine:.2f} tok/s (meta_info), ttft "
+          f"client {ttft['client_s']:.3f} s / engine {ttft['engine_s']:.3f} s, "
+          f"startup {sglang.startup_s:.0f} s")
+    # Both clocks time the same tokens: the first to the last (SGLang's (n - 1) / decode time).
+    assert client == pytest.approx(engine, rel=0.02)
+    assert run.summary["cross_check"]["agree"]
+    # meta_info's first_token_latency starts when the request reaches SGLang; the client's earlier.
+    assert 0 < ttft["engine_s"] <= ttft["client_s"]
+    assert run.provenance["engine_version"] == "0.5.23"
+    assert all(r["output_tokens"] == 48 or r["finish_reason"] == "stop" for r in rows)
+
+
+def test_it_reads_ngram_acceptance_per_request_and_per_position_from_meta_info(sglang):
+    run = run_to_end(sglang.config("sglang-accept"), params={"reps": 1, "warmup": 0, "max_tokens": 64})
+    assert run.status == Run.Status.SUCCEEDED, run.error
+    drafted = [r for r in request_rows(run) if r["verifications"]]
+    assert drafted, "NGRAM drafted on none of the speed prompts"
+    for row in drafted:
+        # SGLang proposes lookahead tokens at every verification; positions fall (verification stops
+        # at the first rejected token) and add up to the accepted tokens.
+        assert row["draft_tokens"] == 3 * row["verifications"]
+        positions = row["accepted_by_position"]
+        assert len(positions) == 3 and all(a >= b for a, b in itertools.pairwise(positions))
+        assert sum(positions) == row["accepted_tokens"]
+        per_verification = 1 + row["accepted_tokens"] / row["verifications"]
+        assert row["tokens_per_verification"] == pytest.approx(per_verification)
+    by_position = run.summary["acceptance_by_position"]
+    by_type = {t: v["acceptance_by_position"] for t, v in run.summary["by_output_type"].items()}
+    print(f"\nSGLang NGRAM 3: acceptance {statistics.median(r['acceptance_rate'] for r in drafted):.3f}, "
+          f"by position {[round(p, 3) for p in by_position]}, per type "
+          f"{ {t: p and [round(x, 2) for x in p] for t, p in by_type.items()} }")
+    verifications = sum(r["verifications"] for r in drafted)
+    accepted = sum(r["accepted_tokens"] for r in drafted)
+    assert sum(by_position) == pytest.approx(accepted / verifications)
+
+
+def test_it_probes_sglangs_radix_cache_with_its_cached_tokens(sglang, inprocess, capsys):
+    sglang.config("sglang-cache")
+    run = bench(capsys, "sglang-cache", "prefix-cache", "--steps", "4", "--bytes-per-step", "600",
+                "--answer-tokens", "8")
+    assert run["status"] == "succeeded", run["error"]
+    summary = run["summary"]
+    last = summary["last_grow"]
+    print(f"\nSGLang prefix cache: last step {last['cached_tokens']} of {last['prompt_tokens']} cached, "
+          f"continuation new {summary['continuation']['new_tokens']}")
+    assert summary["detected_by"] == "cached_tokens"
+    assert summary["cache_discard_detected"] is False
+    assert last["new_share"] < 0.5
+
+
+def test_it_sweeps_concurrency_and_sizes_a_needle_on_sglang(sglang, inprocess, capsys):
+    sglang.config("sglang-load")
+    sweep = bench(capsys, "sglang-load", "concurrency", "--levels", "1,2,4", "--answer-tokens", "24")
+    assert sweep["status"] == "succeeded", sweep["error"]
+    levels = sweep["summary"]["levels"]
+    assert all(v["output_tokens"]["median"] == 24 for v in levels.values())  # ignore_eos honoured
+    needle = bench(capsys, "sglang-load", "needle", "--lengths", "1024", "--depths", "0.5",
+                   "--answer-tokens", "16")
+    assert needle["status"] == "succeeded", needle["error"]
+    totals = {c: round(v["total_tps"]["median"], 1) for c, v in levels.items()}
+    print(f"\nSGLang concurrency tok/s {totals}, needle error {needle['summary']['length_error_max']:.4f}")
+    assert needle["summary"]["length_error_max"] <= 0.02  # sized with SGLang's /tokenize
+
+
+def test_it_runs_mmlu_pro_and_evalplus_on_sglang(sglang, inprocess, capsys):
+    sglang.config("sglang-quality")
+    mmlu = bench(capsys, "sglang-quality", "mmlu-pro", "--dataset", "sample", "--limit", "2",
+                 "--num-fewshot", "0", "--max-tokens", "32")
+    assert mmlu["status"] == "succeeded", mmlu["error"]
+    assert mmlu["summary"]["total"] == 2
+    plus = bench(capsys, "sglang-quality", "evalplus", "--suite", "humaneval", "--dataset", "sample",
+                 "--limit", "1", "--max-tokens", "48")
+    assert plus["status"] == "succeeded", plus["error"]
+    assert plus["summary"]["total"] == 1
+
+
+def test_it_fails_a_run_clearly_when_the_prompt_is_over_sglangs_context(sglang, inprocess, capsys):
+    sglang.config("sglang-small")
+    with pytest.raises(CommandError, match=r"over the engine's context length of 4096"):
+        bench(capsys, "sglang-small", "needle", "--lengths", "6000", "--depths", "0.5",
+              "--answer-tokens", "8")
+    run = Run.objects.get(config__name="sglang-small")
+    assert run.status == Run.Status.FAILED and run.finished is not None
+
+
+def test_it_fails_a_run_within_5_s_keeping_its_samples_when_sglang_is_killed(sglang):
+    params = {"reps": 3, "warmup": 0, "max_tokens": 200}
+    run = RunFactory(config=sglang.config("sglang-doomed"), params=params)
+    assert execution.claim(run.pk) == execution.CLAIMED
+    worker = threading.Thread(target=execution.execute, args=(run.pk,))
+    worker.start()
+    deadline = time.monotonic() + 300
+    while not run.samples.filter(kind="request").exists():
+        assert time.monotonic() < deadline, "no request finished"
+        time.sleep(0.2)
+    time.sleep(0.5)  # the next request is streaming now
+    killed = time.monotonic()
+    sglang.kill()
+    worker.join(30)
+    run.refresh_from_db()
+    print(f"\nSGLang killed: run {run.status} after {time.monotonic() - killed:.1f} s: {run.error}")
+    assert run.status == Run.Status.FAILED
+    assert run.finished is not None and time.monotonic() - killed < 5
+    assert "request" in run.error and f"127.0.0.1:{sglang.port}" in run.error
+    assert run.samples.filter(kind="request").count() >= 1
+
+
+def managed_sglang(**fields):
+    engine = {
+        "engine__kind": "sglang", "engine__launch": Engine.Launch.MANAGED, "engine__binary": str(SGLANG),
+        "engine__base_url": f"http://127.0.0.1:{free_port()}",
+    }  # fmt: skip
+    return EngineConfigFactory(**engine, **sglang_settings(**fields))
+
+
+def test_it_fails_a_run_naming_the_flag_when_sglang_dies_at_start(sglang):
+    sglang.stop()  # one engine per machine
+    config = managed_sglang(extra_flags=sglang_settings()["extra_flags"] + " --no-such-flag 1")
+    run = run_to_end(config, {"reps": 1, "warmup": 0, "max_tokens": 8})
+    print(f"\nSGLang with a bad flag: {run.status}: {run.error[:300]}")
+    assert run.status == Run.Status.FAILED
+    assert "exited" in run.error and "unrecognized arguments: --no-such-flag" in run.error
+
+
+def test_it_sweeps_lookahead_on_sglang_by_relaunch_with_per_position_acceptance(sglang):
+    sglang.stop()  # one engine per machine: the sweep starts its own at each length
+    config = managed_sglang(speculative_method="NGRAM", lookahead=3)
+    params = {"lengths": [0, 2, 4, 8], "reps": 1, "warmup": 0, "max_tokens": 32}
+    run = run_to_end(config, params, job="lookahead")
+    assert run.status == Run.Status.SUCCEEDED, run.error
+    lengths = run.summary["lengths"]
+    shown = {k: (round(v["all"]["decode_tps_client"]["median"], 1), v["all"]["acceptance_rate"] and
+                 round(v["all"]["acceptance_rate"]["median"], 3), v["all"]["acceptance_by_position"])
+             for k, v in lengths.items()}  # fmt: skip
+    print("\nSGLang lookahead sweep (tok/s, acceptance, by position):", shown)
+    assert lengths["0"]["all"]["acceptance_by_position"] is None  # drafting off: not exposed
+    rates = [lengths[k]["all"]["acceptance_rate"]["median"] for k in ("2", "4", "8")]
+    per_verification = [lengths[k]["all"]["tokens_per_verification"]["median"] for k in ("2", "4", "8")]
+    assert rates[0] >= rates[2]  # a longer draft is accepted no more often...
+    assert per_verification[2] > per_verification[0]  # ...and still advances more per verification
+    assert [len(lengths[k]["all"]["acceptance_by_position"]) for k in ("2", "4", "8")] == [2, 4, 8]
+    by_type = {t: f["acceptance_by_position"] for t, f in lengths["4"].items() if t != "all"}
+    print("per output type at lookahead 4:", {t: p and [round(x, 2) for x in p] for t, p in by_type.items()})
+    assert {"tool-call", "table", "prose-en"} <= set(by_type) and all(by_type.values())
+    sessions = EngineSession.objects.filter(run_id=run.pk)
+    assert sessions.count() == 4 and all(s.stopped and s.startup_s for s in sessions)
+    assert port_is_free("127.0.0.1", int(config.engine.base_url.rsplit(":", 1)[1]))
+    phases = [s["engine_phases"] for s in run.summary["engine_startups"]]
+    print("SGLang's own start-up phases (s):", phases)
+    assert all(p and p["load_weight"] > 0 for p in phases), "startup_time_seconds{phase} not recorded"
+
+
+def test_it_answers_generate_without_spec_fields_when_drafting_is_off(sglang):
+    sglang.stop()
+    config = managed_sglang(speculative_method="", lookahead=0)
+    run = run_to_end(config, {"reps": 1, "warmup": 0, "max_tokens": 16})
+    assert run.status == Run.Status.SUCCEEDED, run.error
+    rows = request_rows(run)
+    assert all(r["draft_tokens"] is None and r["accepted_by_position"] is None for r in rows)
+    assert run.summary["acceptance_by_position"] is None
