@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 
-.PHONY: run worker relay test faults audit aarch64-check lint install browser engine clean bench screenshots
+.PHONY: run worker relay test test-engines faults audit aarch64-check lint install browser engine clean bench screenshots
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -85,6 +85,11 @@ lint: install node_modules/.installed
 test: install engine browser lint
 	$(BIN)/python manage.py makemigrations --check --dry-run -v 0
 	$(BIN)/pytest
+
+# The real vLLM and SGLang tests (pytest marker `engines`): every start of these CPU engines takes a
+# minute or more, too long for `make test`'s budget; CI runs them once, after `make test`.
+test-engines: install engine browser
+	$(BIN)/pytest -m engines
 
 # The newcomer's walk (a fresh demo install, the tour, a run, the lookahead sweep, compare) in
 # headless Chromium, its pictures written to docs/img/ (the README shows them).

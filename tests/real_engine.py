@@ -36,13 +36,10 @@ VLLM_MODEL = CACHE / "models" / "gemma3-270m-hf"
 # What a real-vLLM config adds on this CPU: bf16 weights, no graph compilation (51 s to ready, not 146).
 VLLM_CPU_FLAGS = "--dtype bfloat16 --enforce-eager --distributed-executor-backend uni"
 
-# .ci/run's second `make test` (the embedded default) sets it: these tests run against the engine,
-# not the database, and they ran in the first pass; each relaunch of vLLM costs about a minute.
-SKIP_VLLM = os.getenv("SPARKDASH_SKIP_REAL_VLLM", "")
+# The vLLM and SGLang tests also carry the `engines` marker: `make test-engines` runs them.
 requires_vllm = pytest.mark.skipif(
-    bool(SKIP_VLLM) or not (VLLM.exists() and (VLLM_MODEL / ".converted").exists()),
-    reason=f"real vLLM tests skipped: {SKIP_VLLM}" if SKIP_VLLM
-    else f"no vLLM CPU build/model in {CACHE}: run `make engine` (make test does; x86_64 only)",
+    not (VLLM.exists() and (VLLM_MODEL / ".converted").exists()),
+    reason=f"no vLLM CPU build/model in {CACHE}: run `make engine` (make test-engines does; x86_64 only)",
 )
 
 SGLANG = CACHE / "bin" / "sglang"  # bin/build-sglang's launcher: its venv's python, `-m sglang.launch_server`
@@ -52,11 +49,9 @@ SGLANG_CPU_FLAGS = (
     "--device cpu --attention-backend torch_native --disable-overlap-schedule --dtype bfloat16 "
     "--max-total-tokens 16384 --sleep-on-idle --speculative-ngram-max-bfs-breadth 1"
 )
-SKIP_SGLANG = os.getenv("SPARKDASH_SKIP_REAL_SGLANG", "")
 requires_sglang = pytest.mark.skipif(
-    bool(SKIP_SGLANG) or not (SGLANG.exists() and (VLLM_MODEL / ".converted").exists()),
-    reason=f"real SGLang tests skipped: {SKIP_SGLANG}" if SKIP_SGLANG
-    else f"no SGLang CPU build/model in {CACHE}: run `make engine` (make test does; x86_64 only)",
+    not (SGLANG.exists() and (VLLM_MODEL / ".converted").exists()),
+    reason=f"no SGLang CPU build/model in {CACHE}: run `make engine` (make test-engines does; x86_64 only)",
 )
 
 

@@ -24,7 +24,7 @@ EN_DASH = "\u2013"
 NOT_EXPOSED = "not exposed by this engine"
 NOT_YET = "no data yet"
 # SGLang's and Ollama's figures have no per-position counts (docs/metrics.md, Per-position acceptance).
-NO_POSITIONS = "not exposed by this engine (SGLang, Ollama), or no drafting"
+NO_POSITIONS = "not exposed by this engine (Ollama), or no drafting"
 
 
 class SummaryColumn(TypedDict):

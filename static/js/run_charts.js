@@ -189,7 +189,7 @@ window.RunCharts = (function () {
   // ---- acceptance by draft position (speed.js, lookahead.js; docs/metrics.md, Per-position acceptance) ----
 
   var POSITION_COLORS = ["#1e88e5", "#43a047", "#fb8c00", "#8e24aa", "#00897b", "#e53935", "#6d4c41", "#5e35b1"];
-  var NO_POSITIONS = "not exposed by this engine (SGLang, Ollama), or no drafting";
+  var NO_POSITIONS = "not exposed by this engine (Ollama), or no drafting";
 
   function seriesColor(index) { return POSITION_COLORS[index % POSITION_COLORS.length]; }
 

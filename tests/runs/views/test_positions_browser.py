@@ -108,12 +108,12 @@ def test_it_draws_a_lookahead_sweeps_acceptance_by_position_per_length(browser):
 
 
 def test_it_says_not_exposed_when_the_engine_gives_no_per_position_counts(browser):
-    # SGLang: no per-position counter, and no speculative counters read at all.
+    # Ollama: no per-position counts at all (its log tells accepted and drafted tokens only).
     summary = spec_helpers.speed_summary(per_type=False) | {"acceptance_by_position": None,
                                                              "spec_decode_metrics": None}
     run = RunFactory(job="speed", status=Run.Status.SUCCEEDED, summary=summary)
     drawn = _open(browser, run, lambda d: d["note"] is not None, "not_exposed")
-    assert drawn["note"] == "not exposed by this engine (SGLang, Ollama), or no drafting"
+    assert drawn["note"] == "not exposed by this engine (Ollama), or no drafting"
     assert (drawn["points"], drawn["datasets"], drawn["shown"]) == (0, [], False)
     assert _severe(browser) == []
 

@@ -273,7 +273,7 @@ def test_it_shows_the_client_and_engine_ttft_beside_the_decode_cross_check(alice
 def test_it_says_acceptance_by_position_is_not_exposed(alice_client):
     summary = spec_helpers.speed_summary() | {"acceptance_by_position": None, "spec_decode_metrics": None}
     html = alice_client.get(RunFactory(summary=summary).get_absolute_url()).content.decode()
-    missing = 'title="not exposed by this engine (SGLang, Ollama), or no drafting">\u2014</span>'
+    missing = 'title="not exposed by this engine (Ollama), or no drafting">\u2014</span>'
     assert f'<td id="positions-text"><span class="missing" {missing}</td>' in html
     assert f'<td id="positions-counters"><span class="missing" {missing}</td>' in html
 

@@ -121,6 +121,7 @@ def plain_top_tokens(url, prompt_name, index):
     return [(t["token"], t["logprob"]) for t in at["top_logprobs"]]
 
 
+@pytest.mark.engines
 @requires_vllm
 @pytest.mark.timeout(1800)
 def test_it_finds_the_real_vllm_with_ngram_drafting_lossless():

@@ -6,8 +6,10 @@ after the shared tests that need it alive (a later test would start it again).
 """
 import itertools
 import statistics
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from django.core.management.base import CommandError
@@ -22,7 +24,9 @@ from tests.real_sglang import sglang_settings, shared_sglang
 from tests.runs.bench_helpers import bench
 from tests.runs.worker.real_runs import request_rows, run_to_end
 
-pytestmark = [requires_sglang, pytest.mark.django_db(transaction=True), pytest.mark.timeout(900)]
+pytestmark = [
+    pytest.mark.engines, requires_sglang, pytest.mark.django_db(transaction=True), pytest.mark.timeout(900),
+]
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +167,7 @@ def test_it_fails_a_run_naming_the_flag_when_sglang_dies_at_start(sglang):
     assert "exited" in run.error and "unrecognized arguments: --no-such-flag" in run.error
 
 
-def test_it_sweeps_lookahead_on_sglang_by_relaunch_with_per_position_acceptance(sglang):
+def test_it_sweeps_lookahead_on_sglang_by_relaunch_with_per_position_acceptance(sglang, live_server, alice):
     sglang.stop()  # one engine per machine: the sweep starts its own at each length
     config = managed_sglang(speculative_method="NGRAM", lookahead=3)
     params = {"lengths": [0, 2, 4, 8], "reps": 1, "warmup": 0, "max_tokens": 32}
@@ -189,13 +193,33 @@ def test_it_sweeps_lookahead_on_sglang_by_relaunch_with_per_position_acceptance(
     phases = [s["engine_phases"] for s in run.summary["engine_startups"]]
     print("SGLang's own start-up phases (s):", phases)
     assert all(p and p["load_weight"] > 0 for p in phases), "startup_time_seconds{phase} not recorded"
+    drawn = _sweep_page(live_server.url, alice, run)
+    print("run page's position chart:", drawn)
+    assert drawn["labels"] == [str(i) for i in range(1, 9)]
+    assert [d[0] for d in drawn["datasets"]] == ["lookahead 2", "lookahead 4", "lookahead 8"]
 
 
-def test_it_answers_generate_without_spec_fields_when_drafting_is_off(sglang):
-    sglang.stop()
-    config = managed_sglang(speculative_method="", lookahead=0)
-    run = run_to_end(config, {"reps": 1, "warmup": 0, "max_tokens": 16})
-    assert run.status == Run.Status.SUCCEEDED, run.error
-    rows = request_rows(run)
-    assert all(r["draft_tokens"] is None and r["accepted_by_position"] is None for r in rows)
-    assert run.summary["acceptance_by_position"] is None
+SHOT = Path(tempfile.gettempdir()) / "sglang_lookahead_sweep.png"
+POSITIONS_JS = """
+const chart = Chart.getChart(document.getElementById("positions-chart"));
+return chart && {labels: chart.data.labels.map(String),
+                 datasets: chart.data.datasets.map((d) => [d.label, d.data])};
+"""
+
+
+def _sweep_page(url, user, run):
+    """The finished sweep's run page in headless Chromium (screenshot at SHOT): its position chart."""
+    pytest.importorskip("selenium")
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, logged_in_chromium
+
+    if not HAVE_CHROMIUM:
+        pytest.skip(NEEDS_CHROMIUM)
+    with logged_in_chromium(url, user, height=3000) as driver:
+        driver.get(driver.base_url + run.get_absolute_url())
+        try:
+            return WebDriverWait(driver, 15).until(lambda d: d.execute_script(POSITIONS_JS))
+        finally:
+            driver.save_screenshot(str(SHOT))
+            print(f"screenshot: {SHOT}")

@@ -25,7 +25,9 @@ from tests.runs.bench_helpers import bench
 from tests.runs.worker.real_runs import request_rows, run_to_end
 from traffic.relay import RelayServer, Upstream, build_relay
 
-pytestmark = [requires_vllm, pytest.mark.django_db(transaction=True), pytest.mark.timeout(900)]
+pytestmark = [
+    pytest.mark.engines, requires_vllm, pytest.mark.django_db(transaction=True), pytest.mark.timeout(900),
+]
 
 
 @pytest.fixture(scope="module")
