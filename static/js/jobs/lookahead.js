@@ -1,6 +1,6 @@
 /* The lookahead sweep: decode speed and acceptance per output type at each lookahead length,
  * with the roofline ceiling, acceptance by draft position per length, and a summary row per
- * (length, output type).
+ * (length, output type), its acceptance by position included.
  * Registers itself as the "lookahead" view of RunCharts.
  */
 (function () {
@@ -19,8 +19,15 @@
       return [i === 0 ? name : "", t, h.spread(f.decode_tps_client, "tok/s", 1),
         h.spread(f.decode_tps_engine, "tok/s", 1, 1, NOT_EXPOSED),
         h.spread(f.acceptance_rate, "%", 1, 100, "no drafting at this length, or " + NOT_EXPOSED),
-        h.spread(f.tokens_per_verification, "tokens", 2, 1, NOT_EXPOSED)];
+        h.spread(f.tokens_per_verification, "tokens", 2, 1, NOT_EXPOSED),
+        positionsCell(f.acceptance_by_position)];
     });
+  }
+
+  /** Acceptance by draft position of one (length, output type): "1: 90.0 %, 2: 75.0 %". */
+  function positionsCell(rates) {
+    if (!rates) return h.missing("no drafting at this length, or " + NOT_EXPOSED);
+    return window.SparkFormat.positions(rates).replace(/^position /, "");
   }
 
   function summaryRows(summary) {

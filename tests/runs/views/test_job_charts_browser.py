@@ -202,6 +202,14 @@ def test_it_draws_a_lookahead_sweep_per_length_and_output_type(inprocess, browse
     assert series["roofline ceiling 910.0 tok/s"] == 3
     table = _table(browser)
     assert "tok/s (n=6)" in table and "% (n=6)" in table and "(fastest)" in table
+    # Each (length, output type) row ends in its acceptance by draft position. The simulator, like
+    # llama-server, counts positions per length only (its /metrics), so only "all" rows have them.
+    rows = browser.find_elements(By.CSS_SELECTOR, "#job-summary tbody tr")
+    last = [r.find_elements(By.TAG_NAME, "td")[-1].text for r in rows]
+    at_4 = run.summary["lengths"]["4"]["all"]["acceptance_by_position"]
+    assert last[5] == ", ".join(f"{i}: {100 * p:.1f} %" for i, p in enumerate(at_4, 1))
+    assert last[10].count("%") == 8 and last[10].startswith("1: ")
+    assert last[:5] + last[6:10] + last[11:] == ["\u2014"] * 13
     assert _severe(browser) == []
 
 
