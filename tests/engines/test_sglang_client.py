@@ -121,3 +121,11 @@ async def test_it_sends_a_request_with_tools_to_v1_and_reads_acceptance_from_sgl
     assert json.loads(seen[0].content)["return_spec_tokens_details"] is True
     assert (f.verifications, f.draft_tokens, f.accepted_tokens) == (4, 12, 5)
     assert f.accepted_by_position == [3, 2, 0]
+
+
+async def test_it_passes_on_sglangs_own_400_for_an_input_over_its_context():
+    refused = json.dumps({"error": {"message": "The input (5002 tokens) is longer than the model's "
+                                               "context length (4096 tokens)."}}).encode()  # fmt: skip
+    with pytest.raises(EngineHTTPError, match=r"HTTP 400: .*longer than the model's context length") as err:
+        await collect(native_engine(refused, status=400))
+    assert err.value.status == 400
