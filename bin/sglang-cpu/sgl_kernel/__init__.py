@@ -3,7 +3,7 @@
 SGLang imports a few helpers from ``sgl_kernel`` unconditionally when it runs on the CPU, and the
 only ``sglang-kernel`` wheel on PyPI is a CUDA build. This package is installed by SparkDash's test
 engine build (bin/build-sglang) and nowhere else: it gives the helpers that plain decoding and NGRAM
-speculative decoding with a chain draft (breadth 1) call, written in plain torch from the semantics
+speculative decoding (tested with breadth 1) call, written in plain torch from the semantics
 of SGLang's own Triton kernels. It is slow and only as general as those two paths need.
 
 Every other name imports (SGLang imports many it never calls on this path) but raises

@@ -12,7 +12,7 @@ def not_provided(name: str) -> Callable[..., NoReturn]:
     def missing(*args: Any, **kwargs: Any) -> NoReturn:
         raise NotImplementedError(
             f"sgl_kernel {name} is not in SparkDash's CPU stand-in (bin/sglang-cpu/sgl_kernel): "
-            "it covers plain decoding and NGRAM with --speculative-ngram-max-bfs-breadth 1 only"
+            "it covers plain decoding and NGRAM speculative decoding only"
         )
 
     missing.__name__ = name
