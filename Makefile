@@ -48,12 +48,16 @@ browser:
 	  echo "chromium not installed: browser tests will be skipped"
 
 # llama.cpp's llama-server and the Gemma 3 270M GGUF, then vLLM's CPU build and that model converted
-# for it, built once into a cache outside the repo (~/.cache/sparkdash/engine); the real-engine
-# tests use them. Each part is skipped when the cache has it.
-# vLLM's install (downloads) runs beside the llama.cpp compile (CPU); its model waits for the GGUF.
+# for it, then SGLang on the CPU (serving the converted model), built once into a cache outside the
+# repo (~/.cache/sparkdash/engine); the real-engine tests use them. Each part is skipped when the
+# cache has it. The vLLM and SGLang installs (downloads) run beside the llama.cpp compile (CPU); the
+# conversion waits for the GGUF, and SGLang's model check for the conversion.
 engine:
-	PYTHON=$(PYTHON) bin/build-vllm --install-only & PYTHON=$(PYTHON) bin/build-engine; \
-	  built=$$?; wait $$! || built=1; [ $$built = 0 ] && PYTHON=$(PYTHON) bin/build-vllm
+	PYTHON=$(PYTHON) bin/build-vllm --install-only & vllm=$$!; \
+	  PYTHON=$(PYTHON) bin/build-sglang --install-only & sglang=$$!; \
+	  PYTHON=$(PYTHON) bin/build-engine; built=$$?; \
+	  wait $$vllm || built=1; wait $$sglang || built=1; \
+	  [ $$built = 0 ] && PYTHON=$(PYTHON) bin/build-vllm && PYTHON=$(PYTHON) bin/build-sglang
 
 # Known vulnerabilities in the installed dependencies (pip-audit); CI runs it.
 audit: install
