@@ -6,7 +6,7 @@ vLLM attaches none; its side of a lone request is read from /metrics (engines.cl
 """
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -82,17 +82,11 @@ class OpenAIClient(EngineClient):
     async def stream(self, request: GenerationRequest) -> AsyncIterator[Chunk | EngineFigures]:
         answer, think = _Answer(), ThinkSplitter()
         done, t = False, base.now()
-        async with aclosing(self._stream_lines("/v1/chat/completions", self.chat_body(request))) as lines:
-            async for line in lines:
-                t = base.now()  # on arrival, before parsing: the parse is not the engine's time
-                payload = self._sse_data(line)
-                if payload is None:
-                    continue
-                if payload == "[DONE]":
+        async with aclosing(self.sse_objects("/v1/chat/completions", self.chat_body(request))) as objects:
+            async for t, data in objects:
+                if data is None:
                     done = True
                     break
-                data = load_json_object(payload, "SSE data line")
-                raise_reported_error(data, self.base_url)
                 reasoning, text = answer.take(data)
                 pieces = [Chunk(t, reasoning, reasoning=True)] if reasoning else []
                 for chunk in pieces + think.feed(t, text):
@@ -103,6 +97,26 @@ class OpenAIClient(EngineClient):
         for chunk in think.finish(t):
             yield chunk
         yield answer.figures()
+
+    async def sse_objects(
+        self, path: str, body: dict[str, Any]
+    ) -> AsyncGenerator[tuple[float, dict[str, Any] | None], None]:
+        """POST `body`; each SSE data object with its arrival time, then (time, None) for [DONE].
+
+        An error the engine reports inside the stream is raised as EngineError.
+        """
+        async with aclosing(self._stream_lines(path, body)) as lines:
+            async for line in lines:
+                t = base.now()  # on arrival, before parsing: the parse is not the engine's time
+                payload = self._sse_data(line)
+                if payload is None:
+                    continue
+                if payload == "[DONE]":
+                    yield t, None
+                    return
+                data = load_json_object(payload, "SSE data line")
+                raise_reported_error(data, self.base_url)
+                yield t, data
 
     def chat_body(self, request: GenerationRequest) -> dict[str, Any]:
         """The /v1/chat/completions body; `request.extra` is laid over it."""

@@ -30,10 +30,9 @@ from engines.clients.base import (
     as_float,
     as_int,
     as_list,
-    load_json_object,
     stopped_mid_answer,
 )
-from engines.clients.openai import OpenAIClient, add_spec_details, raise_reported_error
+from engines.clients.openai import OpenAIClient, add_spec_details
 from engines.clients.reasoning import ThinkSplitter
 from engines.errors import EngineMalformed
 
@@ -101,17 +100,11 @@ class SGLangClient(OpenAIClient):
         think, text = ThinkSplitter(), _Text()
         meta: dict[str, Any] = {}
         done, t = False, base.now()
-        async with aclosing(self._stream_lines("/generate", body)) as lines:
-            async for line in lines:
-                t = base.now()  # on arrival, before parsing
-                payload = self._sse_data(line)
-                if payload is None:
-                    continue
-                if payload == "[DONE]":
+        async with aclosing(self.sse_objects("/generate", body)) as objects:
+            async for t, data in objects:
+                if data is None:
                     done = True
                     break
-                data = load_json_object(payload, "SSE data line")
-                raise_reported_error(data, self.base_url)
                 meta = as_dict(data.get("meta_info")) or meta
                 for chunk in think.feed(t, text.new(data.get("text"))):
                     text.n_chunks += 1

@@ -24,10 +24,14 @@
     });
   }
 
-  /** Acceptance by draft position of one (length, output type): "1: 90.0 %, 2: 75.0 %". */
+  /** Acceptance by draft position of one (length, output type), compact: "90.0 · 75.0 %" (title: in full). */
   function positionsCell(rates) {
     if (!rates) return h.missing("no drafting at this length, or " + NOT_EXPOSED);
-    return window.SparkFormat.positions(rates).replace(/^position /, "");
+    var span = document.createElement("span");
+    span.className = "positions";
+    span.textContent = rates.map(function (r) { return window.SparkFormat.number(r, 1, 100); }).join(" · ") + " %";
+    span.title = window.SparkFormat.positions(rates);
+    return span;
   }
 
   function summaryRows(summary) {
