@@ -7,8 +7,6 @@ after the shared tests that need it alive (a later test would start it again).
 import itertools
 import statistics
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -17,12 +15,11 @@ from django.core.management.base import CommandError
 from engines.lifecycle import port_is_free
 from engines.models import Engine, EngineSession
 from runs.models import Run
-from runs.worker import execution
-from tests.factories import EngineConfigFactory, RunFactory
+from tests.factories import EngineConfigFactory
 from tests.real_engine import SGLANG, free_port, requires_sglang
 from tests.real_sglang import sglang_settings, shared_sglang
 from tests.runs.bench_helpers import bench
-from tests.runs.worker.real_runs import request_rows, run_to_end
+from tests.runs.worker.real_runs import kill_mid_run, request_rows, run_to_end
 
 pytestmark = [
     pytest.mark.engines, requires_sglang, pytest.mark.django_db(transaction=True), pytest.mark.timeout(900),
@@ -128,23 +125,10 @@ def test_it_fails_a_run_clearly_when_the_prompt_is_over_sglangs_context(sglang, 
 
 
 def test_it_fails_a_run_within_5_s_keeping_its_samples_when_sglang_is_killed(sglang):
-    params = {"reps": 3, "warmup": 0, "max_tokens": 200}
-    run = RunFactory(config=sglang.config("sglang-doomed"), params=params)
-    assert execution.claim(run.pk) == execution.CLAIMED
-    worker = threading.Thread(target=execution.execute, args=(run.pk,))
-    worker.start()
-    deadline = time.monotonic() + 300
-    while not run.samples.filter(kind="request").exists():
-        assert time.monotonic() < deadline, "no request finished"
-        time.sleep(0.2)
-    time.sleep(0.5)  # the next request is streaming now
-    killed = time.monotonic()
-    sglang.kill()
-    worker.join(30)
-    run.refresh_from_db()
-    print(f"\nSGLang killed: run {run.status} after {time.monotonic() - killed:.1f} s: {run.error}")
+    run, after_s = kill_mid_run(sglang.config("sglang-doomed"), sglang.kill)
+    print(f"\nSGLang killed: run {run.status} after {after_s:.1f} s: {run.error}")
     assert run.status == Run.Status.FAILED
-    assert run.finished is not None and time.monotonic() - killed < 5
+    assert run.finished is not None and after_s < 5
     assert "request" in run.error and f"127.0.0.1:{sglang.port}" in run.error
     assert run.samples.filter(kind="request").count() >= 1
 

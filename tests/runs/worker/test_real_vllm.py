@@ -6,7 +6,6 @@ takes the shared engine down (a later test would start it again).
 """
 import itertools
 import statistics
-import threading
 import time
 
 import ollama
@@ -17,12 +16,11 @@ from django.core.management.base import CommandError
 from engines.lifecycle import port_is_free
 from engines.models import Engine, EngineSession
 from runs.models import Run
-from runs.worker import execution
-from tests.factories import EngineConfigFactory, RunFactory
+from tests.factories import EngineConfigFactory
 from tests.real_engine import VLLM, VLLM_MODEL, free_port, requires_vllm
 from tests.real_vllm import shared_vllm, vllm_settings
 from tests.runs.bench_helpers import bench
-from tests.runs.worker.real_runs import request_rows, run_to_end
+from tests.runs.worker.real_runs import kill_mid_run, request_rows, run_to_end
 from traffic.relay import RelayServer, Upstream, build_relay
 
 pytestmark = [
@@ -159,23 +157,10 @@ def _wait_for(condition, timeout_s: float = 30.0) -> None:
 
 
 def test_it_fails_a_run_within_5_s_keeping_its_samples_when_vllm_is_killed(vllm):
-    params = {"reps": 3, "warmup": 0, "max_tokens": 200}
-    run = RunFactory(config=vllm.config("vllm-doomed"), params=params)
-    assert execution.claim(run.pk) == execution.CLAIMED
-    worker = threading.Thread(target=execution.execute, args=(run.pk,))
-    worker.start()
-    deadline = time.monotonic() + 300
-    while not run.samples.filter(kind="request").exists():
-        assert time.monotonic() < deadline, "no request finished"
-        time.sleep(0.2)
-    time.sleep(0.5)  # the next request is streaming now
-    killed = time.monotonic()
-    vllm.kill()
-    worker.join(30)
-    run.refresh_from_db()
-    print(f"\nvLLM killed: run {run.status} after {time.monotonic() - killed:.1f} s: {run.error}")
+    run, after_s = kill_mid_run(vllm.config("vllm-doomed"), vllm.kill)
+    print(f"\nvLLM killed: run {run.status} after {after_s:.1f} s: {run.error}")
     assert run.status == Run.Status.FAILED
-    assert run.finished is not None and time.monotonic() - killed < 5
+    assert run.finished is not None and after_s < 5
     assert "request" in run.error and f"127.0.0.1:{vllm.port}" in run.error
     assert run.samples.filter(kind="request").count() >= 1
 
