@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 
-.PHONY: run worker relay test test-engines faults audit aarch64-check lint install browser engine clean bench screenshots
+.PHONY: messages run worker relay test test-engines faults audit aarch64-check lint install browser engine clean bench screenshots
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -85,6 +85,11 @@ lint: install node_modules/.installed
 	  --ignore=fixtures,migrations --score=n engines runs traffic
 	node_modules/.bin/jscpd --min-lines 8 --min-tokens 50 --format javascript,css,markup \
 	  --ignore "static/vendor/**" --exit-code 1 --reporters console static templates
+	bin/check-messages
+
+# Updates the Japanese catalogues (locale/ja) from the code and compiles them (docs/i18n.md).
+messages: install
+	bin/check-messages --update
 
 test: install engine browser lint
 	$(BIN)/python manage.py makemigrations --check --dry-run -v 0

@@ -1,0 +1,14 @@
+"""Marks the English a person reads, for the Japanese catalogue, without importing Django.
+
+The measurement core and the engine clients are plain Python (no Django), yet their labels,
+help texts and warnings reach the dashboard. Wrapping such a string in `gettext_noop` changes
+nothing at run time: it stays English in stored summaries and exports, and `makemessages` finds
+it (the keyword is the one Django's own `gettext_noop` uses), so a page can translate it where it
+is shown (`{% translate value %}` or `gettext(value)`). A sentence with figures keeps them apart:
+`"text"` is the marked template with `%(name)s` holes and `"params"` fills them (docs/i18n.md).
+"""
+
+
+def gettext_noop(message: str) -> str:
+    """Returns `message` unchanged; `makemessages` collects it for the catalogue."""
+    return message
