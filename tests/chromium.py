@@ -18,16 +18,21 @@ HAVE_CHROMIUM = all(os.access(p, os.X_OK) for p in (CHROMIUM, CHROMEDRIVER))
 NEEDS_CHROMIUM = f"needs Debian chromium ({CHROMIUM}) and {CHROMEDRIVER}"
 
 
-def chromium(profile_dir: str, height: int = 1400) -> webdriver.Chrome:
-    """A headless Chromium with its browser console kept; no network besides the pages asked for."""
+def chromium(profile_dir: str, height: int = 1400, language: str = "en-US") -> webdriver.Chrome:
+    """A headless Chromium with its browser console kept; no network besides the pages asked for.
+
+    `language` is what it asks for in Accept-Language (and its own interface language).
+    """
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for arg in (
         "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
         "--disable-background-networking", "--disable-component-update", "--disable-sync",
         "--no-first-run", f"--window-size=1280,{height}", f"--user-data-dir={profile_dir}",
+        f"--lang={language}",
     ):
         options.add_argument(arg)
+    options.add_experimental_option("prefs", {"intl.accept_languages": language})
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
 
