@@ -34,7 +34,8 @@ def check(tree: Path) -> subprocess.CompletedProcess[str]:
 
 def test_it_fails_on_a_new_string_with_no_japanese(tmp_path):
     tree = copy_of_the_code(tmp_path)
-    (tree / "templates" / "new_page.html").write_text('{% load i18n %}<p>{% translate "Nobody translated me" %}</p>')
+    page = '{% load i18n %}<p>{% translate "Nobody translated me" %}</p>'
+    (tree / "templates" / "new_page.html").write_text(page)
     result = check(tree)
     assert result.returncode == 1, result.stdout + result.stderr
     assert 'msgid "Nobody translated me"' in result.stdout

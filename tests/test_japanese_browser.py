@@ -25,8 +25,14 @@ from runs.core.registry import JOBS
 from runs.models import Run
 from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, chromium
 from tests.factories import (
-    AlertFactory, EngineConfigFactory, EngineFactory, RunFactory, ScheduleFactory,
-    SweepExecutionFactory, SweepFactory, UserFactory,
+    AlertFactory,
+    EngineConfigFactory,
+    EngineFactory,
+    RunFactory,
+    ScheduleFactory,
+    SweepExecutionFactory,
+    SweepFactory,
+    UserFactory,
 )
 from tests.live_server import DaphneLiveServerTestCase
 from tests.untranslated import page_untranslated
@@ -73,7 +79,8 @@ class JapaneseDashboardTest(DaphneLiveServerTestCase):
     def _open(self, name: str, path: str) -> None:
         """Open `path`, keep what it shows untranslated under `name`, and a screenshot."""
         self.driver.get(self.live_server_url + path)
-        WebDriverWait(self.driver, 10).until(lambda d: d.execute_script("return document.readyState") == "complete")
+        ready = "return document.readyState"
+        WebDriverWait(self.driver, 10).until(lambda d: d.execute_script(ready) == "complete")
         self._check(name)
 
     def _check(self, name: str) -> None:
@@ -140,7 +147,8 @@ class JapaneseDashboardTest(DaphneLiveServerTestCase):
         machine = self.config.engine.machine.pk
         pages = {
             "home": reverse("runs:home"), "configs": reverse("runs:config-list"),
-            "config-new": reverse("runs:config-create"), "config-edit": reverse("runs:config-edit", args=[self.config.pk]),
+            "config-new": reverse("runs:config-create"),
+            "config-edit": reverse("runs:config-edit", args=[self.config.pk]),
             "config-matrix": reverse("runs:config-matrix", args=[self.config.pk]),
             "runs": reverse("runs:list"), "run-log": reverse("runs:log", args=[run.pk]),
             "tour": reverse("runs:tour"), "sweeps": reverse("runs:sweep-list"),

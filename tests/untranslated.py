@@ -28,11 +28,11 @@ for (let node = walker.nextNode(); node; node = walker.nextNode()) {
   if (["SCRIPT", "STYLE", "CODE", "KBD", "PRE", "SAMP"].includes(tag)) continue;
   texts.push(node.textContent);
 }
-for (const el of document.querySelectorAll("[title], [placeholder], [aria-label], [alt], input[type=submit]")) {
-  for (const name of ["title", "placeholder", "aria-label", "alt", "value"]) {
-    if (el.hasAttribute(name) && (name !== "value" || el.type === "submit")) texts.push(el.getAttribute(name));
-  }
+const read = ["title", "placeholder", "aria-label", "alt"];
+for (const el of document.querySelectorAll("[title], [placeholder], [aria-label], [alt]")) {
+  for (const name of read) if (el.hasAttribute(name)) texts.push(el.getAttribute(name));
 }
+for (const el of document.querySelectorAll("input[type=submit]")) texts.push(el.value);
 for (const canvas of document.querySelectorAll("canvas")) {
   const chart = window.Chart && Chart.getChart(canvas);
   if (!chart) continue;

@@ -33,7 +33,8 @@ def test_it_follows_the_browsers_accept_language(alice_client):
 
 def test_it_remembers_the_language_chosen_in_the_header_over_the_browsers(alice_client):
     page = reverse("runs:config-list")
-    chosen = alice_client.post(reverse("set_language"), {"language": "en", "next": page}, HTTP_ACCEPT_LANGUAGE="ja")
+    choice = {"language": "en", "next": page}
+    chosen = alice_client.post(reverse("set_language"), choice, HTTP_ACCEPT_LANGUAGE="ja")
     assert chosen.status_code == 302 and chosen["Location"] == page
     assert ">Configs</a>" in nav(alice_client.get(page, HTTP_ACCEPT_LANGUAGE="ja"))
     alice_client.post(reverse("set_language"), {"language": "ja", "next": page})
