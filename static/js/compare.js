@@ -31,7 +31,9 @@
   function mark(canvas, points) { canvas.dataset.points = String(points); }
 
   /** A bar's figure over its runs, as format.js writes every spread: "median [min–max] (n=N)". */
-  function spreadOver(bar) { return "over runs: " + SparkFormat.spread(bar, "", 1); }
+  function spreadOver(bar) {
+    return interpolate(gettext("over runs: %(spread)s"), { spread: SparkFormat.spread(bar, "", 1) }, true);
+  }
 
   /** Median bars, one per config (the baseline's darker), each with its min–max range over it. */
   function bars(id, items, unit, data) {
@@ -44,14 +46,14 @@
     new Chart(canvas, {
       type: "bar",
       data: {
-        labels: items.map(function (b) { return b.config + (b.config === data.baseline ? " (baseline)" : ""); }),
+        labels: items.map(function (b) { return b.config === data.baseline ? interpolate(gettext("%(config)s (baseline)"), { config: b.config }, true) : b.config; }),
         datasets: [
-          { label: "median, " + unit, data: items.map(function (b) { return b.median; }), backgroundColor: colors },
-          { label: "min\u2013max over runs", data: items.map(function (b) { return [b.min, b.max]; }),
+          { label: interpolate(gettext("median, %(unit)s"), { unit: unit }, true), data: items.map(function (b) { return b.median; }), backgroundColor: colors },
+          { label: gettext("min\u2013max over runs"), data: items.map(function (b) { return [b.min, b.max]; }),
             backgroundColor: RANGE_COLOR, grouped: false, barPercentage: 0.08, minBarLength: 2 }
         ]
       },
-      options: options("config", unit, {
+      options: options(gettext("config"), unit, {
         plugins: {
           legend: { labels: { usePointStyle: true, boxHeight: 7 } },
           tooltip: { callbacks: { footer: function (ctx) { return spreadOver(items[ctx[0].dataIndex]); } } }
@@ -70,10 +72,10 @@
     });
     new Chart(canvas, {
       type: "line", data: { datasets: datasets },
-      options: options("concurrent requests", "total tok/s of the box", {
+      options: options(gettext("concurrent requests"), gettext("total tok/s of the box"), {
         scales: {
-          x: { type: "linear", title: { display: true, text: "concurrent requests" }, ticks: { precision: 0 } },
-          y: { beginAtZero: true, title: { display: true, text: "total tok/s of the box" } }
+          x: { type: "linear", title: { display: true, text: gettext("concurrent requests") }, ticks: { precision: 0 } },
+          y: { beginAtZero: true, title: { display: true, text: gettext("total tok/s of the box") } }
         }
       })
     });
@@ -104,15 +106,15 @@
       type: "scatter",
       data: {
         datasets: [
-          { label: "configs", data: s.points, pointRadius: 5, backgroundColor: "#1e88e5", borderColor: "#1e88e5" },
-          { label: "Pareto front (not beaten on both)", data: s.front, showLine: true, pointStyle: "rectRot",
+          { label: gettext("configs"), data: s.points, pointRadius: 5, backgroundColor: "#1e88e5", borderColor: "#1e88e5" },
+          { label: gettext("Pareto front (not beaten on both)"), data: s.front, showLine: true, pointStyle: "rectRot",
             pointRadius: 9, borderColor: FRONT_COLOR, backgroundColor: FRONT_COLOR + "55", borderWidth: 2 }
         ]
       },
-      options: options("decode tok/s (client, median)", s.label, {
+      options: options(gettext("decode tok/s (client, median)"), s.label, {
         // Not from zero: the trade-off lies in a narrow band of both axes.
         scales: {
-          x: { grace: "10%", title: { display: true, text: "decode tok/s (client, median)" } },
+          x: { grace: "10%", title: { display: true, text: gettext("decode tok/s (client, median)") } },
           y: { grace: "10%", title: { display: true, text: s.label } }
         },
         plugins: {
@@ -130,8 +132,8 @@
   var source = document.getElementById("compare-data");
   if (!source || typeof Chart === "undefined") return;
   var data = JSON.parse(source.textContent);
-  bars("compare-decode", data.decode, "decode tok/s (client)", data);
-  bars("compare-acceptance", data.acceptance, "acceptance rate, %", data);
+  bars("compare-decode", data.decode, gettext("decode tok/s (client)"), data);
+  bars("compare-acceptance", data.acceptance, gettext("acceptance rate, %"), data);
   concurrency(data);
   scatter(data);
 })();

@@ -11,8 +11,8 @@ window.RunCharts = (function () {
   "use strict";
 
   var DASH = "\u2014";
-  var NOT_EXPOSED = "not exposed by this engine";
-  var NOT_YET = "no data yet";
+  var NOT_EXPOSED = gettext("not exposed by this engine");
+  var NOT_YET = gettext("no data yet");
   var TYPE_COLORS = { "tool-call": "#1e88e5", table: "#43a047", "prose-en": "#fb8c00", "prose-ja": "#8e24aa" };
   var SPARE_COLORS = ["#00897b", "#6d4c41", "#c0ca33", "#5e35b1"];
   var CEILING_COLOR = "#455a64";
@@ -145,7 +145,8 @@ window.RunCharts = (function () {
   }
 
   function ceilingLine(ceiling, yAxis) {
-    return dataset("roofline ceiling " + ceiling.toFixed(1) + " tok/s", CEILING_COLOR, yAxis || "y", {
+    var label = interpolate(gettext("roofline ceiling %(tps)s tok/s"), { tps: SparkFormat.number(ceiling, 1) }, true);
+    return dataset(label, CEILING_COLOR, yAxis || "y", {
       isCeiling: true, ceiling: ceiling, borderDash: [8, 4], borderWidth: 2, pointRadius: 0,
       pointHitRadius: 0, pointStyle: "line"
     });
@@ -189,7 +190,7 @@ window.RunCharts = (function () {
   // ---- acceptance by draft position (speed.js, lookahead.js; docs/metrics.md, Per-position acceptance) ----
 
   var POSITION_COLORS = ["#1e88e5", "#43a047", "#fb8c00", "#8e24aa", "#00897b", "#e53935", "#6d4c41", "#5e35b1"];
-  var NO_POSITIONS = "not exposed by this engine (Ollama), or no drafting";
+  var NO_POSITIONS = gettext("not exposed by this engine (Ollama), or no drafting");
 
   function seriesColor(index) { return POSITION_COLORS[index % POSITION_COLORS.length]; }
 
@@ -222,8 +223,8 @@ window.RunCharts = (function () {
   function positionChart() {
     var canvas = document.getElementById("positions-chart");
     var note = document.getElementById("positions-note");
-    var y = axis("drafts accepted at the position (%)", { min: 0, max: 100 });
-    var c = chart(canvas, "draft position", [], { y: y }, "bar");
+    var y = axis(gettext("drafts accepted at the position (%)"), { min: 0, max: 100 });
+    var c = chart(canvas, gettext("draft position"), [], { y: y }, "bar");
     c.options.plugins.tooltip = { callbacks: { label: positionLabel } };
     var settled = false;
 
@@ -256,7 +257,7 @@ window.RunCharts = (function () {
     return function () {
       var canvas = document.getElementById("quality-chart");
       var rows = [];
-      var c = chart(canvas, "questions answered", [], { y: axis("score (%)", { max: 100 }) });
+      var c = chart(canvas, gettext("questions answered"), [], { y: axis(gettext("score (%)"), { max: 100 }) });
 
       function tableRow(r) {
         var seconds = r.seconds !== undefined ? r.seconds : r.generation_s;

@@ -77,9 +77,15 @@
     }
   }
 
+  // The badge's words; its class and data-status keep the status itself.
+  var STATUS_TEXT = {
+    queued: gettext("queued"), running: gettext("running"), succeeded: gettext("succeeded"),
+    failed: gettext("failed"), cancelled: gettext("cancelled")
+  };
+
   function applyRun(run) {
     var badge = document.getElementById("run-status");
-    badge.textContent = run.status;
+    badge.textContent = STATUS_TEXT[run.status] || run.status;
     badge.className = "status status-" + run.status;
     badge.setAttribute("data-status", run.status);
     var bar = document.getElementById("progress");
@@ -177,7 +183,7 @@
       backoff = FIRST_BACKOFF_MS;
       clearTimeout(pollTimer);
       pollTimer = null;
-      setLiveState("live");
+      setLiveState(gettext("live"));
     };
     ws.onmessage = function (event) {
       markTransport("socket");
@@ -186,7 +192,7 @@
     ws.onclose = function () {
       if (socket !== ws || finished) return;
       socket = null;
-      setLiveState("reconnecting\u2026");
+      setLiveState(gettext("reconnecting\u2026"));
       schedulePoll(POLL_MS);
       reconnectTimer = setTimeout(connect, backoff);
       backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);

@@ -15,7 +15,7 @@
   function count() {
     var n = ticked();
     var message = document.getElementById("compare-error");
-    button.textContent = n ? "Compare selected (" + n + ")" : "Compare selected";
+    button.textContent = n ? interpolate(gettext("Compare selected (%(n)s)"), { n: n }, true) : gettext("Compare selected");
     if (message && n >= 2) message.remove();
   }
 
@@ -27,7 +27,9 @@
     message.id = "compare-error";
     message.className = "error";
     message.setAttribute("role", "alert");
-    message.textContent = "Compare selected: tick at least 2 runs to compare (" + n + (n === 1 ? " is" : " are") + " ticked).";
+    message.textContent = interpolate(ngettext(
+      "Compare selected: tick at least 2 runs to compare (%(n)s is ticked).",
+      "Compare selected: tick at least 2 runs to compare (%(n)s are ticked).", n), { n: n }, true);
     button.closest(".row").after(message);
   }
 

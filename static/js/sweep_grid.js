@@ -12,12 +12,17 @@
   if (!root || root.getAttribute("data-finished") === "true") return;
   var url = root.getAttribute("data-api-url");
   var hasBaseline = null;
+  // The verdicts' words (runs.core.scoring.figures.Verdict); the class keeps the English slug.
+  var VERDICT_TEXT = {
+    better: gettext("better"), worse: gettext("worse"), noise: gettext("noise"), "no spread": gettext("no spread"),
+    "n/a": gettext("n/a"), baseline: gettext("baseline")
+  };
 
   function progressText(c) {
-    var text = c.done + " of " + c.total + " done";
-    if (c.running) text += " \u00b7 " + c.running + " running";
-    if (c.failed) text += " \u00b7 " + c.failed + " failed";
-    return text;
+    var parts = [interpolate(gettext("%(done)s of %(total)s done"), { done: c.done, total: c.total }, true)];
+    if (c.running) parts.push(interpolate(gettext("%(n)s running"), { n: c.running }, true));
+    if (c.failed) parts.push(interpolate(gettext("%(n)s failed"), { n: c.failed }, true));
+    return parts.join(" \u00b7 ");
   }
 
   function setDelta(td, row, cell) {
@@ -26,7 +31,7 @@
     span.textContent = "\u0394 " + cell.delta_text + " (" + cell.delta_pct_text + ") ";
     var badge = document.createElement("span");
     badge.className = "verdict verdict-" + SparkFormat.slugify(cell.verdict);
-    badge.textContent = cell.verdict;
+    badge.textContent = VERDICT_TEXT[cell.verdict] || cell.verdict;
     span.appendChild(badge);
   }
 
@@ -63,14 +68,15 @@
     bar.max = p.total || 1;
     bar.value = p.done;
     document.getElementById("sweep-progress-text").textContent =
-      p.done + " of " + p.total + " runs done \u00b7 " + p.running + " running \u00b7 " + p.failed + " failed";
+      interpolate(gettext("%(done)s of %(total)s runs done \u00b7 %(running)s running \u00b7 %(failed)s failed"),
+        { done: p.done, total: p.total, running: p.running, failed: p.failed }, true);
   }
 
   function renderState(data) {
     if (!data.finished) return;
     root.setAttribute("data-finished", "true");
     var badge = document.getElementById("sweep-state");
-    badge.textContent = "finished";
+    badge.textContent = gettext("finished");
     badge.className = "status status-succeeded";
     // As the server shows it: "YYYY-MM-DD HH:MM:SS" in the server's time zone.
     document.getElementById("sweep-finished").textContent = data.finished.slice(0, 19).replace("T", " ");

@@ -15,12 +15,16 @@ window.RunTelemetry = (function () {
   var MARKED_POINTS = 300;
   // [label, value of a sample's values (null when absent), color, axis]
   var LINES = [
-    ["CPU load, %", function (v) { return v.cpu_load === undefined ? null : 100 * v.cpu_load; }, "#1e88e5", "y"],
-    ["host memory used, GB", function (v) { return scaled(v.mem_used_bytes, 1e-9); }, "#43a047", "gb"],
-    ["GPU power, W", function (v) { return scaled(v.power_w, 1); }, "#fb8c00", "w"],
-    ["SM clock, MHz", function (v) { return scaled(v.sm_clock_mhz, 1); }, "#8e24aa", "mhz"],
-    ["GPU temperature, \u00b0C", function (v) { return scaled(v.temperature_c, 1); }, "#e53935", "y"]
+    [gettext("CPU load, %"), function (v) { return v.cpu_load === undefined ? null : 100 * v.cpu_load; }, "#1e88e5", "y"],
+    [gettext("host memory used, GB"), function (v) { return scaled(v.mem_used_bytes, 1e-9); }, "#43a047", "gb"],
+    [gettext("GPU power, W"), function (v) { return scaled(v.power_w, 1); }, "#fb8c00", "w"],
+    [gettext("SM clock, MHz"), function (v) { return scaled(v.sm_clock_mhz, 1); }, "#8e24aa", "mhz"],
+    [gettext("GPU temperature, \u00b0C"), function (v) { return scaled(v.temperature_c, 1); }, "#e53935", "y"]
   ];
+  // The phases' names on the chart; data-phases keeps the phase keys.
+  var PHASE_TEXT = { load: gettext("load"), baseline: gettext("baseline"), preheat: gettext("preheat") };
+  var CPU_AXIS = gettext("CPU load (%)");
+  var CPU_AND_TEMPERATURE_AXIS = gettext("CPU load (%) \u00b7 temperature (\u00b0C)");
 
   function scaled(x, factor) { return x === undefined || x === null ? null : x * factor; }
 
@@ -68,8 +72,10 @@ window.RunTelemetry = (function () {
   }
 
   function eachSpan(state, draw) {
-    phaseSpans(state.points).forEach(function (s) { draw(s, PHASE_FILL, s.key); });
-    throttleSpans(state.points).forEach(function (s) { draw(s, THROTTLE_FILL, "throttled: " + s.key); });
+    phaseSpans(state.points).forEach(function (s) { draw(s, PHASE_FILL, PHASE_TEXT[s.key] || s.key); });
+    throttleSpans(state.points).forEach(function (s) {
+      draw(s, THROTTLE_FILL, interpolate(gettext("throttled: %(reasons)s"), { reasons: s.key }, true));
+    });
   }
 
   /** A Chart.js plugin: the phase and throttle spans shaded under the lines, their names over them. */
@@ -90,11 +96,11 @@ window.RunTelemetry = (function () {
     // Room above the highest reading for the span names; an axis without a line is left out.
     var hidden = { display: "auto", grace: "15%" };
     return {
-      x: { type: "linear", title: { display: true, text: "run time (s)" }, ticks: { maxTicksLimit: 24 } },
-      y: h.axis("CPU load (%) \u00b7 temperature (\u00b0C)", hidden),
-      gb: h.rightAxis("memory (GB)", hidden),
-      w: h.rightAxis("power (W)", hidden),
-      mhz: h.rightAxis("clock (MHz)", hidden)
+      x: { type: "linear", title: { display: true, text: gettext("run time (s)") }, ticks: { maxTicksLimit: 24 } },
+      y: h.axis(CPU_AND_TEMPERATURE_AXIS, hidden),
+      gb: h.rightAxis(gettext("memory (GB)"), hidden),
+      w: h.rightAxis(gettext("power (W)"), hidden),
+      mhz: h.rightAxis(gettext("clock (MHz)"), hidden)
     };
   }
 
@@ -124,7 +130,7 @@ window.RunTelemetry = (function () {
     var n = state.points.length;
     state.chart.data.datasets = present(state);
     var hot = state.chart.data.datasets.indexOf(state.sets[4]) !== -1;
-    state.chart.options.scales.y.title.text = hot ? "CPU load (%) \u00b7 temperature (\u00b0C)" : "CPU load (%)";
+    state.chart.options.scales.y.title.text = hot ? CPU_AND_TEMPERATURE_AXIS : CPU_AXIS;
     state.chart.data.datasets.forEach(function (d) { d.pointRadius = n > MARKED_POINTS ? 0 : 2; });
     state.chart.update("none");
     state.canvas.setAttribute("data-points", String(n));

@@ -7,22 +7,24 @@
   var h = window.RunCharts.helpers;
 
   function summaryRows(s) {
-    var share = s.share_of_nominal === null || s.share_of_nominal === undefined ? h.missing("no nominal bandwidth") :
+    var share = s.share_of_nominal === null || s.share_of_nominal === undefined ? h.missing(gettext("no nominal bandwidth")) :
       h.value(100 * s.share_of_nominal, "%", 0);
     return [
-      ["measured bandwidth (best pass)", h.value(s.bandwidth_gbps, "GB/s", 1)],
-      ["method", s.method],
-      ["buffer", (s.bytes / 1048576).toFixed(0) + " MiB (" + (s.bytes_moved / 1e9).toFixed(2) + " GB moved per pass)"],
-      ["passes", String(s.passes)],
-      ["nominal bandwidth", s.nominal_gbps ? h.value(s.nominal_gbps, "GB/s", 1) : h.missing("not set")],
-      ["share of nominal", share]
+      [gettext("measured bandwidth (best pass)"), h.value(s.bandwidth_gbps, "GB/s", 1)],
+      [gettext("method"), s.method],
+      [gettext("buffer"), interpolate(gettext("%(mib)s MiB (%(gb)s GB moved per pass)"), {
+        mib: SparkFormat.number(s.bytes / 1048576, 0), gb: SparkFormat.number(s.bytes_moved / 1e9, 2)
+      }, true)],
+      [pgettext("copy passes", "passes"), String(s.passes)],
+      [gettext("nominal bandwidth"), s.nominal_gbps ? h.value(s.nominal_gbps, "GB/s", 1) : h.missing(gettext("not set"))],
+      [gettext("share of nominal"), share]
     ];
   }
 
   function bandwidthView() {
     var canvas = document.getElementById("bandwidth-chart");
     var passes = [];
-    var c = h.chart(canvas, "pass", [], { y: h.axis("GB/s") });
+    var c = h.chart(canvas, pgettext("a copy pass", "pass"), [], { y: h.axis("GB/s") });
     return {
       add: function (sample) {
         if (sample.kind !== "request" || !sample.values || sample.values.pass === undefined) return false;

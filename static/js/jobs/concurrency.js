@@ -14,9 +14,11 @@
   function med(s, n, key) { return s.byLevel[n] && s.byLevel[n][key] ? s.byLevel[n][key].median : null; }
 
   function scalingLine(summary) {
-    return summary.baseline + " \u2192 " + summary.max_concurrency + " requests at once: " +
-      summary.scaling.toFixed(2) + "\u00d7 the total tok/s, each answer takes " +
-      summary.finish_s_ratio.toFixed(2) + "\u00d7 as long (" + summary.answer_tokens + "-token answers).";
+    var text = gettext("%(from)s \u2192 %(to)s requests at once: %(scaling)s\u00d7 the total tok/s, each answer takes %(ratio)s\u00d7 as long (%(tokens)s-token answers).");
+    return interpolate(text, {
+      from: summary.baseline, to: summary.max_concurrency, scaling: SparkFormat.number(summary.scaling, 2),
+      ratio: SparkFormat.number(summary.finish_s_ratio, 2), tokens: summary.answer_tokens
+    }, true);
   }
 
   /** A level's J per output token: a value, or "—" titled with why there is none. */
@@ -26,7 +28,7 @@
     if (level && level.j_per_token !== null && level.j_per_token !== undefined) {
       return h.value(level.j_per_token, "J", 3);
     }
-    return h.missing(telemetry.energy_note || "no energy reading for this level");
+    return h.missing(telemetry.energy_note || gettext("no energy reading for this level"));
   }
 
   function renderTable(s, summary) {
@@ -36,7 +38,7 @@
       var l = s.byLevel[n];
       return [String(n), h.spread(l.total_tps, "tok/s", 1, 1, undefined, "bursts"), h.spread(l.finish_s, "s", 2),
         h.spread(l.ttft_s, "s", 3), h.spread(l.decode_tps_client, "tok/s", 1),
-        l.short_answers + " of " + l.requests, energyCell(s.summary, n)];
+        interpolate(gettext("%(short)s of %(n)s"), { short: l.short_answers, n: l.requests }, true), energyCell(s.summary, n)];
     }), true);
     var line = document.getElementById("scaling");
     if (summary && summary.scaling && line) line.textContent = scalingLine(summary);
@@ -45,10 +47,10 @@
   function draw(s) {
     s.chart.data.labels = s.levels.map(String);
     s.chart.data.datasets = [
-      h.dataset("total of the box, tok/s", "#1e88e5", "y", {
+      h.dataset(gettext("total of the box, tok/s"), "#1e88e5", "y", {
         data: s.levels.map(function (n) { return med(s, n, "total_tps"); }), pointRadius: 4
       }),
-      h.dataset("time to finish per answer (median), s", "#e53935", "finish", {
+      h.dataset(gettext("time to finish per answer (median), s"), "#e53935", "finish", {
         data: s.levels.map(function (n) { return med(s, n, "finish_s"); }), borderDash: [5, 3],
         pointStyle: "rect", pointRadius: 4
       })
@@ -63,8 +65,8 @@
     var s = {
       canvas: canvas, byLevel: {},  // concurrency -> summarize_level(...) of that level
       levels: ((run.params && run.params.levels) || []).slice(),
-      chart: h.chart(canvas, "requests at once", [], {
-        y: h.axis("total (tok/s)"), finish: h.rightAxis("time to finish (s)")
+      chart: h.chart(canvas, gettext("requests at once"), [], {
+        y: h.axis(gettext("total (tok/s)")), finish: h.rightAxis(gettext("time to finish (s)"))
       })
     };
     return {

@@ -5,12 +5,13 @@
   "use strict";
 
   window.RunCharts.register("evalplus", window.RunCharts.helpers.scoreView({
-    lines: [["pass@1 plus so far", "pass_at_1_plus_so_far", "#43a047"],
-            ["pass@1 base so far", "pass_at_1_base_so_far", "#9e9e9e"]],
+    lines: [[gettext("pass@1 plus so far"), "pass_at_1_plus_so_far", "#43a047"],
+            [gettext("pass@1 base so far"), "pass_at_1_base_so_far", "#9e9e9e"]],
     row: function (q) {
-      return [q.task_id, "pass", "base: " + q.base_status + ", plus: " + q.plus_status,
-              q.budget_hit ? "budget hit before answering" :
-                (q.passed_plus ? "pass" : (q.passed_base ? "base only" : "fail"))];
+      var statuses = interpolate(gettext("base: %(base)s, plus: %(plus)s"), { base: q.base_status, plus: q.plus_status }, true);
+      return [q.task_id, gettext("pass"), statuses,
+              q.budget_hit ? gettext("budget hit before answering") :
+                (q.passed_plus ? gettext("pass") : (q.passed_base ? gettext("base only") : gettext("fail")))];
     }
   }));
 })();

@@ -10,15 +10,17 @@
 
   function byLength(a, b) { return a - b; }
 
+  function noDrafting() { return interpolate(gettext("no drafting at this length, or %(why)s"), { why: NOT_EXPOSED }, true); }
+
   function lengthRows(summary, k) {
     var at = summary.lengths[k];
-    var name = k + (String(summary.best_lookahead) === k ? " (fastest)" : "");
+    var name = String(summary.best_lookahead) === k ? interpolate(gettext("%(k)s (fastest)"), { k: k }, true) : k;
     var types = ["all"].concat(Object.keys(at).filter(function (t) { return t !== "all"; }).sort());
     return types.map(function (t, i) {
       var f = at[t];
-      return [i === 0 ? name : "", t, h.spread(f.decode_tps_client, "tok/s", 1),
+      return [i === 0 ? name : "", t === "all" ? gettext("all") : t, h.spread(f.decode_tps_client, "tok/s", 1),
         h.spread(f.decode_tps_engine, "tok/s", 1, 1, NOT_EXPOSED),
-        h.spread(f.acceptance_rate, "%", 1, 100, "no drafting at this length, or " + NOT_EXPOSED),
+        h.spread(f.acceptance_rate, "%", 1, 100, noDrafting()),
         h.spread(f.tokens_per_verification, "tokens", 2, 1, NOT_EXPOSED),
         positionsCell(f.acceptance_by_position)];
     });
@@ -26,7 +28,7 @@
 
   /** Acceptance by draft position of one (length, output type), compact: "90.0 · 75.0 %" (title: in full). */
   function positionsCell(rates) {
-    if (!rates) return h.missing("no drafting at this length, or " + NOT_EXPOSED);
+    if (!rates) return h.missing(noDrafting());
     var span = document.createElement("span");
     span.className = "positions";
     span.textContent = rates.map(function (r) { return window.SparkFormat.number(r, 1, 100); }).join(" · ") + " %";
@@ -51,7 +53,7 @@
   function positionSeries(rates) {
     var lengths = Object.keys(rates).filter(function (k) { return rates[k]; }).sort(byLength);
     return lengths.map(function (k, i) {
-      return { label: "lookahead " + k, color: h.seriesColor(i), rates: rates[k] };
+      return { label: interpolate(gettext("lookahead %(k)s"), { k: k }, true), color: h.seriesColor(i), rates: rates[k] };
     });
   }
 
@@ -82,8 +84,8 @@
     var sets = [];
     s.types.forEach(function (t, i) {
       var color = h.typeColor(t, i);
-      sets.push(h.dataset(t + " decode, tok/s", color, "y", { data: seriesOf(s, t, "tps") }));
-      sets.push(h.dataset(t + " acceptance, %", color, "acc", {
+      sets.push(h.dataset(interpolate(gettext("%(type)s decode, tok/s"), { type: t }, true), color, "y", { data: seriesOf(s, t, "tps") }));
+      sets.push(h.dataset(interpolate(gettext("%(type)s acceptance, %"), { type: t }, true), color, "acc", {
         data: seriesOf(s, t, "acc"), borderDash: [5, 3], pointStyle: "triangle", pointRadius: 4
       }));
     });
@@ -99,8 +101,8 @@
     var s = {
       canvas: canvas, byLength: {}, types: [],  // byLength: length -> output type -> {tps: [], acc: []}
       lengths: ((run.params && run.params.lengths) || []).slice(),
-      chart: h.chart(canvas, "lookahead (draft tokens per verification)", [], {
-        y: h.axis("decode (tok/s)"), acc: h.rightAxis("acceptance (%)", { min: 0, max: 100, beginAtZero: true })
+      chart: h.chart(canvas, gettext("lookahead (draft tokens per verification)"), [], {
+        y: h.axis(gettext("decode (tok/s)")), acc: h.rightAxis(gettext("acceptance (%)"), { min: 0, max: 100, beginAtZero: true })
       }),
       positions: h.positionChart(), tally: h.positionTally()  // tally: length -> per-position counts
     };

@@ -18,7 +18,9 @@
         var line = document.getElementById("lossless-progress");
         if (!line) return;
         line.textContent = Object.keys(answered).map(function (k) {
-          return (k === "0" ? "drafting off" : "lookahead " + k) + ": " + answered[k] + " answered";
+          var v = { k: k, n: answered[k] };
+          return k === "0" ? interpolate(gettext("drafting off: %(n)s answered"), v, true)
+            : interpolate(gettext("lookahead %(k)s: %(n)s answered"), v, true);
         }).join(" · ");
       },
       applyRun: function () {}

@@ -5,10 +5,10 @@
   "use strict";
 
   window.RunCharts.register("mmlu-pro", window.RunCharts.helpers.scoreView({
-    lines: [["accuracy so far", "accuracy_so_far", "#1e88e5"]],
+    lines: [[gettext("accuracy so far"), "accuracy_so_far", "#1e88e5"]],
     row: function (q) {
-      return [String(q.question_id) + " (" + q.category + ")", q.target, q.answer || "none",
-              q.correct ? "correct" : (q.budget_hit ? "budget hit before answering" : "wrong")];
+      return [String(q.question_id) + " (" + q.category + ")", q.target, q.answer || gettext("none"),
+              q.correct ? gettext("correct") : (q.budget_hit ? gettext("budget hit before answering") : gettext("wrong"))];
     }
   }));
 })();

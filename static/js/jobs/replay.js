@@ -13,11 +13,11 @@
 
   function totalsRows(s) {
     return [
-      ["recorded requests", h.value(s.requests, "", 0)],
-      ["passes", h.value(s.reps, "", 0)],
-      ["wall time per pass", h.spread(s.wall_s, "s", 2, 1, undefined, "passes")],
-      ["generation time per pass", h.spread(s.generation_s, "s", 2, 1, "unknown: some request has no decode speed", "passes")],
-      ["output tokens per pass", h.spread(s.output_tokens, "tokens", 0, 1, undefined, "passes")]
+      [gettext("recorded requests"), h.value(s.requests, "", 0)],
+      [pgettext("replay passes", "passes"), h.value(s.reps, "", 0)],
+      [gettext("wall time per pass"), h.spread(s.wall_s, "s", 2, 1, undefined, "passes")],
+      [gettext("generation time per pass"), h.spread(s.generation_s, "s", 2, 1, gettext("unknown: some request has no decode speed"), "passes")],
+      [gettext("output tokens per pass"), h.spread(s.output_tokens, "tokens", 0, 1, undefined, "passes")]
     ];
   }
 
@@ -42,10 +42,10 @@
     s.byIndex.forEach(function (at, i) { if (at) indexes.push(i); });
     s.requests.data.labels = indexes.map(function (i) { return "#" + (i + 1); });
     s.requests.data.datasets = [
-      h.dataset("decode (median over passes), tok/s", "#1e88e5", "y", {
+      h.dataset(gettext("decode (median over passes), tok/s"), "#1e88e5", "y", {
         data: indexes.map(function (i) { return h.median(s.byIndex[i].tps); }), pointRadius: 4
       }),
-      h.dataset("E2E (median over passes), s", "#e53935", "e2e", {
+      h.dataset(gettext("E2E (median over passes), s"), "#e53935", "e2e", {
         data: indexes.map(function (i) { return h.median(s.byIndex[i].e2e); }), borderDash: [5, 3],
         pointStyle: "rect", pointRadius: 4
       })
@@ -57,8 +57,8 @@
 
   function drawPasses(s) {
     var reps = Object.keys(s.perPass);
-    s.passes.data.labels = reps.map(function (r) { return "pass " + (Number(r) + 1); });
-    s.passes.data.datasets = [h.dataset("generation time (output tokens / decode speed, summed), s", "#00897b", "y", {
+    s.passes.data.labels = reps.map(function (r) { return interpolate(gettext("pass %(n)s"), { n: Number(r) + 1 }, true); });
+    s.passes.data.datasets = [h.dataset(gettext("generation time (output tokens / decode speed, summed), s"), "#00897b", "y", {
       data: reps.map(function (r) { return s.perPass[r]; }), borderWidth: 0, pointStyle: "rect"
     })];
     s.passes.update("none");
@@ -72,8 +72,10 @@
       canvas: canvas, passCanvas: passCanvas,
       byIndex: [],  // index -> {tps: [], e2e: []}
       perPass: [],  // rep -> generation seconds so far
-      requests: h.chart(canvas, "recorded request", [], { y: h.axis("decode (tok/s)"), e2e: h.rightAxis("E2E (s)") }),
-      passes: h.chart(passCanvas, "pass", [], { y: h.axis("generation time (s)") }, "bar")
+      requests: h.chart(canvas, gettext("recorded request"), [], {
+        y: h.axis(gettext("decode (tok/s)")), e2e: h.rightAxis(gettext("E2E (s)"))
+      }),
+      passes: h.chart(passCanvas, pgettext("a replay pass", "pass"), [], { y: h.axis(gettext("generation time (s)")) }, "bar")
     };
     var ceiling = null;
     function draw() { drawRequests(s, ceiling); drawPasses(s); }

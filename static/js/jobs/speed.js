@@ -19,38 +19,42 @@
     });
     return function figure(summary, key) {
       var m = metricByKey[key];
-      var title = summary && key in summary ? NOT_EXPOSED : "no data yet";
+      var title = summary && key in summary ? NOT_EXPOSED : gettext("no data yet");
       return h.spreadWithInterval(summary ? summary[key] : undefined, m.unit, m.digits, m.scale, title);
     };
   }
 
   /** The nominal ceiling: "ceiling 47.1 tok/s (273 GB/s ÷ 5.80 GB per token, gguf); with 4.27 tokens per verification 201.0 tok/s". */
   function nominalText(r) {
-    var text = "ceiling " + r.ceiling_tps.toFixed(1) + " tok/s (" + r.bandwidth_gbps + " GB/s \u00f7 " +
-      (r.bytes_per_token / 1e9).toFixed(2) + " GB per token, " + r.bytes_source + ")";
-    if (r.ceiling_with_drafts_tps) {
-      text += "; with " + r.tokens_per_verification.toFixed(2) + " tokens per verification " +
-        r.ceiling_with_drafts_tps.toFixed(1) + " tok/s";
-    }
-    return text;
+    var text = interpolate(gettext("ceiling %(tps)s tok/s (%(gbps)s GB/s \u00f7 %(gb)s GB per token, %(source)s)"), {
+      tps: SparkFormat.number(r.ceiling_tps, 1), gbps: r.bandwidth_gbps,
+      gb: SparkFormat.number(r.bytes_per_token / 1e9, 2), source: r.bytes_source
+    }, true);
+    if (!r.ceiling_with_drafts_tps) return text;
+    return text + "; " + interpolate(gettext("with %(tpv)s tokens per verification %(tps)s tok/s"), {
+      tpv: SparkFormat.number(r.tokens_per_verification, 2), tps: SparkFormat.number(r.ceiling_with_drafts_tps, 1)
+    }, true);
   }
 
   /** The ceiling at the machine's measured bandwidth, when it has one. */
   function measuredText(r) {
     if (!r.measured_ceiling_tps) return "";
-    var text = "; measured-bandwidth ceiling " + r.measured_ceiling_tps.toFixed(1) + " tok/s (" +
-      r.measured_bandwidth_gbps.toFixed(1) + " GB/s measured)";
-    if (r.measured_ceiling_with_drafts_tps) text += ", with drafts " + r.measured_ceiling_with_drafts_tps.toFixed(1) + " tok/s";
-    return text;
+    var text = "; " + interpolate(gettext("measured-bandwidth ceiling %(tps)s tok/s (%(gbps)s GB/s measured)"), {
+      tps: SparkFormat.number(r.measured_ceiling_tps, 1), gbps: SparkFormat.number(r.measured_bandwidth_gbps, 1)
+    }, true);
+    if (!r.measured_ceiling_with_drafts_tps) return text;
+    return text + ", " + interpolate(gettext("with drafts %(tps)s tok/s"), { tps: SparkFormat.number(r.measured_ceiling_with_drafts_tps, 1) }, true);
   }
 
   function efficiencyText(r) {
     if (r.efficiency === null || r.efficiency === undefined) return "";
-    var text = "; measured " + r.measured_tps.toFixed(1) + " tok/s = " + (100 * r.efficiency).toFixed(0) + " % efficiency";
+    var text = "; " + interpolate(gettext("measured %(tps)s tok/s = %(pct)s % efficiency"), {
+      tps: SparkFormat.number(r.measured_tps, 1), pct: SparkFormat.number(r.efficiency, 0, 100)
+    }, true);
     if (r.measured_efficiency !== null && r.measured_efficiency !== undefined) {
-      text += " (" + (100 * r.measured_efficiency).toFixed(0) + " % of the measured-bandwidth ceiling)";
+      text += " " + interpolate(gettext("(%(pct)s % of the measured-bandwidth ceiling)"), { pct: SparkFormat.number(r.measured_efficiency, 0, 100) }, true);
     }
-    return text + (r.above_ceiling ? "; above a ceiling: check the bytes per token and the bandwidth" : "");
+    return text + (r.above_ceiling ? "; " + gettext("above a ceiling: check the bytes per token and the bandwidth") : "");
   }
 
   function renderRoofline(run) {
@@ -58,7 +62,7 @@
     var td = document.getElementById("roofline");
     if (!r || !td) return;
     var text = nominalText(r) + measuredText(r) + efficiencyText(r);
-    if (!r.measured_ceiling_tps) text += "; no measured bandwidth on this machine (run a Memory bandwidth job)";
+    if (!r.measured_ceiling_tps) text += "; " + gettext("no measured bandwidth on this machine (run a Memory bandwidth job)");
     if (r.note) text += "; " + r.note;
     td.replaceChildren(document.createTextNode(text));
     td.classList.toggle("warning", Boolean(r.above_ceiling));
@@ -103,7 +107,7 @@
       return types.map(function (t, i) { return { label: t, color: h.typeColor(t, i), rates: byType[t] }; });
     }
     if (!all) return [];
-    return [{ label: "all requests (engine's counters, warm-up included)", color: ALL_COLOR, rates: all }];
+    return [{ label: gettext("all requests (engine's counters, warm-up included)"), color: ALL_COLOR, rates: all }];
   }
 
   function summaryPositions(summary) {
@@ -119,14 +123,16 @@
     var s = { decode: [], engine: [], ttft: [], acceptance: [], numbers: [] };
     s.speedCanvas = document.getElementById("speed-chart");
     s.acceptanceCanvas = document.getElementById("acceptance-chart");
-    s.speed = h.chart(s.speedCanvas, "request", [], { y: h.axis("decode (tok/s)"), ttft: h.rightAxis("TTFT (s)") });
-    s.accept = h.chart(s.acceptanceCanvas, "request", [], { y: h.axis("acceptance (%)", { min: 0, max: 100 }) });
+    s.speed = h.chart(s.speedCanvas, gettext("request"), [], {
+      y: h.axis(gettext("decode (tok/s)")), ttft: h.rightAxis(gettext("TTFT (s)"))
+    });
+    s.accept = h.chart(s.acceptanceCanvas, gettext("request"), [], { y: h.axis(gettext("acceptance (%)"), { min: 0, max: 100 }) });
     s.speedSets = [
-      h.dataset("decode (client), tok/s", "#1e88e5", "y", { data: s.decode }),
-      h.dataset("decode (engine), tok/s", "#43a047", "y", { data: s.engine, borderDash: [5, 3] }),
-      h.dataset("TTFT, s", "#e53935", "ttft", { data: s.ttft })
+      h.dataset(gettext("decode (client), tok/s"), "#1e88e5", "y", { data: s.decode }),
+      h.dataset(gettext("decode (engine), tok/s"), "#43a047", "y", { data: s.engine, borderDash: [5, 3] }),
+      h.dataset(gettext("TTFT, s"), "#e53935", "ttft", { data: s.ttft })
     ];
-    s.acceptSets = [h.dataset("acceptance rate, %", "#8e24aa", "y", { data: s.acceptance })];
+    s.acceptSets = [h.dataset(gettext("acceptance rate, %"), "#8e24aa", "y", { data: s.acceptance })];
     s.speed.data.labels = s.numbers;
     s.speed.data.datasets = s.speedSets.slice();
     s.accept.data.labels = s.numbers;
@@ -145,7 +151,7 @@
     s.engine.push(h.orNull(v.decode_tps_engine));
     s.ttft.push(h.orNull(v.ttft_s));
     s.acceptance.push(h.percent(v.acceptance_rate));
-    s.tally.add(v.output_type || "all requests", v.accepted_by_position, v.verifications);
+    s.tally.add(v.output_type || gettext("all requests"), v.accepted_by_position, v.verifications);
     return true;
   }
 
