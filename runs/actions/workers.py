@@ -19,6 +19,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Count, Max, Q
 from django.utils import timezone
+from django.utils.translation import gettext
 from kombu.exceptions import OperationalError
 
 from engines.models import Machine
@@ -118,5 +119,7 @@ def queued_warning(run: Run) -> str:
     if presence.listening:
         return ""
     if presence.broker_error:
-        return f"{presence.broker_error}: no worker can be seen on queue {presence.queue}"
-    return presence.absent_message
+        return gettext("%(error)s: no worker can be seen on queue %(queue)s") % {
+            "error": presence.broker_error, "queue": presence.queue}
+    return gettext("no worker listens on queue %(queue)s: start one with %(command)s") % {
+        "queue": presence.queue, "command": presence.start_command}

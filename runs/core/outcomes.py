@@ -30,7 +30,9 @@ from engines.errors import (
     EngineUnreachable,
     NoTokenCount,
 )
+from engines.words import gettext_noop
 from runs.core.metrics import send
+from runs.core.worded import warning
 
 __all__ = [
     "CONSECUTIVE_LIMIT",
@@ -164,10 +166,18 @@ def failed_share_warning(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The run's `failed requests` warning when over FAILED_SHARE_LIMIT of its requests failed, or none."""
     if not over_failed_share(summary):
         return []
-    share = summary["outcomes"]["failed_share"]
-    limit = f"{100 * FAILED_SHARE_LIMIT:g} %"
-    message = f"{failures_note(summary)}: over {limit}, so its figures may describe only the survivors"
-    return [{"kind": "failed requests", "message": message, "failed_share": share}]
+    outcomes = summary["outcomes"]
+    reasons = ", ".join(f"{reason} {n}" for reason, n in outcomes.get("failed_by_reason", {}).items())
+    said = warning("failed requests", OVER_FAILED_SHARE, failed=outcomes["failed"],
+                   attempted=outcomes["attempted"], pct=f"{100 * outcomes['failed_share']:.1f}",
+                   reasons=reasons, limit=f"{100 * FAILED_SHARE_LIMIT:g}")
+    return [said | {"failed_share": outcomes["failed_share"]}]
+
+
+OVER_FAILED_SHARE = gettext_noop(
+    "%(failed)s of %(attempted)s requests failed (%(pct)s %%: %(reasons)s): over %(limit)s %%, "
+    "so its figures may describe only the survivors"
+)
 
 
 def over_text(summaries: Iterable[Mapping[str, Any] | None]) -> str:

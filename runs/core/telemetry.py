@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engines.words import gettext_noop
 from runs.core.energy import Window, baseline_power, energy_summary
 from runs.core.stats import summarize
+from runs.core.worded import say, worded
 
 __all__ = ["BUSY_UTIL_PCT", "NO_POWER_NOTE", "summarize_telemetry", "throttle_summary", "throttled_message"]
 
@@ -60,15 +62,22 @@ def throttle_summary(
 
 def throttled_message(throttle: Mapping[str, Any]) -> str:
     """The run's `throttled` warning: how long, and under which reasons."""
+    return say(*throttled_words(throttle))
+
+
+def throttled_words(throttle: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The `throttled` warning's template and figures (runs/core/worded.py)."""
     names = {
-        "thermal": "thermal",
-        "power_cap": "power cap",
-        "hw_slowdown": "hardware slowdown",
-        "clock_below": f"SM clock under {throttle.get('clock_floor_mhz') or 0:,.0f} MHz while busy",
+        "thermal": gettext_noop("thermal %(s)s s"),
+        "power_cap": gettext_noop("power cap %(s)s s"),
+        "hw_slowdown": gettext_noop("hardware slowdown %(s)s s"),
+        "clock_below": gettext_noop("SM clock under %(mhz)s MHz while busy %(s)s s"),
     }
-    parts = [f"{names[k]} {v:.1f} s" for k, v in throttle["reasons_s"].items() if v > 0]
-    spent = f"throttled for {throttle['throttled_s']:.1f} s of the {throttle['job_s']:.1f} s job"
-    return f"{spent}: {', '.join(parts)}"
+    mhz = f"{throttle.get('clock_floor_mhz') or 0:,.0f}"
+    reasons = [worded(names[k], s=f"{v:.1f}", mhz=mhz) for k, v in throttle["reasons_s"].items() if v > 0]
+    text = gettext_noop("throttled for %(throttled_s)s s of the %(job_s)s s job: %(reasons)s")
+    return text, {"throttled_s": f"{throttle['throttled_s']:.1f}", "job_s": f"{throttle['job_s']:.1f}",
+                  "reasons": reasons}
 
 
 def summarize_telemetry(

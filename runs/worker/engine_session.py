@@ -40,6 +40,8 @@ from engines.metrics_text import startup_phases
 from engines.models import EngineConfig, EngineSession
 from engines.recipes import LaunchSettings, Recipe, render, settings_from_config
 from engines.simulator.cache import MIB_PER_TOKEN
+from engines.words import gettext_noop
+from runs.core.worded import warning
 from runs.models import Run
 
 T = TypeVar("T")
@@ -124,7 +126,7 @@ class RunEngine:
                  "mean_len": event.mean_len}
             )
         elif event.kind == "cache-discard":
-            self.warnings.append({"kind": "cache-discard", "message": _CACHE_DISCARD, "line": line})
+            self.warnings.append(warning("cache-discard", _CACHE_DISCARD) | {"line": line})
 
     @contextlib.asynccontextmanager
     async def at_lookahead(self, length: int) -> AsyncIterator[tuple[EngineClient, str]]:
@@ -194,7 +196,8 @@ class RunEngine:
         parts = urlsplit(self.engine.base_url)
         freed = await wait_port_free(parts.hostname or "127.0.0.1", parts.port or 80, 10.0)
         if not freed:
-            self.warnings.append({"kind": "port", "message": f"port {parts.port} still busy after stop"})
+            busy = gettext_noop("port %(port)s still busy after stop")
+            self.warnings.append(warning("port", busy, port=parts.port))
         await self._close_session(status)
 
     async def _close_session(self, status: str) -> None:
@@ -276,7 +279,7 @@ async def ollama_alias(client: EngineClient, config: EngineConfig, length: int) 
     return recipe.api_calls[0]["json"]["model"] if recipe.api_calls else config.model
 
 
-_CACHE_DISCARD = (
+_CACHE_DISCARD = gettext_noop(
     "the engine dropped a prompt from its RAM cache (exceeds cache size limit): long conversations "
     "will recompute their whole prompt; raise --cache-ram / LLAMA_ARG_CACHE_RAM"
 )

@@ -18,10 +18,12 @@ from django.utils import timezone
 from engines.clients import EngineClient, EngineError, client_for
 from engines.clients.counters import spec_since
 from engines.models import Machine
+from engines.words import gettext_noop
 from runs.core import registry
 from runs.core.jobs.quality_data import DatasetError
 from runs.core.outcomes import failed_share_warning
 from runs.core.stats import summarize
+from runs.core.worded import warning
 from runs.live.broadcast import broadcast
 from runs.models import Run
 from runs.worker.engine_session import RunEngine, release_engines_of
@@ -246,30 +248,54 @@ def roofline_inputs(summary: dict[str, Any]) -> tuple[float | None, float | None
     return measured, per_pass, None
 
 
-def _disagreements(summary: dict[str, Any]) -> list[dict[str, str]]:
+def _disagreements(summary: dict[str, Any]) -> list[dict[str, Any]]:
     """A warning for each of the client's figures that the engine's own contradicts."""
     found = []
     check, ttft = summary.get("cross_check"), summary.get("ttft_check")
     if check and not check["agree"]:
-        found.append({"kind": "cross-check", "message": _disagreement(check)})
+        found.append(warning("cross-check", DECODE_DISAGREES, client=f"{check['client_tps']:.2f}",
+                             engine=f"{check['engine_tps']:.2f}", diff=f"{check['diff_pct']:+.1f}"))
     if ttft and not ttft["agree"]:
-        found.append({"kind": "ttft-check", "message": _ttft_disagreement(ttft)})
+        found.append(warning("ttft-check", TTFT_DISAGREES, client=f"{ttft['client_s'] * 1e3:.0f}",
+                             engine=f"{ttft['engine_s'] * 1e3:.0f}", diff=f"{ttft['diff_pct']:+.1f}"))
     return found
 
 
-def _read_loop_warning(summary: dict[str, Any]) -> list[dict[str, str]]:
+DECODE_DISAGREES = gettext_noop(
+    "client decode speed %(client)s tok/s and the engine's own %(engine)s tok/s differ by %(diff)s %% "
+    "(more than 5 %%)"
+)
+TTFT_DISAGREES = gettext_noop(
+    "client time to first token %(client)s ms and the engine's own %(engine)s ms differ by %(diff)s %% "
+    "(more than 10 %%)"
+)
+
+
+def _read_loop_warning(summary: dict[str, Any]) -> list[dict[str, Any]]:
     """A warning when an agent run's watchdog caught a read loop (the agent-table summary's read_loop)."""
     loop = summary.get("read_loop")
     if not loop:
         return []
-    steps = []
-    if loop.get("noted_at_step"):
-        steps.append(f"noted the read loop at read {loop['note_at']} (step {loop['noted_at_step']})")
-    if loop.get("withdrawn_at_step"):
-        steps.append(f"withdrew the tools at read {loop['withdraw_at']} (step {loop['withdrawn_at_step']})")
-    watched = " and ".join(steps)
-    message = f"the agent kept reading {loop['file']}; the watchdog {watched}"
-    return [{"kind": "read-loop", "message": f"{message}; outcome {summary.get('outcome')}"}]
+    text = READ_LOOP[bool(loop.get("noted_at_step")), bool(loop.get("withdrawn_at_step"))]
+    return [warning("read-loop", text, file=loop["file"], note_at=loop.get("note_at"),
+                    noted=loop.get("noted_at_step"), withdraw_at=loop.get("withdraw_at"),
+                    withdrawn=loop.get("withdrawn_at_step"), outcome=summary.get("outcome"))]
+
+
+# One whole sentence for each of what the watchdog did (noted the loop, withdrew the tools).
+READ_LOOP = {
+    (True, True): gettext_noop(
+        "the agent kept reading %(file)s; the watchdog noted the read loop at read %(note_at)s "
+        "(step %(noted)s) and withdrew the tools at read %(withdraw_at)s (step %(withdrawn)s); "
+        "outcome %(outcome)s"),
+    (True, False): gettext_noop(
+        "the agent kept reading %(file)s; the watchdog noted the read loop at read %(note_at)s "
+        "(step %(noted)s); outcome %(outcome)s"),
+    (False, True): gettext_noop(
+        "the agent kept reading %(file)s; the watchdog withdrew the tools at read %(withdraw_at)s "
+        "(step %(withdrawn)s); outcome %(outcome)s"),
+    (False, False): gettext_noop("the agent kept reading %(file)s; the watchdog ; outcome %(outcome)s"),
+}
 
 
 def _log_acceptance(events: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -290,20 +316,6 @@ def _with_log_acceptance(summary: dict[str, Any], by_length: dict[str, list[dict
         figures = (summary.get("lengths") or {}).get(length)
         if figures and figures["all"].get("acceptance_rate") is None:
             figures["all"]["acceptance_rate"] = summarize(e["rate"] for e in events)
-
-
-def _disagreement(check: dict[str, Any]) -> str:
-    return (
-        f"client decode speed {check['client_tps']:.2f} tok/s and the engine's own "
-        f"{check['engine_tps']:.2f} tok/s differ by {check['diff_pct']:+.1f} % (more than 5 %)"
-    )
-
-
-def _ttft_disagreement(check: dict[str, Any]) -> str:
-    return (
-        f"client time to first token {check['client_s'] * 1e3:.0f} ms and the engine's own "
-        f"{check['engine_s'] * 1e3:.0f} ms differ by {check['diff_pct']:+.1f} % (more than 10 %)"
-    )
 
 
 async def _finish(run_id: int, recorder: RunRecorder, status: str, summary: dict, error: str) -> None:

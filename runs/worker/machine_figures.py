@@ -11,7 +11,9 @@ from typing import Any
 from django.utils import timezone
 
 from engines.models import Machine
+from engines.words import gettext_noop
 from runs.core.registry import JobSpec
+from runs.core.worded import both, warning, worded
 from runs.models import Run
 
 
@@ -23,7 +25,7 @@ async def store_machine_fields(run: Run, spec: JobSpec, summary: dict[str, Any])
     await Machine.objects.filter(pk=run.config.engine.machine_id).aupdate(**fields)
 
 
-def above_ceiling_warning(roofline: dict[str, Any] | None) -> list[dict[str, str]]:
+def above_ceiling_warning(roofline: dict[str, Any] | None) -> list[dict[str, Any]]:
     """A warning when the measured decode speed is above a ceiling it is held against."""
     if not roofline or not roofline.get("above_ceiling"):
         return []
@@ -31,8 +33,18 @@ def above_ceiling_warning(roofline: dict[str, Any] | None) -> list[dict[str, str
              roofline.get("ceiling_with_drafts_tps") or roofline["ceiling_tps"]),
             ("measured", roofline.get("measured_bandwidth_gbps"), roofline.get("measured_efficiency"),
              roofline.get("measured_ceiling_with_drafts_tps") or roofline.get("measured_ceiling_tps"))]
-    above = [f"the {name} ceiling {ceiling:.1f} tok/s ({bandwidth:g} GB/s; {100 * eff:.0f} %)"
+    above = [worded(CEILINGS[name], ceiling=f"{ceiling:.1f}", bandwidth=f"{bandwidth:g}",
+                    pct=f"{100 * eff:.0f}")
              for name, bandwidth, eff, ceiling in held if eff is not None and eff > 1]
-    message = (f"measured {roofline['measured_tps']:.1f} tok/s is above {' and '.join(above)}: check the "
-               "bytes per token (weights elsewhere, another quantization) or the machine's bandwidth")
-    return [{"kind": "above-ceiling", "message": message}]
+    measured = f"{roofline['measured_tps']:.1f}"
+    return [warning("above-ceiling", ABOVE_CEILING, measured=measured, above=both(*above) if above else "")]
+
+
+CEILINGS = {
+    "nominal": gettext_noop("the nominal ceiling %(ceiling)s tok/s (%(bandwidth)s GB/s; %(pct)s %%)"),
+    "measured": gettext_noop("the measured ceiling %(ceiling)s tok/s (%(bandwidth)s GB/s; %(pct)s %%)"),
+}
+ABOVE_CEILING = gettext_noop(
+    "measured %(measured)s tok/s is above %(above)s: check the bytes per token (weights elsewhere, "
+    "another quantization) or the machine's bandwidth"
+)

@@ -26,7 +26,8 @@ from engines.telemetry import NO_GPU_NOTE, NvmlSource, TelemetrySampler, machine
 from engines.telemetry.recorded import RecordedNvml
 from runs.core.energy import windows_of
 from runs.core.preheat import preheat
-from runs.core.telemetry import summarize_telemetry, throttled_message
+from runs.core.telemetry import summarize_telemetry, throttled_words
+from runs.core.worded import warning
 from runs.models import Run
 from runs.worker.recorder import RunCancelled, RunRecorder
 
@@ -172,9 +173,8 @@ def throttled_warning(telemetry: dict[str, Any]) -> list[dict[str, Any]]:
     throttle = telemetry["throttle"]
     if not throttle["throttled"]:
         return []
-    return [
-        {"kind": "throttled", "message": throttled_message(throttle), "throttled_s": throttle["throttled_s"]}
-    ]
+    text, params = throttled_words(throttle)
+    return [warning("throttled", text, **params) | {"throttled_s": throttle["throttled_s"]}]
 
 
 async def preheat_box(

@@ -1,0 +1,50 @@
+"""Template helpers that say a run's stored warnings in the reader's language (runs/core/worded.py).
+
+A warning stores its English "message" (for exports and tests) and, since the dashboard speaks
+Japanese too, the "text" template and "params" it was said from; a run stored before that keeps
+only its message, which the page shows as stored.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django import template
+from django.utils.translation import gettext, pgettext_lazy
+
+from runs.core.worded import say
+
+register = template.Library()
+
+# The label before each warning on the run page; the kind itself stays the stored identifier.
+KIND_LABELS = {
+    "throttled": pgettext_lazy("warning kind", "throttled"),
+    "cross-check": pgettext_lazy("warning kind", "cross-check"),
+    "ttft-check": pgettext_lazy("warning kind", "ttft-check"),
+    "read-loop": pgettext_lazy("warning kind", "read-loop"),
+    "cache-discard": pgettext_lazy("warning kind", "cache-discard"),
+    "port": pgettext_lazy("warning kind", "port"),
+    "above-ceiling": pgettext_lazy("warning kind", "above-ceiling"),
+    "failed requests": pgettext_lazy("warning kind", "failed requests"),
+    "waiting": pgettext_lazy("warning kind", "waiting"),
+}
+
+
+@register.simple_tag
+def warning_message(warning: Mapping[str, Any]) -> str:
+    """The warning in the reader's language where it stores its template, else its message as stored."""
+    text, params = warning.get("text"), warning.get("params")
+    if not isinstance(text, str) or not isinstance(params, Mapping):
+        return str(warning.get("message", ""))
+    try:
+        return say(text, params, gettext)
+    except (KeyError, TypeError, ValueError):  # a template that no longer fits its stored figures
+        return str(warning.get("message", ""))
+
+
+@register.simple_tag
+def warning_kind(kind: str) -> str:
+    """The label of a warning's kind in the reader's language; an unknown kind as stored."""
+    label = KIND_LABELS.get(kind)
+    return str(label) if label is not None else kind
+
