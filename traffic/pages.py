@@ -8,6 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet
+from django.utils.translation import gettext
 
 from engines.models import Machine
 from traffic.models import RelayState, TrafficRecord
@@ -16,7 +17,7 @@ from traffic.stats import WINDOWS, new_input_share, window_start, window_stats
 from traffic.texts import figure_texts, relay_texts
 from traffic.warnings import by_conversation, engine_log_warnings, traffic_warnings
 
-__all__ = ["LATEST", "conversation_rows", "payload", "relay_summary", "window_records"]
+__all__ = ["LATEST", "conversation_rows", "payload", "relay_summary", "shown_warnings", "window_records"]
 
 LATEST = 50  # rows of the latest-requests table, and the most records one poll answers
 BODIES = ("request_body", "response_text")
@@ -34,6 +35,13 @@ def relay_summary(state: RelayState | None, now: datetime) -> dict[str, Any] | N
         "accepted": state.accepted, "stored": state.stored, "buffered": state.buffered,
         "dropped": state.dropped, "last_error": state.last_error,
     }
+
+
+def shown_warnings(warnings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The warnings with their kind ("kind_label") and words ("shown") in the reader's language;
+    "kind" and the English "message" stay as they are."""
+    return [w | {"kind_label": gettext(w["kind"]), "shown": gettext(w["text"]) % w["params"]}
+            for w in warnings]
 
 
 def window_records(machine: Machine, start: datetime) -> QuerySet[TrafficRecord]:
@@ -61,7 +69,7 @@ def payload(machine: Machine, window: str, since: int, now: datetime, with_stats
         answer["stats"] = window_stats(inside, start, now)
         answer["texts"] = figure_texts(answer["stats"])
         found = traffic_warnings(inside) + engine_log_warnings(state.log_warnings if state else [], start)
-        answer["warnings"] = sorted(found, key=lambda w: w["arrived"])
+        answer["warnings"] = shown_warnings(sorted(found, key=lambda w: w["arrived"]))
     return answer
 
 
@@ -71,7 +79,7 @@ def conversation_rows(records: list[TrafficRecord]) -> list[dict[str, Any]]:
     Newest conversation first.
     """
     warnings: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for warning in traffic_warnings(records):
+    for warning in shown_warnings(traffic_warnings(records)):
         warnings[warning["conversation"]].append(warning)
     rows = []
     for key, steps in by_conversation(records).items():

@@ -15,6 +15,8 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_POST
 
 from engines.access import User, get_visible_or_404, visible
@@ -22,7 +24,7 @@ from engines.models import EngineConfig, Machine
 from runs.actions.runs import start_run
 from runs.views.api import api_login_required
 from traffic.models import TrafficRecord
-from traffic.pages import conversation_rows, payload, window_records
+from traffic.pages import conversation_rows, payload, shown_warnings, window_records
 from traffic.replay import replay_requests
 from traffic.stats import DEFAULT_WINDOW, WINDOW_LABELS, WINDOWS, new_input_share
 from traffic.texts import share_text
@@ -100,8 +102,8 @@ def conversation_list(request: HttpRequest, pk: int) -> HttpResponse:
 class ReplayForm(forms.Form):
     """Replay a conversation's captured requests on a config the user may see."""
 
-    config = forms.ModelChoiceField(queryset=EngineConfig.objects.none(), label="Config")
-    reps = forms.IntegerField(label="Repetitions", min_value=1, max_value=50, initial=1)
+    config = forms.ModelChoiceField(queryset=EngineConfig.objects.none(), label=_("Config"))
+    reps = forms.IntegerField(label=_("Repetitions"), min_value=1, max_value=50, initial=1)
 
     def __init__(self, user: User, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -122,7 +124,7 @@ def _render_conversation(request: HttpRequest, machine: Machine, key: str, form:
     captured = [s for s in steps if s.request_body is not None]
     return render(request, "traffic/conversation.html", {
         "machine": machine, "key": key, "steps": steps, "captured": len(captured), "form": form,
-        "share_text": share_text(new_input_share(steps)), "warnings": traffic_warnings(steps),
+        "share_text": share_text(new_input_share(steps)), "warnings": shown_warnings(traffic_warnings(steps)),
     }, status=status)
 
 
@@ -145,13 +147,15 @@ def conversation_replay(request: HttpRequest, pk: int, key: str) -> HttpResponse
         return _render_conversation(request, machine, key, form, status=400)
     bodies = replay_requests(_steps(machine, key), form.cleaned_data["config"].engine)
     if not bodies:
-        form.add_error(None, "no chat request of this conversation was captured whole (body capture off, "
-                       "cut at its size cap, or not a chat request): turn on body capture first")
+        form.add_error(None, gettext(
+            "no chat request of this conversation was captured whole (body capture off, "
+            "cut at its size cap, or not a chat request): turn on body capture first"))
         return _render_conversation(request, machine, key, form, status=400)
     params = {"requests": bodies, "reps": form.cleaned_data["reps"], "warmup": 0}
     try:
         run = start_run(form.cleaned_data["config"], "replay", params, request.user)
     except ValueError as exc:
-        form.add_error(None, f"the captured requests cannot be replayed: {exc}")
+        reason = {"reason": exc}
+        form.add_error(None, gettext("the captured requests cannot be replayed: %(reason)s") % reason)
         return _render_conversation(request, machine, key, form, status=400)
     return redirect(reverse("runs:detail", args=[run.pk]))

@@ -12,7 +12,8 @@
   notes a loop (runs.core.jobs.agent_table.watchdog.NOTE_AT). Only the tool's name and path
   are recorded, so searches that cover one file (which the watchdog counts too) are not counted.
 
-Records are rows or record_json dicts, as traffic.stats reads them.
+Records are rows or record_json dicts, as traffic.stats reads them. Each warning's "message" is
+English; its "text" (a marked template) and "params" let a page show it in the reader's language.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
+from engines.words import gettext_noop
 from runs.core.jobs.agent_table.watchdog import NOTE_AT
 from traffic.stats import field, when
 
@@ -33,6 +35,23 @@ DISCARD_MIN_PROMPT = 1000
 DISCARD_SHARE = 0.5
 READ_LOOP_AT = NOTE_AT
 READ_TOOLS = frozenset({"read", "read_file", "cat", "open", "open_file", "view", "view_file"})
+# The kinds as a page names them (the same words in English; the catalogue has them in Japanese).
+KINDS = (gettext_noop("prefix-cache-discard"), gettext_noop("read-loop"))
+DISCARD_TEXT = gettext_noop(
+    "conversation %(conversation)s, step %(step)s at %(at)s: %(new)s of %(prompt)s prompt tokens "
+    "(%(share)s) were computed again; the engine's prefix cache had dropped this conversation"
+)
+READ_LOOP_TEXT = gettext_noop("conversation %(conversation)s read %(path)s %(times)s times by %(at)s: "
+                              "the agent is in a read loop")
+ENGINE_LOG_TEXT = gettext_noop(
+    "the engine's log at %(at)s: \"%(line)s\": it dropped a prompt from its RAM cache, so that "
+    "conversation's next step recomputes it all (raise --cache-ram)"
+)
+
+
+def _worded(text: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A warning's words: the English message, and its template and figures for a page to translate."""
+    return {"message": text % params, "text": text, "params": params}
 
 
 def by_conversation(records: Iterable[Any]) -> dict[str, list[Any]]:
@@ -51,14 +70,11 @@ def _discard(conversation: str, step: int, record: Any) -> dict[str, Any] | None
     if prompt is None or new is None or prompt < DISCARD_MIN_PROMPT or new <= DISCARD_SHARE * prompt:
         return None
     arrived = when(record)
+    params = {"conversation": conversation[:8], "step": step, "at": f"{arrived:%Y-%m-%d %H:%M:%S}",
+              "new": f"{new:,}", "prompt": f"{prompt:,}", "share": f"{new / prompt:.0%}"}
     return {
         "kind": "prefix-cache-discard", "conversation": conversation, "step": step,
-        "arrived": arrived.isoformat(), "record": field(record, "id"),
-        "message": (
-            f"conversation {conversation[:8]}, step {step} at {arrived:%Y-%m-%d %H:%M:%S}: {new:,} of "
-            f"{prompt:,} prompt tokens ({new / prompt:.0%}) were computed again; the engine's prefix "
-            "cache had dropped this conversation"
-        ),
+        "arrived": arrived.isoformat(), "record": field(record, "id"), **_worded(DISCARD_TEXT, params),
     }
 
 
@@ -84,13 +100,12 @@ def _read_loop(conversation: str, steps: Sequence[Any]) -> list[dict[str, Any]]:
             reads[path] += 1
             if reads[path] == READ_LOOP_AT:
                 arrived = when(record)
+                params = {"conversation": conversation[:8], "path": path, "times": READ_LOOP_AT,
+                          "at": f"{arrived:%Y-%m-%d %H:%M:%S}"}
                 found.append({
                     "kind": "read-loop", "conversation": conversation, "path": path,
                     "arrived": arrived.isoformat(), "record": field(record, "id"),
-                    "message": (
-                        f"conversation {conversation[:8]} read {path} {READ_LOOP_AT} times by "
-                        f"{arrived:%Y-%m-%d %H:%M:%S}: the agent is in a read loop"
-                    ),
+                    **_worded(READ_LOOP_TEXT, params),
                 })
     for warning in found:
         warning["reads"] = reads[warning["path"]]
@@ -110,14 +125,10 @@ def engine_log_warnings(items: Iterable[dict[str, str]], since: datetime) -> lis
         at = datetime.fromisoformat(item["at"])
         if at < since:
             continue
+        params = {"at": f"{at:%Y-%m-%d %H:%M:%S}", "line": item["line"].strip()}
         found.append({
             "kind": "prefix-cache-discard", "conversation": "", "step": None, "arrived": item["at"],
-            "record": None,
-            "message": (
-                f"the engine's log at {at:%Y-%m-%d %H:%M:%S}: \"{item['line'].strip()}\": it dropped a "
-                "prompt from its RAM cache, so that conversation's next step recomputes it all "
-                "(raise --cache-ram)"
-            ),
+            "record": None, **_worded(ENGINE_LOG_TEXT, params),
         })
     return found
 

@@ -10,6 +10,8 @@
  * Test hooks: data-points on each chart canvas; data-transport on #traffic ("socket" or
  * "polling": what delivered the latest records); data-via on each row added live ("socket" or
  * "polling": what brought it first); a "sparkdash:traffic" event after each redraw.
+ * Words: the figures and warnings come written in the page's language (records.json's "texts",
+ * a warning's "shown" and "kind_label"); this script's own words go through gettext (/jsi18n/).
  */
 (function () {
   "use strict";
@@ -68,8 +70,8 @@
   function drawCharts(stats) {
     var labels = stats.buckets.map(function (b) { return clock(b.t); });
     setChart(charts.requests, "requests-chart", labels, [
-      { label: "requests per minute", data: stats.buckets.map(function (b) { return b.per_minute; }), borderColor: "#1e88e5", backgroundColor: "#1e88e5" },
-      { label: "errors", data: stats.buckets.map(function (b) { return b.errors; }), borderColor: "#e53935", backgroundColor: "#e53935" }
+      { label: gettext("requests per minute"), data: stats.buckets.map(function (b) { return b.per_minute; }), borderColor: "#1e88e5", backgroundColor: "#1e88e5" },
+      { label: gettext("errors"), data: stats.buckets.map(function (b) { return b.errors; }), borderColor: "#e53935", backgroundColor: "#e53935" }
     ]);
     setChart(charts.decode, "decode-chart", labels, byTypeSeries(stats, "decode_tps", 1));
     setChart(charts.acceptance, "acceptance-chart", labels, byTypeSeries(stats, "acceptance", 100));
@@ -84,7 +86,7 @@
     var kinds = Object.keys(texts.by_output_type);
     if (!kinds.length) {
       var none = document.createElement("li");
-      none.textContent = "No answers in this window.";
+      none.textContent = gettext("No answers in this window.");
       list.appendChild(none);
     }
     kinds.forEach(function (kind) {
@@ -111,11 +113,11 @@
       p.setAttribute("role", "status");
       p.setAttribute("data-warning", w.kind);
       var kind = document.createElement("strong");
-      kind.textContent = w.kind + ":";
+      kind.textContent = (w.kind_label || w.kind) + ":";
       // A line of the engine's log names no conversation: plain text, no link.
       var link = document.createElement(w.conversation ? "a" : "span");
       if (w.conversation) link.href = conversationUrl(w.conversation);
-      link.textContent = w.message;
+      link.textContent = w.shown || w.message;
       p.appendChild(kind);
       p.appendChild(document.createTextNode(" "));
       p.appendChild(link);
@@ -211,7 +213,7 @@
   function connect() {
     var scheme = location.protocol === "https:" ? "wss://" : "ws://";
     var ws = new WebSocket(scheme + location.host + root.getAttribute("data-ws-path"));
-    ws.onopen = function () { document.getElementById("live-state").textContent = "live"; };
+    ws.onopen = function () { document.getElementById("live-state").textContent = gettext("live"); };
     ws.onmessage = function (event) {
       var message = JSON.parse(event.data);
       if (message.type !== "traffic.records") return;
@@ -221,17 +223,17 @@
       fetchNew("socket", true);  // the window's figures, recomputed by the server with these records
     };
     ws.onclose = function () {
-      document.getElementById("live-state").textContent = "polling";
+      document.getElementById("live-state").textContent = gettext("polling");
       setTimeout(connect, 5000);
     };
   }
 
   charts.requests = new Chart(document.getElementById("requests-chart"), {
     type: "bar", data: { labels: [], datasets: [] },
-    options: { animation: false, scales: { y: { beginAtZero: true, title: { display: true, text: "per minute" } } } }
+    options: { animation: false, scales: { y: { beginAtZero: true, title: { display: true, text: gettext("per minute") } } } }
   });
   charts.decode = lineChart("decode-chart", "tok/s");
-  charts.acceptance = lineChart("acceptance-chart", "accepted %");
+  charts.acceptance = lineChart("acceptance-chart", gettext("accepted %"));
   if (data.stats) drawCharts(data.stats);
   document.getElementById("window").addEventListener("change", function (event) { event.target.form.submit(); });
   setInterval(tick, POLL_MS);

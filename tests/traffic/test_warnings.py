@@ -1,6 +1,7 @@
 """traffic.warnings: a continuation that recomputed most of its prompt, and one path read 12 times."""
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 from traffic.warnings import (
@@ -99,3 +100,14 @@ def test_it_turns_the_engines_log_lines_inside_the_window_into_discard_warnings(
     assert (warning["kind"], warning["conversation"]) == ("prefix-cache-discard", "")
     message = warning["message"]
     assert "12:05:00" in message and line in message and "--cache-ram" in message
+
+
+def test_each_warning_keeps_its_english_message_and_carries_its_template_and_figures():
+    records = [reads(n, "a.py") for n in range(READ_LOOP_AT)]
+    records += [step(0, conversation="d" * 32), step(1, conversation="d" * 32, new_prompt_tokens=4400)]
+    items = [{"at": START.isoformat(), "line": "exceeds cache size limit"}]
+    found = traffic_warnings(records) + engine_log_warnings(items, START)
+    assert {w["kind"] for w in found} == {"prefix-cache-discard", "read-loop"} and len(found) == 3
+    for warning in found:  # a page shows gettext(text) % params; stored and exported, message stays
+        assert warning["message"] == warning["text"] % warning["params"]
+        assert json.loads(json.dumps(warning["params"])) == warning["params"]
