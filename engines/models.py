@@ -13,6 +13,8 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import slugify
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from engines import kinds
 
@@ -204,70 +206,70 @@ class EngineConfig(models.Model):
     model = models.CharField(max_length=300)
     quantization = models.CharField(max_length=50, blank=True)
     speculative_method = models.CharField(
-        max_length=50, blank=True, help_text="e.g. draft-simple, draft-mtp, ngram, mtp, EAGLE3"
+        max_length=50, blank=True, help_text=_("e.g. draft-simple, draft-mtp, ngram, mtp, EAGLE3")
     )
     draft_model = models.CharField(max_length=300, blank=True)
     lookahead = models.PositiveIntegerField(
-        default=0, validators=[MaxValueValidator(64)], help_text="draft tokens per verification"
+        default=0, validators=[MaxValueValidator(64)], help_text=_("draft tokens per verification")
     )
     draft_n_min = models.PositiveIntegerField(null=True, blank=True, validators=[MaxValueValidator(64)])
     draft_p_min = models.FloatField(
         null=True,
         blank=True,
         validators=[MinValueValidator(0), MaxValueValidator(1)],
-        help_text="minimum draft token probability (llama-server --spec-draft-p-min)",
+        help_text=_("minimum draft token probability (llama-server --spec-draft-p-min)"),
     )
-    kv_cache_dtype = models.CharField("KV-cache dtype", max_length=30, blank=True)
+    kv_cache_dtype = models.CharField(_("KV-cache dtype"), max_length=30, blank=True)
     prefix_caching = models.BooleanField(null=True, blank=True)
     context_length = models.PositiveIntegerField(
         null=True, blank=True, validators=[MinValueValidator(128), MaxValueValidator(10_000_000)]
     )
     parallel = models.PositiveIntegerField(
-        "parallel slots", null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(1024)]
+        _("parallel slots"), null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(1024)]
     )
     threads = models.PositiveIntegerField(
         null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(1024)]
     )
     cache_ram_mib = models.IntegerField(
-        "prompt cache RAM (MiB)",
+        _("prompt cache RAM (MiB)"),
         null=True,
         blank=True,
         validators=[MinValueValidator(-1), MaxValueValidator(10_000_000)],
-        help_text="llama-server --cache-ram / LLAMA_ARG_CACHE_RAM (-1 no limit, 0 off; default 8192)",
+        help_text=_("llama-server --cache-ram / LLAMA_ARG_CACHE_RAM (-1 no limit, 0 off; default 8192)"),
     )
     max_num_batched_tokens = models.PositiveIntegerField(null=True, blank=True)
     attention_backend = models.CharField(max_length=50, blank=True)
-    moe_backend = models.CharField("MoE backend", max_length=50, blank=True)
+    moe_backend = models.CharField(_("MoE backend"), max_length=50, blank=True)
     bytes_per_token_gb = models.FloatField(
-        "weights read per token (GB)", null=True, blank=True,
+        _("weights read per token (GB)"), null=True, blank=True,
         validators=[MinValueValidator(0.001), MaxValueValidator(10_000)],
-        help_text="roofline override; empty: read from the GGUF (MoE: active experts + shared)",
+        help_text=_("roofline override; empty: read from the GGUF (MoE: active experts + shared)"),
     )
     class Thinking(models.TextChoices):
-        DEFAULT = "", "engine default"
-        OFF = "off", "off"
-        ON = "on", "on (no budget)"
-        BUDGET = "budget", "on, with a token budget"
+        DEFAULT = "", _("engine default")
+        OFF = "off", _("off")
+        ON = "on", _("on (no budget)")
+        BUDGET = "budget", _("on, with a token budget")
 
     thinking = models.CharField(
         max_length=10, choices=Thinking.choices, default=Thinking.DEFAULT, blank=True,
-        help_text="the model's reasoning before its answer; engine default: neither asked on nor off",
+        help_text=_("the model's reasoning before its answer; engine default: neither asked on nor off"),
     )
     thinking_budget = models.PositiveIntegerField(
-        "thinking budget (tokens)", null=True, blank=True,
+        _("thinking budget (tokens)"), null=True, blank=True,
         validators=[MinValueValidator(THINKING_BUDGET_MIN), MaxValueValidator(THINKING_BUDGET_MAX)],
-        help_text="with thinking 'on, with a token budget': reasoning tokens before the answer "
-        "(llama-server --reasoning-budget)",
+        help_text=_("with thinking 'on, with a token budget': reasoning tokens before the answer "
+        "(llama-server --reasoning-budget)"),
     )
     reasoning_effort = models.CharField(
-        max_length=10, blank=True, choices=[("", "engine default"), ("low", "low"), ("medium", "medium"),
-                                            ("high", "high")],
-        help_text="sent as reasoning_effort with every request (models that read it, e.g. gpt-oss)",
+        max_length=10, blank=True,
+        choices=[("", _("engine default")), ("low", _("low")), ("medium", _("medium")), ("high", _("high"))],
+        help_text=_("sent as reasoning_effort with every request (models that read it, e.g. gpt-oss)"),
     )
     reasoning_parser = models.CharField(
         max_length=50, blank=True,
-        help_text="vLLM/SGLang --reasoning-parser; blank: guessed from the model name "
-        "(qwen3, deepseek_r1, ...)",
+        help_text=_("vLLM/SGLang --reasoning-parser; blank: guessed from the model name "
+        "(qwen3, deepseek_r1, ...)"),
     )
     temperature = models.FloatField(default=0.0, validators=[MinValueValidator(0), MaxValueValidator(5)])
     top_p = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0), MaxValueValidator(1)])
@@ -278,9 +280,9 @@ class EngineConfig(models.Model):
     )
     extra_flags = models.TextField(blank=True, help_text="extra engine flags, as typed on its command line")
     preheat_s = models.PositiveIntegerField(
-        "pre-heat (s)", default=0, validators=[MaxValueValidator(1800)],
-        help_text="before measuring, generate until GPU clocks and temperature settle, for at most this "
-        "many seconds (0: off); a cold box is faster for its first minutes, then throttles",
+        _("pre-heat (s)"), default=0, validators=[MaxValueValidator(1800)],
+        help_text=_("before measuring, generate until GPU clocks and temperature settle, for at most this "
+        "many seconds (0: off); a cold box is faster for its first minutes, then throttles"),
     )
     notes = models.TextField(blank=True)
     created = models.DateTimeField(auto_now_add=True)
@@ -342,10 +344,11 @@ class EngineConfig(models.Model):
 def thinking_errors(thinking: str, budget: int | None, effort: str) -> dict[str, str]:
     """What is wrong with a config's thinking settings, by field (empty: nothing)."""
     if thinking == EngineConfig.Thinking.BUDGET and budget is None:
-        return {"thinking_budget": "thinking 'on, with a token budget' needs a budget "
-                f"({THINKING_BUDGET_MIN}-{THINKING_BUDGET_MAX} tokens)"}
+        return {"thinking_budget": gettext("thinking 'on, with a token budget' needs a budget "
+                                           "(%(min)s-%(max)s tokens)")
+                % {"min": THINKING_BUDGET_MIN, "max": THINKING_BUDGET_MAX}}
     if budget is not None and thinking != EngineConfig.Thinking.BUDGET:
-        return {"thinking_budget": "a budget is set, but thinking is not 'on, with a token budget'"}
+        return {"thinking_budget": gettext("a budget is set, but thinking is not 'on, with a token budget'")}
     if effort and thinking == EngineConfig.Thinking.OFF:
-        return {"reasoning_effort": "set, but thinking is off"}
+        return {"reasoning_effort": gettext("set, but thinking is off")}
     return {}
