@@ -73,7 +73,7 @@ class MatrixForm(forms.Form):
     lookaheads = forms.CharField(
         label=_("lookahead lengths"), required=False, max_length=200,
         widget=forms.TextInput(attrs={"placeholder": _("e.g. 0,4,8")}),
-        help_text=_("comma-separated draft tokens per verification, each 0–64"),
+        help_text=_("comma-separated draft tokens per verification, each 0–64"),  # noqa: RUF001 (an en dash; a \u escape would not match the catalogue)
     )
     model_files = forms.CharField(
         label=_("model files"), required=False, max_length=4000,
@@ -100,7 +100,7 @@ class MatrixForm(forms.Form):
         for item in _items(self.cleaned_data["lookaheads"]):
             if not item.isdigit() or not 0 <= int(item) <= 64:
                 raise forms.ValidationError(
-                    gettext("each lookahead must be a whole number 0–64, not %(item)s")
+                    gettext("each lookahead must be a whole number 0–64, not %(item)s")  # noqa: RUF001
                     % {"item": repr(item)}
                 )
             values.append(int(item))

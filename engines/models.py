@@ -51,22 +51,22 @@ class Machine(models.Model):
     team = models.ForeignKey(Team, models.PROTECT, related_name="machines")
     host = models.CharField(
         max_length=255, blank=True,
-        help_text="the host name or IP its engines listen on; blank: the worker's own box (loopback) only",
+        help_text=_("the host name or IP its engines listen on; blank: the worker's own box (loopback) only"),
     )
     bandwidth_gbps = models.FloatField(
-        "memory bandwidth (GB/s)", validators=[MinValueValidator(0.1), MaxValueValidator(100_000)]
+        _("memory bandwidth (GB/s)"), validators=[MinValueValidator(0.1), MaxValueValidator(100_000)]
     )
     memory_gb = models.FloatField(
-        "memory (GB)", validators=[MinValueValidator(0.1), MaxValueValidator(100_000)]
+        _("memory (GB)"), validators=[MinValueValidator(0.1), MaxValueValidator(100_000)]
     )
     notes = models.TextField(blank=True)
     capture_bodies = models.BooleanField(
-        "capture traffic bodies", default=False,
-        help_text="the relay stores each request's messages and answer (size-capped; only this "
-        "machine's team sees them); needed to replay a recorded conversation",
+        _("capture traffic bodies"), default=False,
+        help_text=_("the relay stores each request's messages and answer (size-capped; only this "
+        "machine's team sees them); needed to replay a recorded conversation"),
     )
     # Set by the worker when a bandwidth job on this machine succeeds (engines.bandwidth measures).
-    measured_bandwidth_gbps = models.FloatField("measured memory bandwidth (GB/s)", null=True, blank=True,
+    measured_bandwidth_gbps = models.FloatField(_("measured memory bandwidth (GB/s)"), null=True, blank=True,
                                                 editable=False)
     bandwidth_measured_at = models.DateTimeField(null=True, blank=True, editable=False)
     bandwidth_method = models.CharField(max_length=40, blank=True, editable=False)
@@ -110,35 +110,35 @@ class Engine(models.Model):
     machine = models.ForeignKey(Machine, models.PROTECT, related_name="engines")
     name = models.CharField(max_length=100, unique=True)
     kind = models.CharField(max_length=20, choices=kinds.choices)  # the engine-kind registry's
-    base_url = models.URLField("base URL", max_length=300)
+    base_url = models.URLField(_("base URL"), max_length=300)
     # Sent as a bearer token; never rendered on a page, in the API or in an export.
     api_key = models.CharField(max_length=300, blank=True)
     simulator = models.BooleanField(
-        default=False, help_text="The SparkDash simulator, not a real engine (shown as such)."
+        default=False, help_text=_("The SparkDash simulator, not a real engine (shown as such).")
     )
 
     class Launch(models.TextChoices):
-        EXTERNAL = "external", "external (run by you; SparkDash only probes it)"
-        MANAGED = "managed", "managed (SparkDash starts and stops it for each run)"
+        EXTERNAL = "external", _("external (run by you; SparkDash only probes it)")
+        MANAGED = "managed", _("managed (SparkDash starts and stops it for each run)")
 
     launch = models.CharField(max_length=10, choices=Launch.choices, default=Launch.EXTERNAL)
     binary = models.CharField(
         max_length=300,
         blank=True,
-        help_text="managed: the engine's program, e.g. /opt/llama.cpp/llama-server",
+        help_text=_("managed: the engine's program, e.g. /opt/llama.cpp/llama-server"),
     )
     merge_system_messages = models.BooleanField(
         default=False,
-        help_text="the relay merges a request's system messages into the first one before passing it "
-        "on: some chat templates answer HTTP 500 to two system messages",
+        help_text=_("the relay merges a request's system messages into the first one before passing it "
+        "on: some chat templates answer HTTP 500 to two system messages"),
     )
     log_path = models.CharField(
-        max_length=300, blank=True, help_text="external: a log file to tail during runs (e.g. Ollama's)"
+        max_length=300, blank=True, help_text=_("external: a log file to tail during runs (e.g. Ollama's)")
     )
     log_command = models.CharField(
         max_length=300,
         blank=True,
-        help_text="external: a command whose output is the log, e.g. journalctl -fu ollama",
+        help_text=_("external: a command whose output is the log, e.g. journalctl -fu ollama"),
     )
 
     class Meta:
@@ -278,7 +278,9 @@ class EngineConfig(models.Model):
     max_tokens = models.PositiveIntegerField(
         default=256, validators=[MinValueValidator(1), MaxValueValidator(131_072)]
     )
-    extra_flags = models.TextField(blank=True, help_text="extra engine flags, as typed on its command line")
+    extra_flags = models.TextField(
+        blank=True, help_text=_("extra engine flags, as typed on its command line")
+    )
     preheat_s = models.PositiveIntegerField(
         _("pre-heat (s)"), default=0, validators=[MaxValueValidator(1800)],
         help_text=_("before measuring, generate until GPU clocks and temperature settle, for at most this "

@@ -14,7 +14,8 @@ register = template.Library()
 def words(value: object) -> object:
     """`Words` as `gettext(text) % params` (its figures translated too); other text through gettext."""
     if isinstance(value, Words):
-        params = {k: words(v) for k, v in value.params.items()}
+        # Only figures that are Words themselves are sentences; the rest (field names, values) stay.
+        params = {k: words(v) if isinstance(v, Words) else v for k, v in value.params.items()}
         return gettext(value.text) % params if params else gettext(value.text)
     if isinstance(value, str) and value:
         return gettext(value)
