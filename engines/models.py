@@ -93,10 +93,10 @@ class Machine(models.Model):
         age = ((now or timezone.now()) - self.relay_heartbeat).total_seconds()
         if age > settings.SPARKDASH_RELAY_ACTIVE_S:
             return None
-        return (
-            f"machine {self.name} is busy: its relay is passing real traffic to its engine "
-            f"(last heartbeat {max(age, 0):.0f} s ago); stop the relay to run benchmarks here"
-        )
+        return gettext(
+            "machine %(name)s is busy: its relay is passing real traffic to its engine "
+            "(last heartbeat %(age)s s ago); stop the relay to run benchmarks here"
+        ) % {"name": self.name, "age": f"{max(age, 0):.0f}"}
 
     @property
     def queue_name(self) -> str:
@@ -168,7 +168,9 @@ class Engine(models.Model):
         allowed = set(LOOPBACK_HOSTS) | ({self.machine.host.lower()} if self.machine.host else set())
         if host in allowed:
             return None
-        return f"the host must be the machine's ({', '.join(sorted(allowed))}), not {host}"
+        return gettext("the host must be the machine's (%(allowed)s), not %(host)s") % {
+            "allowed": ", ".join(sorted(allowed)), "host": host,
+        }
 
 
 class EngineSession(models.Model):
