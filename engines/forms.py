@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django import forms
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from engines.access import User, visible
 from engines.matrix import Axes, ModelFile
@@ -26,6 +28,21 @@ class EngineConfigForm(forms.ModelForm):
             "reasoning_effort", "reasoning_parser", "temperature", "top_p", "top_k", "seed",
             "max_tokens", "preheat_s", "extra_flags", "notes",
         ]
+        # The model's own names for its fields (Django's default, field name with spaces), marked here
+        # rather than as verbose names so the migrations stay as they are.
+        labels = {
+            "name": _("name"), "engine": _("engine"), "model": _("model"), "quantization": _("quantization"),
+            "speculative_method": _("speculative method"), "draft_model": _("draft model"),
+            "lookahead": _("lookahead"), "draft_n_min": _("draft n min"), "draft_p_min": _("draft p min"),
+            "prefix_caching": _("prefix caching"), "context_length": _("context length"),
+            "threads": _("threads"),
+            "max_num_batched_tokens": _("max num batched tokens"),
+            "attention_backend": _("attention backend"),
+            "thinking": _("thinking"), "reasoning_effort": _("reasoning effort"),
+            "reasoning_parser": _("reasoning parser"), "temperature": _("temperature"), "top_p": _("top p"),
+            "top_k": _("top k"), "seed": _("seed"), "max_tokens": _("max tokens"),
+            "extra_flags": _("extra flags"), "notes": _("notes"),
+        }
         widgets = {
             "extra_flags": forms.Textarea(attrs={"rows": 2}),
             "notes": forms.Textarea(attrs={"rows": 3}),
@@ -54,23 +71,23 @@ class MatrixForm(forms.Form):
     """The axes of a config matrix (engines.matrix); a blank axis keeps the base config's setting."""
 
     lookaheads = forms.CharField(
-        label="lookahead lengths", required=False, max_length=200,
-        widget=forms.TextInput(attrs={"placeholder": "e.g. 0,4,8"}),
-        help_text="comma-separated draft tokens per verification, each 0\u201364",
+        label=_("lookahead lengths"), required=False, max_length=200,
+        widget=forms.TextInput(attrs={"placeholder": _("e.g. 0,4,8")}),
+        help_text=_("comma-separated draft tokens per verification, each 0–64"),  # noqa: RUF001 (an en dash; a \u escape would not match the catalogue)
     )
     model_files = forms.CharField(
-        label="model files", required=False, max_length=4000,
+        label=_("model files"), required=False, max_length=4000,
         widget=forms.Textarea(attrs={"rows": 3, "placeholder": MODEL_FILES_EXAMPLE}),
-        help_text="one a line: a quantization label, a space, then the model path or tag",
+        help_text=_("one a line: a quantization label, a space, then the model path or tag"),
     )
     methods = forms.CharField(
-        label="speculative methods", required=False, max_length=300,
-        widget=forms.TextInput(attrs={"placeholder": "e.g. none,draft-mtp"}),
-        help_text="comma-separated; none turns speculative decoding off",
+        label=_("speculative methods"), required=False, max_length=300,
+        widget=forms.TextInput(attrs={"placeholder": _("e.g. none,draft-mtp")}),
+        help_text=_("comma-separated; none turns speculative decoding off"),
     )
     engines = forms.ModelMultipleChoiceField(
         queryset=Engine.objects.none(), required=False, widget=forms.SelectMultiple(attrs={"size": 4}),
-        help_text="none chosen: the base config's engine",
+        label=_("engines"), help_text=_("none chosen: the base config's engine"),
     )
 
     def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
@@ -82,7 +99,10 @@ class MatrixForm(forms.Form):
         values = []
         for item in _items(self.cleaned_data["lookaheads"]):
             if not item.isdigit() or not 0 <= int(item) <= 64:
-                raise forms.ValidationError(f"each lookahead must be a whole number 0\u201364, not {item!r}")
+                raise forms.ValidationError(
+                    gettext("each lookahead must be a whole number 0–64, not %(item)s")  # noqa: RUF001
+                    % {"item": repr(item)}
+                )
             values.append(int(item))
         return list(dict.fromkeys(values))
 
@@ -91,7 +111,10 @@ class MatrixForm(forms.Form):
         for line in filter(None, (line.strip() for line in self.cleaned_data["model_files"].splitlines())):
             label, _, model = line.partition(" ")
             if not model.strip():
-                raise forms.ValidationError(f"{line!r}: give a quantization label, a space, then the model")
+                raise forms.ValidationError(
+                    gettext("%(line)s: give a quantization label, a space, then the model")
+                    % {"line": repr(line)}
+                )
             files.append(ModelFile(label, model.strip()))
         return list(dict.fromkeys(files))
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from engines.logparse import LogEvent, parse_line
+from engines.words import gettext_noop
 
 if TYPE_CHECKING:
     import httpx
@@ -123,7 +124,9 @@ REGISTRY: dict[str, EngineKind] = {
             log_parser=parse_line,  # its runner is llama.cpp's server, whose lines it passes on
             metrics_prefix=None, lookahead_by="alias", honours_ignore_eos=False,
             tokenizer="calibrated", needs_num_ctx=True,
-            cache_fix="set LLAMA_ARG_CACHE_RAM (MiB) in the ollama serve environment and restart it",
+            cache_fix=gettext_noop(
+                "set LLAMA_ARG_CACHE_RAM (MiB) in the ollama serve environment and restart it"
+            ),
         ),
         EngineKind(
             name="llama-server", label="llama-server", client=OPENAI_COMPATIBLE,
@@ -131,7 +134,7 @@ REGISTRY: dict[str, EngineKind] = {
             default_binary="llama-server", default_port=8080, log_parser=parse_line,
             metrics_prefix="llamacpp:", lookahead_by="relaunch", honours_ignore_eos=True,
             tokenizer="tokenize", needs_num_ctx=False,
-            cache_fix="a larger --cache-ram N (MiB; -1 = no limit), or LLAMA_ARG_CACHE_RAM",
+            cache_fix=gettext_noop("a larger --cache-ram N (MiB; -1 = no limit), or LLAMA_ARG_CACHE_RAM"),
             version_paths=(("/props", "build_info"),),
             chat_fields={"cache_prompt": True},
         ),
@@ -141,7 +144,7 @@ REGISTRY: dict[str, EngineKind] = {
             default_binary="python3", default_port=30000, log_parser=None,
             metrics_prefix=None, lookahead_by="relaunch", honours_ignore_eos=True,
             tokenizer="tokenize", needs_num_ctx=False,
-            cache_fix=(
+            cache_fix=gettext_noop(
                 "give the radix cache more room (--mem-fraction-static) or check --disable-radix-cache is off"
             ),
             # SGLang renamed its endpoint.
@@ -156,7 +159,9 @@ REGISTRY: dict[str, EngineKind] = {
             default_binary="vllm", default_port=8000, log_parser=None,
             metrics_prefix="vllm:", lookahead_by="relaunch", honours_ignore_eos=True,
             tokenizer="tokenize", needs_num_ctx=False,
-            cache_fix="more KV-cache room (--gpu-memory-utilization, --max-model-len), prefix caching on",
+            cache_fix=gettext_noop(
+                "more KV-cache room (--gpu-memory-utilization, --max-model-len), prefix caching on"
+            ),
             version_paths=(("/version", "version"),), figures_from_metrics=True,
         ),
     )

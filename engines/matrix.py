@@ -18,9 +18,11 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils.translation import gettext
 
 from engines.models import Engine, EngineConfig
 from engines.recipes import render_config
+from engines.templatetags.engine_words import words
 
 __all__ = ["MAX_COMBINATIONS", "Axes", "Combination", "ModelFile", "create", "plan"]
 
@@ -111,13 +113,14 @@ def _combinations(base: EngineConfig, axes: Axes) -> list[EngineConfig]:
 def _refusal(config: EngineConfig) -> str:
     """Why this config may not be made (the config form's checks, then its launch recipe), or ""."""
     if len(config.name) > NAME_MAX:
-        return f"name: {len(config.name)} characters, over the limit of {NAME_MAX}"
+        most = {"n": len(config.name), "most": NAME_MAX}
+        return gettext("name: %(n)s characters, over the limit of %(most)s") % most
     try:
         config.full_clean(validate_unique=False)
     except ValidationError as exc:
         return "; ".join(f"{name}: {' '.join(errors)}" for name, errors in exc.message_dict.items())
     recipe, reason = render_config(config)
-    return "" if recipe is not None else f"no launch recipe: {reason}"
+    return "" if recipe is not None else gettext("no launch recipe: %(reason)s") % {"reason": words(reason)}
 
 
 def plan(base: EngineConfig, axes: Axes) -> list[Combination]:
@@ -127,18 +130,24 @@ def plan(base: EngineConfig, axes: Axes) -> list[Combination]:
     """
     count = axes.count()
     if not count:
-        raise ValueError("axes: choose at least one lookahead, model file, speculative method or engine")
+        raise ValueError(
+            gettext("axes: choose at least one lookahead, model file, speculative method or engine")
+        )
     if count > MAX_COMBINATIONS:
-        raise ValueError(f"axes: {count} combinations; the most one matrix makes is {MAX_COMBINATIONS}")
+        raise ValueError(
+            gettext("axes: %(count)s combinations; the most one matrix makes is %(most)s")
+            % {"count": count, "most": MAX_COMBINATIONS}
+        )
     combinations = [Combination(config) for config in _combinations(base, axes)]
     names = Counter(c.name for c in combinations)
     existing = EngineConfig.objects.select_related("engine").in_bulk(list(names), field_name="name")
     for combination in combinations:
         if names[combination.name] > 1:
-            combination.state, combination.reason = "refused", "name: another combination has the same name"
+            combination.state = "refused"
+            combination.reason = gettext("name: another combination has the same name")
         elif combination.name in existing:
             combination.state, combination.existing = "exists", existing[combination.name]
-            combination.reason = "a config of this name exists: skipped"
+            combination.reason = gettext("a config of this name exists: skipped")
         elif reason := _refusal(combination.config):
             combination.state, combination.reason = "refused", reason
     return combinations

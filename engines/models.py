@@ -13,6 +13,8 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import slugify
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from engines import kinds
 
@@ -49,22 +51,22 @@ class Machine(models.Model):
     team = models.ForeignKey(Team, models.PROTECT, related_name="machines")
     host = models.CharField(
         max_length=255, blank=True,
-        help_text="the host name or IP its engines listen on; blank: the worker's own box (loopback) only",
+        help_text=_("the host name or IP its engines listen on; blank: the worker's own box (loopback) only"),
     )
     bandwidth_gbps = models.FloatField(
-        "memory bandwidth (GB/s)", validators=[MinValueValidator(0.1), MaxValueValidator(100_000)]
+        _("memory bandwidth (GB/s)"), validators=[MinValueValidator(0.1), MaxValueValidator(100_000)]
     )
     memory_gb = models.FloatField(
-        "memory (GB)", validators=[MinValueValidator(0.1), MaxValueValidator(100_000)]
+        _("memory (GB)"), validators=[MinValueValidator(0.1), MaxValueValidator(100_000)]
     )
     notes = models.TextField(blank=True)
     capture_bodies = models.BooleanField(
-        "capture traffic bodies", default=False,
-        help_text="the relay stores each request's messages and answer (size-capped; only this "
-        "machine's team sees them); needed to replay a recorded conversation",
+        _("capture traffic bodies"), default=False,
+        help_text=_("the relay stores each request's messages and answer (size-capped; only this "
+        "machine's team sees them); needed to replay a recorded conversation"),
     )
     # Set by the worker when a bandwidth job on this machine succeeds (engines.bandwidth measures).
-    measured_bandwidth_gbps = models.FloatField("measured memory bandwidth (GB/s)", null=True, blank=True,
+    measured_bandwidth_gbps = models.FloatField(_("measured memory bandwidth (GB/s)"), null=True, blank=True,
                                                 editable=False)
     bandwidth_measured_at = models.DateTimeField(null=True, blank=True, editable=False)
     bandwidth_method = models.CharField(max_length=40, blank=True, editable=False)
@@ -91,10 +93,10 @@ class Machine(models.Model):
         age = ((now or timezone.now()) - self.relay_heartbeat).total_seconds()
         if age > settings.SPARKDASH_RELAY_ACTIVE_S:
             return None
-        return (
-            f"machine {self.name} is busy: its relay is passing real traffic to its engine "
-            f"(last heartbeat {max(age, 0):.0f} s ago); stop the relay to run benchmarks here"
-        )
+        return gettext(
+            "machine %(name)s is busy: its relay is passing real traffic to its engine "
+            "(last heartbeat %(age)s s ago); stop the relay to run benchmarks here"
+        ) % {"name": self.name, "age": f"{max(age, 0):.0f}"}
 
     @property
     def queue_name(self) -> str:
@@ -108,35 +110,35 @@ class Engine(models.Model):
     machine = models.ForeignKey(Machine, models.PROTECT, related_name="engines")
     name = models.CharField(max_length=100, unique=True)
     kind = models.CharField(max_length=20, choices=kinds.choices)  # the engine-kind registry's
-    base_url = models.URLField("base URL", max_length=300)
+    base_url = models.URLField(_("base URL"), max_length=300)
     # Sent as a bearer token; never rendered on a page, in the API or in an export.
     api_key = models.CharField(max_length=300, blank=True)
     simulator = models.BooleanField(
-        default=False, help_text="The SparkDash simulator, not a real engine (shown as such)."
+        default=False, help_text=_("The SparkDash simulator, not a real engine (shown as such).")
     )
 
     class Launch(models.TextChoices):
-        EXTERNAL = "external", "external (run by you; SparkDash only probes it)"
-        MANAGED = "managed", "managed (SparkDash starts and stops it for each run)"
+        EXTERNAL = "external", _("external (run by you; SparkDash only probes it)")
+        MANAGED = "managed", _("managed (SparkDash starts and stops it for each run)")
 
     launch = models.CharField(max_length=10, choices=Launch.choices, default=Launch.EXTERNAL)
     binary = models.CharField(
         max_length=300,
         blank=True,
-        help_text="managed: the engine's program, e.g. /opt/llama.cpp/llama-server",
+        help_text=_("managed: the engine's program, e.g. /opt/llama.cpp/llama-server"),
     )
     merge_system_messages = models.BooleanField(
         default=False,
-        help_text="the relay merges a request's system messages into the first one before passing it "
-        "on: some chat templates answer HTTP 500 to two system messages",
+        help_text=_("the relay merges a request's system messages into the first one before passing it "
+        "on: some chat templates answer HTTP 500 to two system messages"),
     )
     log_path = models.CharField(
-        max_length=300, blank=True, help_text="external: a log file to tail during runs (e.g. Ollama's)"
+        max_length=300, blank=True, help_text=_("external: a log file to tail during runs (e.g. Ollama's)")
     )
     log_command = models.CharField(
         max_length=300,
         blank=True,
-        help_text="external: a command whose output is the log, e.g. journalctl -fu ollama",
+        help_text=_("external: a command whose output is the log, e.g. journalctl -fu ollama"),
     )
 
     class Meta:
@@ -166,7 +168,9 @@ class Engine(models.Model):
         allowed = set(LOOPBACK_HOSTS) | ({self.machine.host.lower()} if self.machine.host else set())
         if host in allowed:
             return None
-        return f"the host must be the machine's ({', '.join(sorted(allowed))}), not {host}"
+        return gettext("the host must be the machine's (%(allowed)s), not %(host)s") % {
+            "allowed": ", ".join(sorted(allowed)), "host": host,
+        }
 
 
 class EngineSession(models.Model):
@@ -204,70 +208,70 @@ class EngineConfig(models.Model):
     model = models.CharField(max_length=300)
     quantization = models.CharField(max_length=50, blank=True)
     speculative_method = models.CharField(
-        max_length=50, blank=True, help_text="e.g. draft-simple, draft-mtp, ngram, mtp, EAGLE3"
+        max_length=50, blank=True, help_text=_("e.g. draft-simple, draft-mtp, ngram, mtp, EAGLE3")
     )
     draft_model = models.CharField(max_length=300, blank=True)
     lookahead = models.PositiveIntegerField(
-        default=0, validators=[MaxValueValidator(64)], help_text="draft tokens per verification"
+        default=0, validators=[MaxValueValidator(64)], help_text=_("draft tokens per verification")
     )
     draft_n_min = models.PositiveIntegerField(null=True, blank=True, validators=[MaxValueValidator(64)])
     draft_p_min = models.FloatField(
         null=True,
         blank=True,
         validators=[MinValueValidator(0), MaxValueValidator(1)],
-        help_text="minimum draft token probability (llama-server --spec-draft-p-min)",
+        help_text=_("minimum draft token probability (llama-server --spec-draft-p-min)"),
     )
-    kv_cache_dtype = models.CharField("KV-cache dtype", max_length=30, blank=True)
+    kv_cache_dtype = models.CharField(_("KV-cache dtype"), max_length=30, blank=True)
     prefix_caching = models.BooleanField(null=True, blank=True)
     context_length = models.PositiveIntegerField(
         null=True, blank=True, validators=[MinValueValidator(128), MaxValueValidator(10_000_000)]
     )
     parallel = models.PositiveIntegerField(
-        "parallel slots", null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(1024)]
+        _("parallel slots"), null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(1024)]
     )
     threads = models.PositiveIntegerField(
         null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(1024)]
     )
     cache_ram_mib = models.IntegerField(
-        "prompt cache RAM (MiB)",
+        _("prompt cache RAM (MiB)"),
         null=True,
         blank=True,
         validators=[MinValueValidator(-1), MaxValueValidator(10_000_000)],
-        help_text="llama-server --cache-ram / LLAMA_ARG_CACHE_RAM (-1 no limit, 0 off; default 8192)",
+        help_text=_("llama-server --cache-ram / LLAMA_ARG_CACHE_RAM (-1 no limit, 0 off; default 8192)"),
     )
     max_num_batched_tokens = models.PositiveIntegerField(null=True, blank=True)
     attention_backend = models.CharField(max_length=50, blank=True)
-    moe_backend = models.CharField("MoE backend", max_length=50, blank=True)
+    moe_backend = models.CharField(_("MoE backend"), max_length=50, blank=True)
     bytes_per_token_gb = models.FloatField(
-        "weights read per token (GB)", null=True, blank=True,
+        _("weights read per token (GB)"), null=True, blank=True,
         validators=[MinValueValidator(0.001), MaxValueValidator(10_000)],
-        help_text="roofline override; empty: read from the GGUF (MoE: active experts + shared)",
+        help_text=_("roofline override; empty: read from the GGUF (MoE: active experts + shared)"),
     )
     class Thinking(models.TextChoices):
-        DEFAULT = "", "engine default"
-        OFF = "off", "off"
-        ON = "on", "on (no budget)"
-        BUDGET = "budget", "on, with a token budget"
+        DEFAULT = "", _("engine default")
+        OFF = "off", _("off")
+        ON = "on", _("on (no budget)")
+        BUDGET = "budget", _("on, with a token budget")
 
     thinking = models.CharField(
         max_length=10, choices=Thinking.choices, default=Thinking.DEFAULT, blank=True,
-        help_text="the model's reasoning before its answer; engine default: neither asked on nor off",
+        help_text=_("the model's reasoning before its answer; engine default: neither asked on nor off"),
     )
     thinking_budget = models.PositiveIntegerField(
-        "thinking budget (tokens)", null=True, blank=True,
+        _("thinking budget (tokens)"), null=True, blank=True,
         validators=[MinValueValidator(THINKING_BUDGET_MIN), MaxValueValidator(THINKING_BUDGET_MAX)],
-        help_text="with thinking 'on, with a token budget': reasoning tokens before the answer "
-        "(llama-server --reasoning-budget)",
+        help_text=_("with thinking 'on, with a token budget': reasoning tokens before the answer "
+        "(llama-server --reasoning-budget)"),
     )
     reasoning_effort = models.CharField(
-        max_length=10, blank=True, choices=[("", "engine default"), ("low", "low"), ("medium", "medium"),
-                                            ("high", "high")],
-        help_text="sent as reasoning_effort with every request (models that read it, e.g. gpt-oss)",
+        max_length=10, blank=True,
+        choices=[("", _("engine default")), ("low", _("low")), ("medium", _("medium")), ("high", _("high"))],
+        help_text=_("sent as reasoning_effort with every request (models that read it, e.g. gpt-oss)"),
     )
     reasoning_parser = models.CharField(
         max_length=50, blank=True,
-        help_text="vLLM/SGLang --reasoning-parser; blank: guessed from the model name "
-        "(qwen3, deepseek_r1, ...)",
+        help_text=_("vLLM/SGLang --reasoning-parser; blank: guessed from the model name "
+        "(qwen3, deepseek_r1, ...)"),
     )
     temperature = models.FloatField(default=0.0, validators=[MinValueValidator(0), MaxValueValidator(5)])
     top_p = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0), MaxValueValidator(1)])
@@ -276,11 +280,13 @@ class EngineConfig(models.Model):
     max_tokens = models.PositiveIntegerField(
         default=256, validators=[MinValueValidator(1), MaxValueValidator(131_072)]
     )
-    extra_flags = models.TextField(blank=True, help_text="extra engine flags, as typed on its command line")
+    extra_flags = models.TextField(
+        blank=True, help_text=_("extra engine flags, as typed on its command line")
+    )
     preheat_s = models.PositiveIntegerField(
-        "pre-heat (s)", default=0, validators=[MaxValueValidator(1800)],
-        help_text="before measuring, generate until GPU clocks and temperature settle, for at most this "
-        "many seconds (0: off); a cold box is faster for its first minutes, then throttles",
+        _("pre-heat (s)"), default=0, validators=[MaxValueValidator(1800)],
+        help_text=_("before measuring, generate until GPU clocks and temperature settle, for at most this "
+        "many seconds (0: off); a cold box is faster for its first minutes, then throttles"),
     )
     notes = models.TextField(blank=True)
     created = models.DateTimeField(auto_now_add=True)
@@ -342,10 +348,11 @@ class EngineConfig(models.Model):
 def thinking_errors(thinking: str, budget: int | None, effort: str) -> dict[str, str]:
     """What is wrong with a config's thinking settings, by field (empty: nothing)."""
     if thinking == EngineConfig.Thinking.BUDGET and budget is None:
-        return {"thinking_budget": "thinking 'on, with a token budget' needs a budget "
-                f"({THINKING_BUDGET_MIN}-{THINKING_BUDGET_MAX} tokens)"}
+        return {"thinking_budget": gettext("thinking 'on, with a token budget' needs a budget "
+                                           "(%(min)s-%(max)s tokens)")
+                % {"min": THINKING_BUDGET_MIN, "max": THINKING_BUDGET_MAX}}
     if budget is not None and thinking != EngineConfig.Thinking.BUDGET:
-        return {"thinking_budget": "a budget is set, but thinking is not 'on, with a token budget'"}
+        return {"thinking_budget": gettext("a budget is set, but thinking is not 'on, with a token budget'")}
     if effort and thinking == EngineConfig.Thinking.OFF:
-        return {"reasoning_effort": "set, but thinking is off"}
+        return {"reasoning_effort": gettext("set, but thinking is off")}
     return {}

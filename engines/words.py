@@ -8,7 +8,26 @@ is shown (`{% translate value %}` or `gettext(value)`). A sentence with figures 
 `"text"` is the marked template with `%(name)s` holes and `"params"` fills them (docs/i18n.md).
 """
 
+from __future__ import annotations
+
 
 def gettext_noop(message: str) -> str:
     """Returns `message` unchanged; `makemessages` collects it for the catalogue."""
     return message
+
+
+class Words(str):
+    """English text (a `str`) that keeps its marked template and figures for a page to translate.
+
+    `Words(gettext_noop("lookahead is %(n)s"), n=0)` equals "lookahead is 0" wherever it is
+    compared, logged or stored; the `words` template filter renders `gettext(text) % params`
+    in the reader's language, translating any figure that is itself `Words`.
+    """
+
+    text: str
+    params: dict[str, object]
+
+    def __new__(cls, text: str, **params: object) -> Words:
+        self = super().__new__(cls, text % params if params else text)
+        self.text, self.params = text, params
+        return self

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from engines.recipes.base import LaunchSettings, Recipe
+from engines.words import Words
 
 __all__ = ["LaunchSettings", "Recipe", "render", "render_config", "settings_from_config"]
 
@@ -56,4 +57,6 @@ def render_config(config: Any) -> tuple[Recipe | None, str]:
     try:
         return render(settings_from_config(config)), ""
     except ValueError as exc:
-        return None, str(exc)
+        # Words keeps its marked template for the page to translate; str() would drop it.
+        reason = exc.args[0] if exc.args and isinstance(exc.args[0], Words) else str(exc)
+        return None, reason

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from engines.words import Words, gettext_noop
+
 __all__ = [
     "Builder",
     "LaunchSettings",
@@ -118,9 +120,15 @@ class LaunchSettings:
 
         spec = kinds.find(self.kind)
         if spec is None:
-            raise ValueError(f"kind: {self.kind!r} is not one of {', '.join(kinds.names())}")
+            raise ValueError(
+                Words(
+                    gettext_noop("kind: %(kind)s is not one of %(known)s"),
+                    kind=repr(self.kind),
+                    known=", ".join(kinds.names()),
+                )
+            )
         if not self.model:
-            raise ValueError("model: empty")
+            raise ValueError(gettext_noop("model: empty"))
         if not self.binary:
             object.__setattr__(self, "binary", spec.default_binary)
         if self.port is None:
@@ -146,7 +154,9 @@ def split_extra_flags(extra_flags: str) -> list[str]:
     try:
         return shlex.split(extra_flags)
     except ValueError as exc:
-        raise ValueError(f"extra_flags: cannot be split like a shell line ({exc})") from None
+        raise ValueError(
+            Words(gettext_noop("extra_flags: cannot be split like a shell line (%(error)s)"), error=str(exc))
+        ) from None
 
 
 class Builder:
@@ -172,7 +182,14 @@ class Builder:
         """Note that a set field is not rendered for this engine, and why."""
         value = getattr(self.settings, field_name)
         if value not in (None, "", 0, False):
-            self.notes.append(f"{field_name} ({value}) is not rendered: {why}")
+            self.notes.append(
+                Words(
+                    gettext_noop("%(field)s (%(value)s) is not rendered: %(why)s"),
+                    field=field_name,
+                    value=value,
+                    why=Words(why),
+                )
+            )
 
     def build(self, base_url: str = "") -> Recipe:
         extra = split_extra_flags(self.settings.extra_flags)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from engines.recipes.base import Builder, LaunchSettings, Recipe
 from engines.recipes.reasoning import render_llama_reasoning
+from engines.words import Words, gettext_noop
 
 __all__ = ["SPEC_TYPES", "render_llama_server"]
 
@@ -45,8 +46,11 @@ def render_llama_server(settings: LaunchSettings) -> Recipe:
         b.flag("--cache-prompt" if s.prefix_caching else "--no-cache-prompt")
     _speculative(b, s)
     render_llama_reasoning(b, s)
-    b.unused("attention_backend", "llama-server has no attention backend choice (flash attention: -fa)")
-    b.unused("moe_backend", "llama-server has no MoE backend choice")
+    b.unused(
+        "attention_backend",
+        gettext_noop("llama-server has no attention backend choice (flash attention: -fa)"),
+    )
+    b.unused("moe_backend", gettext_noop("llama-server has no MoE backend choice"))
     return b.build()
 
 
@@ -56,8 +60,13 @@ def spec_types(method: str) -> list[str]:
     unknown = [n for n in names if n not in SPEC_TYPES]
     if unknown:
         raise ValueError(
-            f"speculative_method: {', '.join(unknown)} is not a llama-server --spec-type "
-            f"(one of {', '.join(SPEC_TYPES)})"
+            Words(
+                gettext_noop(
+                    "speculative_method: %(names)s is not a llama-server --spec-type (one of %(known)s)"
+                ),
+                names=", ".join(unknown),
+                known=", ".join(SPEC_TYPES),
+            )
         )
     return [n for n in names if n != "none"]
 
@@ -67,21 +76,35 @@ def _speculative(b: Builder, s: LaunchSettings) -> None:
     drafts = [t for t in types if t in DRAFT_TYPES]
     if not types:
         if s.draft_model:
-            raise ValueError("draft_model: set, but speculative_method is empty (use draft-simple)")
+            raise ValueError(
+                gettext_noop("draft_model: set, but speculative_method is empty (use draft-simple)")
+            )
         for name in ("lookahead", "draft_n_min", "draft_p_min"):
-            b.unused(name, "speculative_method is empty, so speculative decoding is off")
+            b.unused(name, gettext_noop("speculative_method is empty, so speculative decoding is off"))
         return
     if s.draft_model and not drafts:
-        raise ValueError(f"draft_model: set, but {','.join(types)} uses no draft model")
+        raise ValueError(
+            Words(gettext_noop("draft_model: set, but %(types)s uses no draft model"), types=",".join(types))
+        )
     if not s.lookahead:
         # 0 draft tokens is no drafting; llama-server would otherwise draft its default length.
-        b.notes.append(f"lookahead is 0: speculative decoding is off ({','.join(types)} is not rendered)")
+        b.notes.append(
+            Words(
+                gettext_noop("lookahead is 0: speculative decoding is off (%(types)s is not rendered)"),
+                types=",".join(types),
+            )
+        )
         for name in ("draft_model", "draft_n_min", "draft_p_min"):
-            b.unused(name, "lookahead is 0, so speculative decoding is off")
+            b.unused(name, gettext_noop("lookahead is 0, so speculative decoding is off"))
         return
     missing = [t for t in types if t in NEEDS_DRAFT_MODEL]
     if missing and not s.draft_model:
-        raise ValueError(f"draft_model: {missing[0]} needs a draft model (-md), and none is set")
+        raise ValueError(
+            Words(
+                gettext_noop("draft_model: %(type)s needs a draft model (-md), and none is set"),
+                type=missing[0],
+            )
+        )
     b.flag("--spec-type", ",".join(types))
     b.flag("-md", s.draft_model or None)
     if drafts:
@@ -94,8 +117,11 @@ def _speculative(b: Builder, s: LaunchSettings) -> None:
         if t == "ngram-mod":
             b.flag("--spec-ngram-mod-n-min", s.draft_n_min)
     if not drafts:
-        b.unused("draft_p_min", "ngram speculative types have no minimum draft probability")
+        b.unused("draft_p_min", gettext_noop("ngram speculative types have no minimum draft probability"))
         if "ngram-mod" not in types:
-            b.unused("draft_n_min", f"{','.join(types)} has no minimum draft length")
+            b.unused(
+                "draft_n_min",
+                Words(gettext_noop("%(types)s has no minimum draft length"), types=",".join(types)),
+            )
     if types == ["ngram-cache"]:
-        b.unused("lookahead", "ngram-cache drafts a fixed 8 tokens")
+        b.unused("lookahead", gettext_noop("ngram-cache drafts a fixed 8 tokens"))

@@ -12,6 +12,7 @@ import re
 
 from engines.recipes.base import Builder, LaunchSettings, Recipe, split_extra_flags
 from engines.recipes.reasoning import checked
+from engines.words import Words, gettext_noop
 
 __all__ = ["alias_name", "render_ollama"]
 
@@ -29,28 +30,46 @@ def render_ollama(settings: LaunchSettings) -> Recipe:
     b = Builder(s.with_(extra_flags=""), [s.binary, "serve"])
     _environment(b, s)
     _alias(b, s)
-    b.notes.append("OLLAMA_* variables are read when ollama serve starts: restart it after changing them")
-    b.notes.append("a systemd service takes them from `systemctl edit ollama` (Environment=NAME=value)")
+    b.notes.append(
+        gettext_noop("OLLAMA_* variables are read when ollama serve starts: restart it after changing them")
+    )
+    b.notes.append(
+        gettext_noop("a systemd service takes them from `systemctl edit ollama` (Environment=NAME=value)")
+    )
     if s.prefix_caching is not None:
         state = "on" if s.prefix_caching else "off"
-        b.notes.append(f"prefix_caching ({state}) is not rendered: Ollama has no prefix-cache switch")
-    b.unused("attention_backend", "Ollama has no attention backend choice (OLLAMA_FLASH_ATTENTION)")
-    b.unused("moe_backend", "Ollama has no MoE backend choice")
-    b.unused("draft_n_min", "Ollama does not pass a minimum draft length to llama-server")
-    b.unused("draft_p_min", "Ollama does not pass a minimum draft probability to llama-server")
-    b.unused("quantization", "the weights of the base model decide it")
+        b.notes.append(
+            Words(
+                gettext_noop("prefix_caching (%(state)s) is not rendered: Ollama has no prefix-cache switch"),
+                state=state,
+            )
+        )
+    b.unused(
+        "attention_backend", gettext_noop("Ollama has no attention backend choice (OLLAMA_FLASH_ATTENTION)")
+    )
+    b.unused("moe_backend", gettext_noop("Ollama has no MoE backend choice"))
+    b.unused("draft_n_min", gettext_noop("Ollama does not pass a minimum draft length to llama-server"))
+    b.unused("draft_p_min", gettext_noop("Ollama does not pass a minimum draft probability to llama-server"))
+    b.unused("quantization", gettext_noop("the weights of the base model decide it"))
     _thinking(b, s)
     if s.metrics:
-        b.notes.append("Ollama has no /metrics endpoint: acceptance is only in the ollama serve log")
+        b.notes.append(
+            gettext_noop("Ollama has no /metrics endpoint: acceptance is only in the ollama serve log")
+        )
     return b.build()
 
 
 def _thinking(b: Builder, s: LaunchSettings) -> None:
     mode = checked(s)
     if mode:
-        b.notes.append(f"thinking ({mode}) is sent with every request (think), not at launch")
-    b.unused("thinking_budget", "Ollama's think is on or off, with no token budget")
-    b.unused("reasoning_parser", "Ollama parses the model's thinking itself")
+        b.notes.append(
+            Words(
+                gettext_noop("thinking (%(mode)s) is sent with every request (think), not at launch"),
+                mode=mode,
+            )
+        )
+    b.unused("thinking_budget", gettext_noop("Ollama's think is on or off, with no token budget"))
+    b.unused("reasoning_parser", gettext_noop("Ollama parses the model's thinking itself"))
 
 
 def _environment(b: Builder, s: LaunchSettings) -> None:
@@ -62,8 +81,10 @@ def _environment(b: Builder, s: LaunchSettings) -> None:
     _set(b.env, "LLAMA_ARG_CACHE_RAM", s.cache_ram_mib)
     if s.cache_ram_mib is not None:
         b.notes.append(
-            "LLAMA_ARG_CACHE_RAM works only if Ollama passes its environment to the llama-server child "
-            "(not verified in Ollama's source)"
+            gettext_noop(
+                "LLAMA_ARG_CACHE_RAM works only if Ollama passes its environment to the llama-server child "
+                "(not verified in Ollama's source)"
+            )
         )
     # extra_flags: NAME=value sets the service environment; anything else goes on the command line.
     for token in split_extra_flags(s.extra_flags):
@@ -84,14 +105,32 @@ def parameters(s: LaunchSettings) -> dict[str, int]:
     method = s.speculative_method.strip().lower()
     if method not in ("", *METHODS):
         raise ValueError(
-            f"speculative_method: {s.speculative_method!r} means nothing to Ollama "
-            f"(Ollama picks draft-mtp or draft-dflash itself; use one of {', '.join(METHODS)})"
+            Words(
+                gettext_noop(
+                    "speculative_method: %(method)s means nothing to Ollama "
+                    "(Ollama picks draft-mtp or draft-dflash itself; use one of %(known)s)"
+                ),
+                method=repr(s.speculative_method),
+                known=", ".join(METHODS),
+            )
         )
     separate = METHODS.get(method)
     if s.draft_model and separate is not True:
-        raise ValueError(f"draft_model: set, but speculative_method {method or '(empty)'} uses none")
+        raise ValueError(
+            Words(
+                gettext_noop("draft_model: set, but speculative_method %(method)s uses none"),
+                method=method or "(empty)",
+            )
+        )
     if separate and s.lookahead and not s.draft_model:
-        raise ValueError(f"draft_model: {method} needs a separate draft model (Modelfile DRAFT), none is set")
+        raise ValueError(
+            Words(
+                gettext_noop(
+                    "draft_model: %(method)s needs a separate draft model (Modelfile DRAFT), none is set"
+                ),
+                method=method,
+            )
+        )
     # Lookahead 0 (or method none) is drafting off: without draft_num_predict 0 in the alias,
     # a model with MTP heads would draft its own default length.
     params: dict[str, int] = {"draft_num_predict": 0 if method == "none" else s.lookahead}
@@ -117,7 +156,7 @@ def alias_name(s: LaunchSettings, params: dict[str, int]) -> str:
 def _alias(b: Builder, s: LaunchSettings) -> None:
     params = parameters(s)
     if not params["draft_num_predict"]:
-        b.notes.append("lookahead is 0: the alias sets draft_num_predict 0, so drafting is off")
+        b.notes.append(gettext_noop("lookahead is 0: the alias sets draft_num_predict 0, so drafting is off"))
     alias = alias_name(s, params)
     lines = [f"FROM {s.model}"]
     if s.draft_model:
@@ -126,8 +165,16 @@ def _alias(b: Builder, s: LaunchSettings) -> None:
     b.files["Modelfile"] = "\n".join(lines) + "\n"
     if s.draft_model:
         # The DRAFT command has no documented /api/create field: create it from the Modelfile.
-        b.notes.append(f"create the alias with: ollama create {alias} -f Modelfile")
+        b.notes.append(
+            Words(gettext_noop("create the alias with: ollama create %(alias)s -f Modelfile"), alias=alias)
+        )
     else:
         body = {"model": alias, "from": s.model, "parameters": params}
         b.api_calls.append({"method": "POST", "path": "/api/create", "json": body})
-    b.notes.append(f"benchmark the alias {alias} (it shares the weights of {s.model})")
+    b.notes.append(
+        Words(
+            gettext_noop("benchmark the alias %(alias)s (it shares the weights of %(model)s)"),
+            alias=alias,
+            model=s.model,
+        )
+    )

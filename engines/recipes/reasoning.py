@@ -10,6 +10,7 @@ flag can, bounds it. Kind names stay in each engine's renderer: it passes its ow
 from __future__ import annotations
 
 from engines.recipes.base import Builder, LaunchSettings
+from engines.words import Words, gettext_noop
 
 __all__ = [
     "THINKING", "Parsers", "checked", "guess_parser", "render_llama_reasoning", "render_reasoning_parser",
@@ -24,18 +25,20 @@ Parsers = tuple[tuple[str, str], ...]
 def checked(s: LaunchSettings) -> str:
     """The thinking mode, after checking it and its budget; ValueError naming the field."""
     if s.thinking not in THINKING:
-        raise ValueError(f"thinking: {s.thinking!r} is not one of off, on, budget (or blank)")
+        raise ValueError(Words(
+            gettext_noop("thinking: %(mode)s is not one of off, on, budget (or blank)"), mode=repr(s.thinking)
+        ))
     if s.thinking == "budget" and s.thinking_budget is None:
-        raise ValueError("thinking_budget: thinking 'budget' needs a budget in tokens")
+        raise ValueError(gettext_noop("thinking_budget: thinking 'budget' needs a budget in tokens"))
     if s.thinking_budget is not None and s.thinking != "budget":
-        raise ValueError("thinking_budget: set, but thinking is not 'budget'")
+        raise ValueError(gettext_noop("thinking_budget: set, but thinking is not 'budget'"))
     return s.thinking
 
 
 def render_llama_reasoning(b: Builder, s: LaunchSettings) -> None:
     """--reasoning-budget (-1 unlimited, 0 off, N tokens) and --reasoning-format deepseek."""
     mode = checked(s)
-    b.unused("reasoning_parser", "llama-server parses reasoning with --reasoning-format")
+    b.unused("reasoning_parser", gettext_noop("llama-server parses reasoning with --reasoning-format"))
     if not mode:
         return
     budget = {"off": 0, "on": -1}.get(mode, s.thinking_budget)
@@ -56,13 +59,13 @@ def render_reasoning_parser(b: Builder, s: LaunchSettings, parsers: Parsers) -> 
     parser = s.reasoning_parser or (guess_parser(parsers, s.model) if mode else "")
     if mode in ("on", "budget") and not parser:
         known = ", ".join(sorted({p for _, p in parsers}))
-        raise ValueError(
-            f"reasoning_parser: none known for {s.model!r}, so its reasoning would arrive in the answer "
-            f"text; set one ({known}, ...)"
-        )
+        raise ValueError(Words(gettext_noop(
+            "reasoning_parser: none known for %(model)s, so its reasoning would arrive in the answer "
+            "text; set one (%(known)s, ...)"
+        ), model=repr(s.model), known=known))
     b.flag("--reasoning-parser", parser)
     if mode == "budget":
-        b.notes.append(
-            f"thinking_budget ({s.thinking_budget}) is not rendered: {s.kind} has no reasoning budget "
+        b.notes.append(Words(gettext_noop(
+            "thinking_budget (%(budget)s) is not rendered: %(kind)s has no reasoning budget "
             "flag; the answer's max tokens bound reasoning and answer together"
-        )
+        ), budget=s.thinking_budget, kind=s.kind))

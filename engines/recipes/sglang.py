@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from engines.recipes.base import Builder, LaunchSettings, Recipe
 from engines.recipes.reasoning import render_reasoning_parser
+from engines.words import Words, gettext_noop
 
 __all__ = ["ALGORITHMS", "render_sglang"]
 
@@ -42,13 +43,19 @@ def render_sglang(settings: LaunchSettings) -> Recipe:
     if s.quantization.lower() in QUANTIZATION:
         b.flag("--quantization", s.quantization.lower())
     else:
-        b.unused("quantization", "not an SGLang --quantization method; SGLang reads the checkpoint's own")
+        b.unused(
+            "quantization",
+            gettext_noop("not an SGLang --quantization method; SGLang reads the checkpoint's own"),
+        )
     _speculative(b, s)
     render_reasoning_parser(b, s, REASONING_PARSERS)
-    b.unused("threads", "SGLang has no CPU thread count flag")
-    b.unused("cache_ram_mib", "SGLang's host cache is --enable-hierarchical-cache/--hicache-size (GB)")
-    b.unused("draft_n_min", "SGLang has no minimum draft length")
-    b.unused("draft_p_min", "SGLang's accept thresholds are not a minimum draft probability")
+    b.unused("threads", gettext_noop("SGLang has no CPU thread count flag"))
+    b.unused(
+        "cache_ram_mib",
+        gettext_noop("SGLang's host cache is --enable-hierarchical-cache/--hicache-size (GB)"),
+    )
+    b.unused("draft_n_min", gettext_noop("SGLang has no minimum draft length"))
+    b.unused("draft_p_min", gettext_noop("SGLang's accept thresholds are not a minimum draft probability"))
     return b.build()
 
 
@@ -60,8 +67,14 @@ def algorithm(method: str) -> str | None:
     found = ALIASES.get(name.lower(), name.upper())
     if found not in ALGORITHMS:
         raise ValueError(
-            f"speculative_method: {method!r} is not an SGLang --speculative-algorithm "
-            f"(one of {', '.join(ALGORITHMS)})"
+            Words(
+                gettext_noop(
+                    "speculative_method: %(method)s is not an SGLang --speculative-algorithm "
+                    "(one of %(known)s)"
+                ),
+                method=repr(method),
+                known=", ".join(ALGORITHMS),
+            )
         )
     return found
 
@@ -70,17 +83,31 @@ def _speculative(b: Builder, s: LaunchSettings) -> None:
     algo = algorithm(s.speculative_method)
     if algo is None:
         if s.draft_model:
-            raise ValueError("draft_model: set, but speculative_method is empty (use STANDALONE)")
-        b.unused("lookahead", "speculative_method is empty, so speculative decoding is off")
+            raise ValueError(
+                gettext_noop("draft_model: set, but speculative_method is empty (use STANDALONE)")
+            )
+        b.unused("lookahead", gettext_noop("speculative_method is empty, so speculative decoding is off"))
         return
     if algo == "NGRAM" and s.draft_model:
-        raise ValueError("draft_model: set, but SGLang NGRAM uses no draft model")
+        raise ValueError(gettext_noop("draft_model: set, but SGLang NGRAM uses no draft model"))
     if not s.lookahead:
         # Rendering the algorithm alone would let SGLang pick its own draft length.
-        b.notes.append(f"lookahead is 0: speculative decoding is off (SGLang {algo} is not rendered)")
+        b.notes.append(
+            Words(
+                gettext_noop("lookahead is 0: speculative decoding is off (SGLang %(algo)s is not rendered)"),
+                algo=algo,
+            )
+        )
         return
     if algo in NEEDS_MODEL and not s.draft_model:
-        raise ValueError(f"draft_model: SGLang {algo} needs --speculative-draft-model-path, and none is set")
+        raise ValueError(
+            Words(
+                gettext_noop(
+                    "draft_model: SGLang %(algo)s needs --speculative-draft-model-path, and none is set"
+                ),
+                algo=algo,
+            )
+        )
     b.flag("--speculative-algorithm", algo)
     b.flag("--speculative-draft-model-path", s.draft_model or None)
     if algo in STEPPED:

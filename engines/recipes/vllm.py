@@ -6,6 +6,7 @@ import json
 
 from engines.recipes.base import Builder, LaunchSettings, Recipe, split_extra_flags
 from engines.recipes.reasoning import render_reasoning_parser
+from engines.words import Words, gettext_noop
 
 __all__ = ["render_vllm", "speculative_config"]
 
@@ -53,18 +54,25 @@ def render_vllm(settings: LaunchSettings) -> Recipe:
     if s.quantization.lower() in QUANTIZATION:
         b.flag("--quantization", s.quantization.lower())
     else:
-        b.unused("quantization", "not a vLLM --quantization method; vLLM reads the checkpoint's own")
+        b.unused(
+            "quantization", gettext_noop("not a vLLM --quantization method; vLLM reads the checkpoint's own")
+        )
     spec = speculative_config(s)
     if spec:
         b.flag("--speculative-config", json.dumps(spec, separators=(",", ":")))
     elif s.speculative_method.strip().lower() not in ("", "none"):
         method = s.speculative_method.strip()
-        b.notes.append(f"lookahead is 0: speculative decoding is off ({method} is not rendered)")
+        b.notes.append(
+            Words(
+                gettext_noop("lookahead is 0: speculative decoding is off (%(types)s is not rendered)"),
+                types=method,
+            )
+        )
     render_reasoning_parser(b, s, REASONING_PARSERS)
-    b.unused("threads", "vLLM has no CPU thread count flag")
-    b.unused("cache_ram_mib", "vLLM has no host-RAM prompt cache of this kind")
-    b.unused("draft_n_min", "vLLM's speculative config has no minimum draft length")
-    b.unused("draft_p_min", "vLLM's speculative config has no minimum draft probability")
+    b.unused("threads", gettext_noop("vLLM has no CPU thread count flag"))
+    b.unused("cache_ram_mib", gettext_noop("vLLM has no host-RAM prompt cache of this kind"))
+    b.unused("draft_n_min", gettext_noop("vLLM's speculative config has no minimum draft length"))
+    b.unused("draft_p_min", gettext_noop("vLLM's speculative config has no minimum draft probability"))
     return b.build()
 
 
@@ -85,19 +93,36 @@ def speculative_config(s: LaunchSettings) -> dict | None:
     method = ALIASES.get(method, method)
     if method in ("", "none"):
         if s.draft_model:
-            raise ValueError("draft_model: set, but speculative_method is empty (use draft_model)")
+            raise ValueError(
+                gettext_noop("draft_model: set, but speculative_method is empty (use draft_model)")
+            )
         return None
     if method not in METHODS and not method.endswith("_mtp"):
         raise ValueError(
-            f"speculative_method: {s.speculative_method!r} is not a vLLM method "
-            f"({', '.join(sorted(METHODS))}, or an *_mtp variant)"
+            Words(
+                gettext_noop(
+                    "speculative_method: %(method)s is not a vLLM method (%(known)s, or an *_mtp variant)"
+                ),
+                method=repr(s.speculative_method),
+                known=", ".join(sorted(METHODS)),
+            )
         )
     if method in NO_MODEL and s.draft_model:
-        raise ValueError(f"draft_model: set, but vLLM method {method} uses no draft model")
+        raise ValueError(
+            Words(
+                gettext_noop("draft_model: set, but vLLM method %(method)s uses no draft model"),
+                method=method,
+            )
+        )
     if not s.lookahead:
         return None  # 0 draft tokens is no drafting: no speculative config at all
     if method in NEEDS_MODEL and not s.draft_model:
-        raise ValueError(f"draft_model: vLLM method {method} needs a draft model, and none is set")
+        raise ValueError(
+            Words(
+                gettext_noop("draft_model: vLLM method %(method)s needs a draft model, and none is set"),
+                method=method,
+            )
+        )
     config: dict = {"method": method, "num_speculative_tokens": s.lookahead}
     if s.draft_model:
         config["model"] = s.draft_model

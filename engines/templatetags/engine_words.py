@@ -1,0 +1,22 @@
+"""The `words` filter: English that Django-free code stored, shown in the reader's language."""
+
+from __future__ import annotations
+
+from django import template
+from django.utils.translation import gettext
+
+from engines.words import Words
+
+register = template.Library()
+
+
+@register.filter
+def words(value: object) -> object:
+    """`Words` as `gettext(text) % params` (its figures translated too); other text through gettext."""
+    if isinstance(value, Words):
+        # Only figures that are Words themselves are sentences; the rest (field names, values) stay.
+        params = {k: words(v) if isinstance(v, Words) else v for k, v in value.params.items()}
+        return gettext(value.text) % params if params else gettext(value.text)
+    if isinstance(value, str) and value:
+        return gettext(value)
+    return value
