@@ -5,6 +5,7 @@ from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
+from django.utils.translation import gettext
 
 from engines import kinds
 from engines.models import EngineConfig, Machine
@@ -36,7 +37,8 @@ def start_run(
     if spec.relaunches_engine and not engine.managed and kinds.get(engine.kind).lookahead_by != "alias":
         raise ValueError(LOOKAHEAD_NEEDS_RELAUNCH)
     if spec.needs_drafting and not config.lookahead:
-        raise ValueError(f"{spec.label} needs a config that drafts: set its lookahead above 0")
+        needs = gettext("%(job)s needs a config that drafts: set its lookahead above 0")
+        raise ValueError(needs % {"job": spec.label})
     # Read now, not from the config's cached machine: the relay's heartbeat moves on its own.
     busy = Machine.objects.only("name", "relay_heartbeat").get(pk=engine.machine_id).relay_refusal()
     if busy:

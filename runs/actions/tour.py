@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
+from django.utils.translation import gettext
 
 from engines.models import EngineConfig
 from runs.actions.runs import start_run
@@ -67,7 +68,8 @@ def demo_configs(configs: QuerySet[EngineConfig]) -> list[EngineConfig]:
     missing = [name for name in TOUR_CONFIGS if name not in found or not found[name].engine.simulator]
     if missing:
         raise TourUnavailable(
-            f"the demo configs {', '.join(missing)} are not loaded: run `manage.py demo` (make run does)"
+            gettext("the demo configs %(names)s are not loaded: run `manage.py demo` (make run does)")
+            % {"names": ", ".join(missing)}
         )
     return [found[name] for name in TOUR_CONFIGS]
 

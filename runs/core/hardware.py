@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from engines.words import gettext_noop
+
 __all__ = ["NO_ENERGY", "energy_note", "energy_of", "throttle_text", "throttled_s"]
 
 Summary = Mapping[str, Any]
-NO_ENERGY = "no energy reading for this run"
+NO_ENERGY = gettext_noop("no energy reading for this run")
 
 
 def _telemetry(summary: Summary | None) -> Mapping[str, Any]:

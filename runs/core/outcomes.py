@@ -53,11 +53,11 @@ CONSECUTIVE_LIMIT = 3
 FAILED_SHARE_LIMIT = 0.10
 
 _REASONS: tuple[tuple[type[EngineError], str], ...] = (
-    (EngineUnreachable, "engine unreachable"),
-    (EngineTimeout, "timeout"),
-    (EngineMalformed, "malformed reply"),
-    (EngineCut, "stream cut"),
-    (NoTokenCount, "no token count"),
+    (EngineUnreachable, gettext_noop("engine unreachable")),
+    (EngineTimeout, gettext_noop("timeout")),
+    (EngineMalformed, gettext_noop("malformed reply")),
+    (EngineCut, gettext_noop("stream cut")),
+    (NoTokenCount, gettext_noop("no token count")),
 )
 
 
@@ -68,7 +68,7 @@ def failure_reason(exc: EngineError) -> str:
     """
     if isinstance(exc, EngineHTTPError):
         return f"http {exc.status}"
-    return next((reason for kind, reason in _REASONS if isinstance(exc, kind)), "engine error")
+    return next((reason for kind, reason in _REASONS if isinstance(exc, kind)), gettext_noop("engine error"))
 
 
 def failed_row(exc: EngineError) -> dict[str, Any]:

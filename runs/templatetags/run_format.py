@@ -13,7 +13,11 @@ from collections.abc import Sequence
 from typing import Any, TypedDict, cast
 
 from django import template
-from django.utils.html import format_html
+from django.template.loader import render_to_string
+from django.utils.html import conditional_escape, format_html
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext, pgettext_lazy
+from django.utils.translation import gettext_lazy as _
 
 from runs.core import registry
 from runs.core.scoring.figures import Spread, figure_text, interval_text, spread_text, value_text
@@ -21,10 +25,19 @@ from runs.core.scoring.figures import Spread, figure_text, interval_text, spread
 register = template.Library()
 
 EN_DASH = "\u2013"
-NOT_EXPOSED = "not exposed by this engine"
-NOT_YET = "no data yet"
+NOT_EXPOSED = _("not exposed by this engine")
+NOT_YET = _("no data yet")
 # SGLang's and Ollama's figures have no per-position counts (docs/metrics.md, Per-position acceptance).
-NO_POSITIONS = "not exposed by this engine (Ollama), or no drafting"
+NO_POSITIONS = _("not exposed by this engine (Ollama), or no drafting")
+TOKENS = _("tokens")
+# The status badge's words (templates/runs/_status.html); data-status keeps the English slug.
+STATUS_WORDS = {
+    "queued": pgettext_lazy("run status", "queued"),
+    "running": pgettext_lazy("run status", "running"),
+    "succeeded": pgettext_lazy("run status", "succeeded"),
+    "failed": pgettext_lazy("run status", "failed"),
+    "cancelled": pgettext_lazy("run status", "cancelled"),
+}
 
 
 class SummaryColumn(TypedDict):
@@ -37,23 +50,24 @@ class SummaryColumn(TypedDict):
 
 SUMMARY_METRICS: list[SummaryColumn] = [
     {"key": "ttft_s", "label": "TTFT", "unit": "s", "scale": 1, "digits": 3},
-    {"key": "ttft_engine_s", "label": "TTFT (engine)", "unit": "s", "scale": 1, "digits": 3},
-    {"key": "decode_tps_client", "label": "decode (client)", "unit": "tok/s", "scale": 1, "digits": 1},
-    {"key": "decode_tps_engine", "label": "decode (engine)", "unit": "tok/s", "scale": 1, "digits": 1},
-    {"key": "prefill_tps", "label": "prefill", "unit": "tok/s", "scale": 1, "digits": 0},
+    {"key": "ttft_engine_s", "label": _("TTFT (engine)"), "unit": "s", "scale": 1, "digits": 3},
+    {"key": "decode_tps_client", "label": _("decode (client)"), "unit": "tok/s", "scale": 1, "digits": 1},
+    {"key": "decode_tps_engine", "label": _("decode (engine)"), "unit": "tok/s", "scale": 1, "digits": 1},
+    {"key": "prefill_tps", "label": _("prefill"), "unit": "tok/s", "scale": 1, "digits": 0},
     {"key": "e2e_s", "label": "E2E", "unit": "s", "scale": 1, "digits": 2},
     # Stored as a 0..1 fraction, shown as a percentage.
-    {"key": "acceptance_rate", "label": "acceptance rate", "unit": "%", "scale": 100, "digits": 1},
-    {"key": "tokens_per_verification", "label": "tokens per verification", "unit": "tokens",
+    {"key": "acceptance_rate", "label": _("acceptance rate"), "unit": "%", "scale": 100, "digits": 1},
+    {"key": "tokens_per_verification", "label": _("tokens per verification"), "unit": TOKENS,
      "scale": 1, "digits": 2},
 ]
 # Shown only for a run whose requests reasoned ("thinking"): see has_reasoning.
 REASONING_METRICS: list[SummaryColumn] = [
-    {"key": "ttfr_s", "label": "TTFR (first reasoning token)", "unit": "s", "scale": 1, "digits": 3},
-    {"key": "ttfo_s", "label": "TTFO (first answer token)", "unit": "s", "scale": 1, "digits": 3},
-    {"key": "reasoning_tokens", "label": "reasoning tokens", "unit": "tokens", "scale": 1, "digits": 0},
-    {"key": "answer_tokens", "label": "answer tokens", "unit": "tokens", "scale": 1, "digits": 0},
-    {"key": "decode_tps_answer", "label": "decode (answer tokens)", "unit": "tok/s", "scale": 1, "digits": 1},
+    {"key": "ttfr_s", "label": _("TTFR (first reasoning token)"), "unit": "s", "scale": 1, "digits": 3},
+    {"key": "ttfo_s", "label": _("TTFO (first answer token)"), "unit": "s", "scale": 1, "digits": 3},
+    {"key": "reasoning_tokens", "label": _("reasoning tokens"), "unit": TOKENS, "scale": 1, "digits": 0},
+    {"key": "answer_tokens", "label": _("answer tokens"), "unit": TOKENS, "scale": 1, "digits": 0},
+    {"key": "decode_tps_answer", "label": _("decode (answer tokens)"), "unit": "tok/s", "scale": 1,
+     "digits": 1},
 ]
 REASONING_KEYS = frozenset(m["key"] for m in REASONING_METRICS)
 METRICS_BY_KEY = {m["key"]: m for m in SUMMARY_METRICS + REASONING_METRICS}
@@ -99,18 +113,20 @@ def headline_figure(run: Any) -> str:
     if spec is None:
         return _missing(NOT_YET)
     metric, summary = spec.headline, run.summary or {}
+    label = gettext(metric.label)
     spread = summary.get(metric.key)
     if isinstance(spread, dict) and "median" in spread:  # a spread over requests: shown whole
-        return format_html("{} <span>{}</span>", metric.label, figure_text(metric, cast(Spread, spread)))
+        return format_html("{} <span>{}</span>", label, figure_text(metric, cast(Spread, spread)))
     value = metric.value(summary) if summary else None
     if value is None or isinstance(value, bool):
-        return format_html("{} {}", metric.label, _missing(NOT_YET if not run.finished else NOT_EXPOSED))
-    return format_html("{} <span>{}</span>", metric.label, value_text(metric, value))
+        return format_html("{} {}", label, _missing(NOT_YET if not run.finished else NOT_EXPOSED))
+    return format_html("{} <span>{}</span>", label, value_text(metric, value))
 
 
 def positions_text(fractions: Sequence[float]) -> str:
     """Acceptance by draft position as "position 1: 90.0 %, 2: 75.0 %" (format.js positions())."""
-    return "position " + ", ".join(f"{i}: {100 * f:.1f} %" for i, f in enumerate(fractions, 1))
+    listed = ", ".join(f"{i}: {100 * f:.1f} %" for i, f in enumerate(fractions, 1))
+    return gettext("position %(positions)s") % {"positions": listed}
 
 
 @register.simple_tag
@@ -124,8 +140,24 @@ def positions_figure(fractions: Sequence[float] | None, with_sum: bool = False) 
         return _missing(NO_POSITIONS)
     text = positions_text(fractions)
     if with_sum:
-        text += f" (sum {sum(fractions):.2f} accepted per draft = tokens per verification \u2212 1)"
+        note = gettext("(sum %(sum)s accepted per draft = tokens per verification − 1)")  # noqa: RUF001 (the minus sign)
+        text += " " + note % {"sum": f"{sum(fractions):.2f}"}
     return format_html("<span>{}</span>", text)
+
+
+@register.filter
+def status_word(status: str) -> str:
+    """A run status in the reader's language ("queued" -> 待機中)."""
+    return str(STATUS_WORDS.get(status, status))
+
+
+@register.simple_tag
+def job_of_config(run: Any) -> SafeString:
+    """The run page's "Speed of <config link> on <engine>", one sentence in the reader's language."""
+    config = format_html('<a href="{}">{}</a>', run.config.get_absolute_url(), run.config.name)
+    engine = mark_safe(render_to_string("engines/_engine.html", {"engine": run.config.engine}).strip())
+    words = {"job": conditional_escape(run.get_job_display()), "config": config, "engine": engine}
+    return mark_safe(conditional_escape(gettext("%(job)s of %(config)s on %(engine)s")) % words)
 
 
 def _missing(reason: str) -> str:

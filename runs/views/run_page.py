@@ -7,6 +7,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_POST
 
 from engines.access import get_visible_or_404, visible
@@ -78,10 +79,12 @@ def _compare_selected(request: HttpRequest) -> tuple[str, str]:
     try:
         ids = parse_selection({"runs": request.GET.getlist("runs")}).runs
     except SelectionError as error:
-        return "", f"Compare selected: {error.message}"
+        return "", gettext("Compare selected: %(error)s") % {"error": error.message}
     if len(ids) < COMPARE_AT_LEAST:
-        return "", (f"Compare selected: tick at least {COMPARE_AT_LEAST} runs to compare "
-                    f"({len(ids)} {'is' if len(ids) == 1 else 'are'} ticked).")
+        why = ngettext(
+            "Compare selected: tick at least %(least)s runs to compare (%(ticked)s is ticked).",
+            "Compare selected: tick at least %(least)s runs to compare (%(ticked)s are ticked).", len(ids))
+        return "", why % {"least": COMPARE_AT_LEAST, "ticked": len(ids)}
     # Oldest first: compare takes the first run's config as the baseline.
     return f"{reverse('runs:compare')}?runs={','.join(str(pk) for pk in sorted(ids))}", ""
 

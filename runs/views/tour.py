@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 
 from engines.access import visible
 from engines.models import EngineConfig
@@ -21,7 +22,8 @@ def tour_page(request: HttpRequest) -> HttpResponse:
     ids = _ids(request.GET.get("runs", ""))
     tour = tour_runs(visible(request.user, Run), ids) if ids else None
     if ids and tour is None:
-        return render(request, "runs/tour.html", {"error": "these runs are not a demo tour"}, status=404)
+        error = gettext("these runs are not a demo tour")
+        return render(request, "runs/tour.html", {"error": error}, status=404)
     unfinished = tour is not None and any(r.finished is None for r in tour.runs)
     ctx = {"tour": tour, "configs": TOUR_CONFIGS, "refresh_s": REFRESH_S if unfinished else None}
     return render(request, "runs/tour.html", ctx)
