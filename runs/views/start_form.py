@@ -51,7 +51,10 @@ def param_help(param: Param) -> str:
 
 def error_text(exc: ValueError) -> str:
     """A refused value's message in the reader's language (a ParamError's template), else as it is."""
-    return gettext(exc.text) % exc.values if isinstance(exc, ParamError) else str(exc)
+    if not isinstance(exc, ParamError):
+        return str(exc)
+    values = {k: error_text(v) if isinstance(v, ParamError) else v for k, v in exc.values.items()}
+    return gettext(exc.text) % values
 
 
 def job_choices() -> list[tuple[str, Any]]:

@@ -20,6 +20,7 @@ from runs.core.jobs.agent_table import load_fixture
 from runs.core.jobs.agent_table.fixture import FIXTURES_DIR, fixture_dir
 from runs.core.jobs.quality_data import SAMPLE_DATASET
 from runs.core.jobs.replay import parse_jsonl
+from runs.core.refusal import Refusal
 
 __all__ = [
     "ChoiceParam", "DatasetParam", "FixtureParam", "FractionListParam", "IntListParam", "IntParam",
@@ -29,13 +30,7 @@ __all__ = [
 DataDirs = Sequence[Path | str]
 HelpText = tuple[str, dict[str, Any]]
 
-
-class ParamError(ValueError):
-    """A refused value: English as str(), and its marked template and values for a page to translate."""
-
-    def __init__(self, text: str, **values: Any) -> None:
-        super().__init__(text % values)
-        self.text, self.values = text, values
+ParamError = Refusal  # a parameter's refused value
 
 
 class _Helped:
@@ -159,7 +154,7 @@ class RequestsParam(_Helped):
         try:
             return parse_jsonl(text)
         except ValueError as exc:
-            raise ValueError(f"{name}: {exc}") from None
+            raise ParamError(gettext_noop("%(name)s: %(reason)s"), name=name, reason=exc) from None
 
     def help_text(self) -> HelpText:
         return gettext_noop("a JSON Lines file of recorded chat request bodies, one a line, up to 5 MB"), {}
