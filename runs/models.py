@@ -15,6 +15,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from engines.access import foreign_configs
@@ -117,7 +118,7 @@ class Run(models.Model):
     error = models.TextField(blank=True)
     # Problems found while running (engine log lines, client/engine disagreement), shown on the run.
     warnings = models.JSONField(default=list, blank=True)
-    engine_log = models.TextField(blank=True, help_text="the engine's output during the run (tail)")
+    engine_log = models.TextField(blank=True, help_text=_("the engine's output during the run (tail)"))
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True)
     # Set when the run belongs to a sweep: which start of it, and which repetition of its cell.
     execution = models.ForeignKey(
@@ -145,6 +146,10 @@ class Run(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("runs:detail", args=[self.pk])
+
+    def get_job_display(self) -> str:
+        """The job kind's label in the reader's language (the registry's labels are marked English)."""
+        return gettext(dict(job_choices()).get(self.job, self.job))
 
     @property
     def is_finished(self) -> bool:
@@ -187,7 +192,7 @@ class Sample(models.Model):
     run = models.ForeignKey(Run, models.CASCADE, related_name="samples", db_index=False)
     seq = models.PositiveIntegerField()
     team_path = "run__machine__team__"
-    t = models.FloatField(help_text="seconds since the run started")
+    t = models.FloatField(help_text=_("seconds since the run started"))
     kind = models.CharField(max_length=30)
     values = models.JSONField(default=dict)
 
@@ -250,9 +255,9 @@ class Schedule(models.Model):
     """
 
     sweep = models.ForeignKey(Sweep, models.CASCADE, related_name="schedules")
-    cron = models.CharField(max_length=100, default="0 2 * * *", help_text="minute hour day month weekday")
+    cron = models.CharField(max_length=100, default="0 2 * * *", help_text=_("minute hour day month weekday"))
     every_seconds = models.PositiveIntegerField(
-        null=True, blank=True, validators=[MinValueValidator(1)], help_text="instead of cron"
+        null=True, blank=True, validators=[MinValueValidator(1)], help_text=_("instead of cron")
     )
     time_zone = models.CharField(max_length=64, default="UTC")
     enabled = models.BooleanField(default=True)
@@ -294,7 +299,7 @@ class SweepExecution(models.Model):
 
     class Meta:
         ordering = ["-created"]
-        verbose_name = "sweep run"
+        verbose_name = _("sweep run")
 
     def __str__(self) -> str:
         return f"{self.sweep} at {self.created:%Y-%m-%d %H:%M}"
@@ -334,8 +339,8 @@ class Alert(models.Model):
     benchmark = models.CharField(max_length=50)
     metric = models.CharField(max_length=50)
     label = models.CharField(max_length=100)
-    baseline = models.JSONField(default=dict, help_text="Spread of the baseline runs' values")
-    value = models.JSONField(default=dict, help_text="Spread of this sweep run's values")
+    baseline = models.JSONField(default=dict, help_text=_("Spread of the baseline runs' values"))
+    value = models.JSONField(default=dict, help_text=_("Spread of this sweep run's values"))
     delta_pct = models.FloatField(null=True, blank=True)
     created = models.DateTimeField(default=timezone.now)
     resolved = models.DateTimeField(null=True, blank=True)

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext, gettext_lazy
 
 from runs.core import registry
 from runs.core.registry.params import (
@@ -14,10 +15,12 @@ from runs.core.registry.params import (
     IntListParam,
     IntParam,
     Param,
+    ParamError,
     RequestsParam,
 )
 
-__all__ = ["REPLAY_MAX_BYTES", "StartJobForm", "param_field", "read_upload"]
+__all__ = ["REPLAY_MAX_BYTES", "StartJobForm", "error_text", "job_choices", "param_field", "param_help",
+           "read_upload"]
 
 # The replay file's limit, as runs.core.jobs.replay.parse_jsonl applies it to the text.
 REPLAY_MAX_BYTES = 5_000_000
@@ -26,18 +29,37 @@ REPLAY_MAX_BYTES = 5_000_000
 def param_field(param: Param) -> forms.Field:
     """The form field of one parameter; ranges are checked by its clean(), which names the field."""
     if isinstance(param, IntParam):
-        return forms.IntegerField(label=param.label, required=False)
+        return forms.IntegerField(label=gettext_lazy(param.label), required=False)
     if isinstance(param, ChoiceParam):
-        return forms.ChoiceField(label=param.label, choices=list(param.choices), required=False)
+        return forms.ChoiceField(label=gettext_lazy(param.label), choices=list(param.choices), required=False)
     if isinstance(param, RequestsParam):
         accept = forms.ClearableFileInput(attrs={"accept": ".jsonl,.ndjson,.json,.txt"})
-        return forms.FileField(label=param.label, required=False, widget=accept)
+        return forms.FileField(label=gettext_lazy(param.label), required=False, widget=accept)
     if isinstance(param, IntListParam | FractionListParam):
-        field = forms.CharField(label=param.label, required=False, max_length=200)
+        field = forms.CharField(label=gettext_lazy(param.label), required=False, max_length=200)
         if isinstance(param, IntListParam):
             field.widget.attrs["placeholder"] = ",".join(str(v) for v in param.default)
         return field
-    return forms.CharField(label=param.label, required=False, max_length=500)
+    return forms.CharField(label=gettext_lazy(param.label), required=False, max_length=500)
+
+
+def param_help(param: Param) -> str:
+    """A parameter's range and default in the reader's language."""
+    text, values = param.help_text()
+    return gettext(text) % values
+
+
+def error_text(exc: ValueError) -> str:
+    """A refused value's message in the reader's language (a ParamError's template), else as it is."""
+    if not isinstance(exc, ParamError):
+        return str(exc)
+    values = {k: error_text(v) if isinstance(v, ParamError) else v for k, v in exc.values.items()}
+    return gettext(exc.text) % values
+
+
+def job_choices() -> list[tuple[str, Any]]:
+    """The job kinds with their labels in the reader's language."""
+    return [(name, gettext_lazy(label)) for name, label in registry.job_choices()]
 
 
 def read_upload(upload: Any) -> str | None:
@@ -46,11 +68,12 @@ def read_upload(upload: Any) -> str | None:
     if not upload:
         return None
     if upload.size > REPLAY_MAX_BYTES:
-        raise forms.ValidationError(f"the file is {upload.size:,} bytes; the limit is 5 MB")
+        raise forms.ValidationError(gettext("the file is %(size)s bytes; the limit is 5 MB")
+                                    % {"size": f"{upload.size:,}"})
     try:
         return str(upload.read().decode("utf-8"))
     except UnicodeDecodeError:
-        raise forms.ValidationError("the file is not UTF-8 text") from None
+        raise forms.ValidationError(gettext("the file is not UTF-8 text")) from None
 
 
 class StartJobForm(forms.Form):
@@ -62,7 +85,8 @@ class StartJobForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["job"] = forms.ChoiceField(choices=registry.job_choices(), required=False)
+        self.fields["job"] = forms.ChoiceField(label=gettext_lazy("Job"), choices=job_choices(),
+                                               required=False)
         self.takers = {name: jobs for name, (_, jobs) in registry.params_by_name().items()}
         for name, (param, _) in registry.params_by_name().items():
             self.fields[name] = param_field(param)
@@ -77,7 +101,7 @@ class StartJobForm(forms.Form):
         """Each parameter field with the jobs that take it and its help per job."""
         rows = []
         for name, jobs in self.takers.items():
-            helps = {job: registry.JOBS[job].params[name].help() for job in jobs}
+            helps = {job: param_help(registry.JOBS[job].params[name]) for job in jobs}
             rows.append({
                 "field": self[name],
                 "jobs": " ".join(jobs),
@@ -102,6 +126,5 @@ class StartJobForm(forms.Form):
 
     def add_start_error(self, exc: ValueError) -> None:
         """start_run's refusal, on the field its message starts with, else above the form."""
-        message = str(exc)
-        first = re.split(r"[\s:]", message, maxsplit=1)[0]
-        self.add_error(first if first in self.fields else None, message)
+        first = re.split(r"[\s:]", str(exc), maxsplit=1)[0]
+        self.add_error(first if first in self.fields else None, error_text(exc))

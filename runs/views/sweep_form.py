@@ -21,7 +21,7 @@ from runs.actions.sweeps import clean_jobs
 from runs.core import registry
 from runs.core.registry.params import IntParam, Param, RequestsParam
 from runs.models import Sweep
-from runs.views.start_form import param_field, read_upload
+from runs.views.start_form import param_field, param_help, read_upload
 
 __all__ = ["SweepForm"]
 
@@ -43,7 +43,7 @@ def _shown(value: Any) -> Any:
 def _job_field(param: Param, stored: dict[str, Any], name: str) -> forms.Field:
     """A parameter's field with its range and default as help (and as the browser's bounds)."""
     field = param_field(param)
-    field.help_text = param.help()
+    field.help_text = param_help(param)
     if isinstance(param, IntParam):
         field.widget.attrs |= {"min": param.low, "max": param.high}
         if param.default is not None:

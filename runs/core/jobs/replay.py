@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from engines.clients.base import EngineClient, GenerationRequest, as_dict, now
+from engines.words import gettext_noop
 from runs.core.jobs.speed import RunProgress
 from runs.core.metrics import request_metrics
 from runs.core.outcomes import Failures, count_outcomes, succeeded
+from runs.core.refusal import Refusal
 from runs.core.stats import summarize
 
 __all__ = ["ReplayJob", "normalize", "parse_jsonl", "run_replay", "summarize_replay"]
@@ -37,16 +39,18 @@ def parse_jsonl(text: str, max_bytes: int = 5_000_000, max_requests: int = 1000)
     """
     size = len(text.encode())
     if size > max_bytes:
-        raise ValueError(f"the file is {size:,} bytes; the limit is {max_bytes:,}")
+        raise Refusal(gettext_noop("the file is %(size)s bytes; the limit is %(limit)s"), size=f"{size:,}",
+                      limit=f"{max_bytes:,}")
     requests: list[dict[str, Any]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         if len(requests) == max_requests:
-            raise ValueError(f"line {number}: more than {max_requests} requests")
+            raise Refusal(gettext_noop("line %(number)s: more than %(most)s requests"), number=number,
+                          most=max_requests)
         requests.append(_parse_line(line, number))
     if not requests:
-        raise ValueError("the file holds no requests")
+        raise Refusal(gettext_noop("the file holds no requests"))
     return requests
 
 
@@ -54,19 +58,23 @@ def _parse_line(line: str, number: int) -> dict[str, Any]:
     try:
         body = json.loads(line)
     except ValueError as exc:
-        raise ValueError(f"line {number}: not JSON ({exc})") from None
+        raise Refusal(gettext_noop("line %(number)s: not JSON (%(error)s)"), number=number,
+                      error=exc) from None
     if not isinstance(body, dict):
-        raise ValueError(f"line {number}: a request must be a JSON object")
+        raise Refusal(gettext_noop("line %(number)s: a request must be a JSON object"), number=number)
     if "messages" not in body:
         body = next((body[k] for k in WRAPPERS if isinstance(body.get(k), dict)), body)
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
-        raise ValueError(f"line {number}: no messages (a chat request needs a non-empty list)")
+        raise Refusal(gettext_noop("line %(number)s: no messages (a chat request needs a non-empty list)"),
+                      number=number)
     if not all(isinstance(m, dict) and "role" in m for m in messages):
-        raise ValueError(f"line {number}: every message must be an object with a role")
+        raise Refusal(gettext_noop("line %(number)s: every message must be an object with a role"),
+                      number=number)
     for key, value in _limits(body).items():
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise ValueError(f"line {number}: {key} must be a whole number, not {value!r}")
+            raise Refusal(gettext_noop("line %(number)s: %(key)s must be a whole number, not %(value)s"),
+                          number=number, key=key, value=repr(value))
     return body
 
 

@@ -13,8 +13,9 @@ import importlib
 import pkgutil
 from typing import Any
 
+from engines.words import gettext_noop
 from runs.core.readings import Benchmark, Metric
-from runs.core.registry.params import Param
+from runs.core.registry.params import Param, ParamError
 from runs.core.registry.spec import JobConfig, JobContext, JobSpec
 
 __all__ = [
@@ -75,7 +76,8 @@ def get(name: str) -> JobSpec:
     """The job kind called `name`; ValueError naming the known ones otherwise."""
     spec = JOBS.get(name)
     if spec is None:
-        raise ValueError(f"job must be one of {', '.join(sorted(JOBS))}, not {name!r}")
+        raise ParamError(gettext_noop("job must be one of %(names)s, not %(value)s"),
+                         names=", ".join(sorted(JOBS)), value=repr(name))
     return spec
 
 

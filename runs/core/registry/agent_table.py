@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from engines.words import gettext_noop
 from runs.core.jobs.agent_table import AgentTableJob, load_fixture, run_agent_table
 from runs.core.jobs.agent_table.grader import table_f1
 from runs.core.readings import Benchmark, Exported, Metric, Summary, field_of, one
@@ -11,9 +12,9 @@ from runs.core.registry.params import FixtureParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 
 PARAMS: dict[str, Param] = {
-    "fixture": FixtureParam("agent fixture"),
-    "max_steps": IntParam("step limit", 1, 200, 40),
-    "answer_tokens": IntParam("answer tokens", 1, 32_768, 2048),
+    "fixture": FixtureParam(gettext_noop("agent fixture")),
+    "max_steps": IntParam(gettext_noop("step limit"), 1, 200, 40),
+    "answer_tokens": IntParam(gettext_noop("answer tokens"), 1, 32_768, 2048),
 }
 
 
@@ -58,18 +59,23 @@ def _completed_task_s(summary: Summary) -> float | None:
 
 # F1 first: it is the job's headline (sweep grid, scorecard, compare); docs/metrics.md, "table F1".
 METRICS = (
-    Metric("Agent table", "f1", "table F1", "%", True, _f1, scale=100.0),
-    Metric("Agent table", "score", "table score (correct rows)", "rows", True, field_of("score"), digits=0,
+    Metric("Agent table", "f1", gettext_noop("table F1"), "%", True, _f1, scale=100.0),
+    Metric("Agent table", "score", gettext_noop("table score (correct rows)"), "rows", True,
+           field_of("score"), digits=0,
            out_of=field_of("rows"), out_of_unit="rows", alert=False),
-    Metric("Agent table", "precision", "precision (correct of rows answered)", "%", True, _precision,
+    Metric("Agent table", "precision", gettext_noop("precision (correct of rows answered)"), "%", True,
+           _precision,
            scale=100.0, alert=False),
-    Metric("Agent table", "exact", "exact (the truth table, nothing else)", "runs", True, _exact, count=True),
-    Metric("Agent table", "task_s", "task time (completed runs)", "s", False, _completed_task_s),
-    Metric("Agent table", "completed", "completed", "runs", True, _outcome_is("completed"), count=True),
-    Metric("Agent table", "rescued", "rescued (answered after the watchdog)", "runs", False,
+    Metric("Agent table", "exact", gettext_noop("exact (the truth table, nothing else)"), "runs", True,
+           _exact, count=True),
+    Metric("Agent table", "task_s", gettext_noop("task time (completed runs)"), "s", False,
+           _completed_task_s),
+    Metric("Agent table", "completed", gettext_noop("completed"), "runs", True, _outcome_is("completed"),
+           count=True),
+    Metric("Agent table", "rescued", gettext_noop("rescued (answered after the watchdog)"), "runs", False,
            _outcome_is("rescued"), count=True),
-    Metric("Agent table", "loop", "loop", "runs", False, _outcome_is("loop"), count=True),
-    Metric("Agent table", "error", "error", "runs", False, _outcome_is("error"), count=True),
+    Metric("Agent table", "loop", gettext_noop("loop"), "runs", False, _outcome_is("loop"), count=True),
+    Metric("Agent table", "error", gettext_noop("error"), "runs", False, _outcome_is("error"), count=True),
 )
 EXPORTED = (
     Exported("sparkdash_agent_table_score", "Rows of the API table right in the latest agent-table run",
@@ -96,7 +102,7 @@ def describe(params: Mapping[str, Any]) -> str:
 
 JOB = JobSpec(
     describe=describe,
-    name="agent-table", label="Agent API-table task", order=60, params=PARAMS, run=run,
+    name="agent-table", label=gettext_noop("Agent API-table task"), order=60, params=PARAMS, run=run,
     progress_unit="steps", headline=METRICS[0], benchmarks=(Benchmark("Agent table", "agent-table"),),
     metrics=METRICS, exported=EXPORTED, long_requests=True,
 )

@@ -12,13 +12,14 @@ from datetime import datetime
 from typing import Any
 
 from engines.bandwidth import MIB, measure_bandwidth
+from engines.words import gettext_noop
 from runs.core.readings import Metric, field_of
 from runs.core.registry.params import IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec, plural
 
 PARAMS: dict[str, Param] = {
-    "buffer_mib": IntParam("buffer (MiB)", 16, 8192, 256),
-    "passes": IntParam("timed passes", 1, 50, 5),
+    "buffer_mib": IntParam(gettext_noop("buffer (MiB)"), 16, 8192, 256),
+    "passes": IntParam(gettext_noop("timed passes"), 1, 50, 5),
 }
 
 
@@ -49,8 +50,10 @@ def describe(params: Mapping[str, Any]) -> str:
 
 JOB = JobSpec(
     describe=describe,
-    name="bandwidth", label="Memory bandwidth", order=95, params=PARAMS, run=run, progress_unit="passes",
-    headline=Metric("Memory bandwidth", "bandwidth_gbps", "measured memory bandwidth", "GB/s", True,
+    name="bandwidth", label=gettext_noop("Memory bandwidth"),
+    order=95, params=PARAMS, run=run, progress_unit="passes",
+    headline=Metric("Memory bandwidth", "bandwidth_gbps", gettext_noop("measured memory bandwidth"), "GB/s",
+                    True,
                     field_of("bandwidth_gbps"), digits=1),
     starts_engine=False, uses_engine=False, machine_fields=machine_fields,
 )

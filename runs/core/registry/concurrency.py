@@ -4,16 +4,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engines.words import gettext_noop
 from runs.core.jobs.concurrency import ConcurrencyJob, run_concurrency
 from runs.core.readings import Exported, Metric, Summary, median_of
 from runs.core.registry.params import IntListParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec, plural
 
 PARAMS: dict[str, Param] = {
-    "levels": IntListParam("concurrency levels", 1, 100, (1, 2, 4, 8, 16)),
-    "answer_tokens": IntParam("answer tokens", 1, 32_768, 256),
-    "reps": IntParam("repetitions", 1, 20, 1),
-    "warmup": IntParam("warm-up requests", 0, 5, 1),
+    "levels": IntListParam(gettext_noop("concurrency levels"), 1, 100, (1, 2, 4, 8, 16)),
+    "answer_tokens": IntParam(gettext_noop("answer tokens"), 1, 32_768, 256),
+    "reps": IntParam(gettext_noop("repetitions"), 1, 20, 1),
+    "warmup": IntParam(gettext_noop("warm-up requests"), 0, 5, 1),
 }
 
 
@@ -49,8 +50,9 @@ def describe(params: Mapping[str, Any]) -> str:
 
 JOB = JobSpec(
     describe=describe,
-    name="concurrency", label="Concurrency sweep", order=40, params=PARAMS, run=run,
-    headline=Metric("Concurrency sweep", "top_total_tps", "total at the highest level", "tok/s", True,
+    name="concurrency", label=gettext_noop("Concurrency sweep"), order=40, params=PARAMS, run=run,
+    headline=Metric("Concurrency sweep", "top_total_tps", gettext_noop("total at the highest level"),
+                    "tok/s", True,
                     _top_level_total_tps),
     exported=EXPORTED, compared=True,
 )

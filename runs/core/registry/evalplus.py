@@ -5,6 +5,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
+from engines.words import gettext_noop
 from runs.core.jobs.quality_data import evalplus_download
 from runs.core.readings import Benchmark, Exported, Metric, Summary, field_of
 from runs.core.registry.mmlu_pro import answered, dataset_of
@@ -12,19 +13,20 @@ from runs.core.registry.params import ChoiceParam, DatasetParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 
 PARAMS: dict[str, Param] = {
-    "suite": ChoiceParam("suite", (("humaneval", "HumanEval+"), ("mbpp", "MBPP+"))),
-    "dataset": DatasetParam("dataset"),
-    "limit": IntParam("question limit", 1, 2_000, None),
-    "max_tokens": IntParam("max tokens per answer", 16, 32_768, 768),
+    "suite": ChoiceParam(gettext_noop("suite"), (("humaneval", "HumanEval+"), ("mbpp", "MBPP+"))),
+    "dataset": DatasetParam(gettext_noop("dataset")),
+    "limit": IntParam(gettext_noop("question limit"), 1, 2_000, None),
+    "max_tokens": IntParam(gettext_noop("max tokens per answer"), 16, 32_768, 768),
 }
 
 
 def _pass_at_1(benchmark: str) -> tuple[Metric, ...]:
     """EvalPlus's two scores: pass@1 on the plus (extended) tests and on the base tests."""
     return tuple(
-        Metric(benchmark, f"pass_at_1_{tests}", f"pass@1 ({tests} tests)", "%", True,
+        Metric(benchmark, f"pass_at_1_{tests}", label, "%", True,
                field_of(f"pass_at_1_{tests}"), scale=100, out_of=answered, out_of_unit="tasks")
-        for tests in ("plus", "base")
+        for tests, label in (("plus", gettext_noop("pass@1 (plus tests)")),
+                             ("base", gettext_noop("pass@1 (base tests)")))
     )
 
 
@@ -68,7 +70,7 @@ def describe(params: Mapping[str, Any]) -> str:
 
 JOB = JobSpec(
     describe=describe,
-    name="evalplus", label="HumanEval+ / MBPP+ (EvalPlus)", order=90, params=PARAMS, run=run,
+    name="evalplus", label=gettext_noop("HumanEval+ / MBPP+ (EvalPlus)"), order=90, params=PARAMS, run=run,
     progress_unit="problems",
     headline=METRICS[0],  # reads pass_at_1_plus of either suite
     benchmarks=(Benchmark("HumanEval+", "evalplus", "humaneval"), Benchmark("MBPP+", "evalplus", "mbpp")),

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engines.words import gettext_noop
 from runs.core.jobs.lookahead import LookaheadJob, run_lookahead
 from runs.core.readings import Metric, Summary
 from runs.core.registry import speed
@@ -11,10 +12,10 @@ from runs.core.registry.params import IntListParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec, plural
 
 PARAMS: dict[str, Param] = {
-    "lengths": IntListParam("lookahead lengths", 0, 64, (0, 2, 4, 8, 12)),
-    "reps": IntParam("repetitions", 1, 50, 1),
-    "warmup": IntParam("warm-up requests", 0, 5, 1),
-    "max_tokens": IntParam("max tokens per answer", 1, 131_072, None),
+    "lengths": IntListParam(gettext_noop("lookahead lengths"), 0, 64, (0, 2, 4, 8, 12)),
+    "reps": IntParam(gettext_noop("repetitions"), 1, 50, 1),
+    "warmup": IntParam(gettext_noop("warm-up requests"), 0, 5, 1),
+    "max_tokens": IntParam(gettext_noop("max tokens per answer"), 1, 131_072, None),
 }
 
 
@@ -42,8 +43,9 @@ def describe(params: Mapping[str, Any]) -> str:
 
 JOB = JobSpec(
     describe=describe,
-    name="lookahead", label="Lookahead sweep", order=20, params=PARAMS, run=run,
-    headline=Metric("Lookahead sweep", "best_decode_tps", "decode at the best length", "tok/s", True,
+    name="lookahead", label=gettext_noop("Lookahead sweep"), order=20, params=PARAMS, run=run,
+    headline=Metric("Lookahead sweep", "best_decode_tps", gettext_noop("decode at the best length"),
+                    "tok/s", True,
                     _best_lookahead_tps),
     starts_engine=False, relaunches_engine=True,
 )

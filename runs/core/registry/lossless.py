@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engines.words import gettext_noop
 from runs.core.jobs.lossless import LosslessJob, run_lossless
 from runs.core.readings import Benchmark, Metric, Summary
 from runs.core.registry import speed
@@ -12,7 +13,7 @@ from runs.core.registry.params import IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 
 PARAMS: dict[str, Param] = {
-    "max_tokens": IntParam("max tokens per answer", 1, 131_072, None),
+    "max_tokens": IntParam(gettext_noop("max tokens per answer"), 1, 131_072, None),
 }
 
 
@@ -27,9 +28,10 @@ def _all_identical(summary: Summary) -> bool | None:
 
 
 METRICS = (
-    Metric("Lossless", "identical_share", "identical answers", "%", True, _share, scale=100,
+    Metric("Lossless", "identical_share", gettext_noop("identical answers"), "%", True, _share, scale=100,
            out_of=lambda s: s.get("answers"), out_of_unit="answers"),
-    Metric("Lossless", "all_identical", "every answer identical", "", True, _all_identical, count=True),
+    Metric("Lossless", "all_identical", gettext_noop("every answer identical"), "", True, _all_identical,
+           count=True),
 )
 
 
@@ -47,7 +49,8 @@ def describe(params: Mapping[str, Any]) -> str:
 
 JOB = JobSpec(
     describe=describe,
-    name="lossless", label="Lossless check", order=25, params=PARAMS, run=run, headline=METRICS[0],
+    name="lossless", label=gettext_noop("Lossless check"),
+    order=25, params=PARAMS, run=run, headline=METRICS[0],
     benchmarks=(Benchmark("Lossless", "lossless"),), metrics=METRICS,
     starts_engine=False, relaunches_engine=True, needs_drafting=True,
 )

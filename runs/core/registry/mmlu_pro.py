@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engines.words import gettext_noop
 from runs.core.jobs.mmlu_pro import MmluProJob, run_mmlu_pro
 from runs.core.jobs.quality_data import SAMPLE_DATASET, sample_path
 from runs.core.readings import Benchmark, Exported, Metric, field_of, one
@@ -11,10 +12,10 @@ from runs.core.registry.params import DatasetParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 
 PARAMS: dict[str, Param] = {
-    "dataset": DatasetParam("dataset"),
-    "limit": IntParam("question limit", 1, 20_000, None),
-    "num_fewshot": IntParam("few-shot examples", 0, 5, 5),
-    "max_tokens": IntParam("max tokens per answer", 16, 32_768, 2048),
+    "dataset": DatasetParam(gettext_noop("dataset")),
+    "limit": IntParam(gettext_noop("question limit"), 1, 20_000, None),
+    "num_fewshot": IntParam(gettext_noop("few-shot examples"), 0, 5, 5),
+    "max_tokens": IntParam(gettext_noop("max tokens per answer"), 16, 32_768, 2048),
 }
 def answered(summary: Mapping[str, Any]) -> Any:
     """The questions (or tasks) the score is over: those answered (runs from before budget hits were
@@ -24,7 +25,7 @@ def answered(summary: Mapping[str, Any]) -> Any:
 
 METRICS = (
     # Over the questions answered: a budget hit before answering is not a wrong answer.
-    Metric("MMLU-Pro", "accuracy", "accuracy", "%", True, field_of("accuracy"), scale=100,
+    Metric("MMLU-Pro", "accuracy", gettext_noop("accuracy"), "%", True, field_of("accuracy"), scale=100,
            out_of=answered, out_of_unit="questions"),
 )
 
@@ -60,7 +61,7 @@ def describe(params: Mapping[str, Any]) -> str:
 
 JOB = JobSpec(
     describe=describe,
-    name="mmlu-pro", label="MMLU-Pro (lm-evaluation-harness)", order=80, params=PARAMS, run=run,
+    name="mmlu-pro", label=gettext_noop("MMLU-Pro (lm-evaluation-harness)"), order=80, params=PARAMS, run=run,
     progress_unit="questions", headline=METRICS[0], benchmarks=(Benchmark("MMLU-Pro", "mmlu-pro"),),
     metrics=METRICS, exported=EXPORTED,
 )

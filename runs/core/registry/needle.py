@@ -5,18 +5,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from engines import kinds
+from engines.words import gettext_noop
 from runs.core.jobs.needle import NeedleJob, ollama_calibrator, openai_tokenizer, run_needle
 from runs.core.readings import Benchmark, Exported, Metric, field_of, one, share_of
 from runs.core.registry.params import FractionListParam, IntListParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 
 PARAMS: dict[str, Param] = {
-    "lengths": IntListParam("prompt lengths (tokens)", 256, 1_048_576, (32_768, 65_536), most=8),
-    "depths": FractionListParam("needle depths", (0.1, 0.5, 0.9)),
-    "answer_tokens": IntParam("answer tokens", 1, 1024, 32),
+    "lengths": IntListParam(gettext_noop("prompt lengths (tokens)"), 256, 1_048_576, (32_768, 65_536),
+                            most=8),
+    "depths": FractionListParam(gettext_noop("needle depths"), (0.1, 0.5, 0.9)),
+    "answer_tokens": IntParam(gettext_noop("answer tokens"), 1, 1024, 32),
 }
 METRICS = (
-    Metric("Needle", "found", "needles found", "%", True, share_of("score", "total"), scale=100,
+    Metric("Needle", "found", gettext_noop("needles found"), "%", True, share_of("score", "total"), scale=100,
            out_of=field_of("total"), out_of_unit="needles"),
 )
 EXPORTED = (
@@ -50,6 +52,7 @@ def describe(params: Mapping[str, Any]) -> str:
 
 JOB = JobSpec(
     describe=describe,
-    name="needle", label="Needle in a haystack", order=70, params=PARAMS, run=run, headline=METRICS[0],
+    name="needle", label=gettext_noop("Needle in a haystack"),
+    order=70, params=PARAMS, run=run, headline=METRICS[0],
     benchmarks=(Benchmark("Needle", "needle"),), metrics=METRICS, exported=EXPORTED,
 )

@@ -1,5 +1,7 @@
 """A job's parameters: each checks a value from a form, a script or a sweep, and says its range.
 
+`help()` says a parameter's range in English; `help_text()` gives the same as a marked template
+and its values, which a page fills in the reader's language (gettext(text) % values).
 `clean(name, value, data_dirs)` returns the value to store (None: take the config's) or raises
 ValueError naming the field. `data_dirs` are the folders a run may read files from
 (SPARKDASH_DATA_DIRS): the worker reads the files a parameter names, so nothing outside them.
@@ -13,22 +15,38 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engines.words import gettext_noop
 from runs.core.jobs.agent_table import load_fixture
 from runs.core.jobs.agent_table.fixture import FIXTURES_DIR, fixture_dir
 from runs.core.jobs.quality_data import SAMPLE_DATASET
 from runs.core.jobs.replay import parse_jsonl
+from runs.core.refusal import Refusal
 
 __all__ = [
     "ChoiceParam", "DatasetParam", "FixtureParam", "FractionListParam", "IntListParam", "IntParam",
-    "Param", "RequestsParam", "inside_data_dirs",
+    "Param", "ParamError", "RequestsParam", "inside_data_dirs",
 ]
 
 DataDirs = Sequence[Path | str]
-EN_DASH = "\u2013"
+HelpText = tuple[str, dict[str, Any]]
+
+ParamError = Refusal  # a parameter's refused value
+
+
+class _Helped:
+    """A parameter whose help() is its help_text() filled in (English)."""
+
+    def help_text(self) -> HelpText:
+        raise NotImplementedError
+
+    def help(self) -> str:
+        """The parameter's range and default, in English (the bench command's help)."""
+        text, values = self.help_text()
+        return text % values
 
 
 @dataclass(frozen=True)
-class IntParam:
+class IntParam(_Helped):
     """An integer parameter with an inclusive range and a default (None: take the config's)."""
 
     label: str
@@ -43,25 +61,32 @@ class IntParam:
             try:
                 value = int(str(value).strip())
             except ValueError:
-                raise ValueError(f"{name} must be a whole number, not {value!r}") from None
+                raise ParamError(gettext_noop("%(name)s must be a whole number, not %(value)s"), name=name,
+                                 value=repr(value)) from None
         if not self.low <= value <= self.high:
-            raise ValueError(f"{name} must be between {self.low} and {self.high}, not {value}")
+            raise ParamError(gettext_noop("%(name)s must be between %(low)s and %(high)s, not %(value)s"),
+                             name=name, low=self.low, high=self.high, value=value)
         return value
 
     def clean_whole(self, name: str, value: Any) -> int:
         """One whole number in range (a list's item: never the default)."""
         clean = self.clean(name, value)
         if clean is None:
-            raise ValueError(f"{name} must be a whole number, not {value!r}")
+            raise ParamError(gettext_noop("%(name)s must be a whole number, not %(value)s"), name=name,
+                                 value=repr(value))
         return clean
 
-    def help(self) -> str:
-        default = "the config's" if self.default is None else self.default
-        return f"{self.low}{EN_DASH}{self.high}, default {default}"
+    def help_text(self) -> HelpText:
+        values: dict[str, Any] = {"low": self.low, "high": self.high}
+        # The en dash is the range's own (RUF001 reads it as a mistyped hyphen).
+        if self.default is None:
+            return gettext_noop("%(low)s–%(high)s, default the config's"), values  # noqa: RUF001
+        values["default"] = self.default
+        return gettext_noop("%(low)s–%(high)s, default %(default)s"), values  # noqa: RUF001
 
 
 @dataclass(frozen=True)
-class IntListParam:
+class IntListParam(_Helped):
     """A list of integers in an inclusive range ("0,2,4" or [0, 2, 4]), at most `most` long."""
 
     label: str
@@ -75,17 +100,18 @@ class IntListParam:
             return list(self.default)
         items = value.split(",") if isinstance(value, str) else value
         if not isinstance(items, list | tuple) or not 1 <= len(items) <= self.most:
-            raise ValueError(f"{name} must be a list of 1 to {self.most} whole numbers")
+            raise ParamError(gettext_noop("%(name)s must be a list of 1 to %(most)s whole numbers"),
+                             name=name, most=self.most)
         element = IntParam(self.label, self.low, self.high, None)
         return [element.clean_whole(f"{name} item", item) for item in items]
 
-    def help(self) -> str:
-        default = ",".join(str(v) for v in self.default)
-        return f"comma-separated, each {self.low}{EN_DASH}{self.high}, default {default}"
+    def help_text(self) -> HelpText:
+        values = {"low": self.low, "high": self.high, "default": ",".join(str(v) for v in self.default)}
+        return gettext_noop("comma-separated, each %(low)s–%(high)s, default %(default)s"), values  # noqa: RUF001
 
 
 @dataclass(frozen=True)
-class FractionListParam:
+class FractionListParam(_Helped):
     """A list of fractions in [0, 1] ("0.1,0.5,0.9" or [0.1, 0.5, 0.9])."""
 
     label: str
@@ -97,40 +123,45 @@ class FractionListParam:
             return list(self.default)
         items = value.split(",") if isinstance(value, str) else value
         if not isinstance(items, list | tuple) or not 1 <= len(items) <= self.most:
-            raise ValueError(f"{name} must be a list of 1 to {self.most} fractions")
+            raise ParamError(gettext_noop("%(name)s must be a list of 1 to %(most)s fractions"), name=name,
+                             most=self.most)
         try:
             fractions = [float(str(item).strip()) for item in items]
         except ValueError:
-            raise ValueError(f"{name} must be fractions between 0 and 1, e.g. 0.1,0.5,0.9") from None
+            raise ParamError(gettext_noop("%(name)s must be fractions between 0 and 1, e.g. 0.1,0.5,0.9"),
+                             name=name) from None
         if any(not 0 <= f <= 1 for f in fractions):
-            raise ValueError(f"{name} must be fractions between 0 and 1, not {fractions}")
+            raise ParamError(gettext_noop("%(name)s must be fractions between 0 and 1, not %(value)s"),
+                             name=name, value=fractions)
         return fractions
 
-    def help(self) -> str:
-        return f"comma-separated fractions 0{EN_DASH}1, default {','.join(str(v) for v in self.default)}"
+    def help_text(self) -> HelpText:
+        values = {"default": ",".join(str(v) for v in self.default)}
+        return gettext_noop("comma-separated fractions 0–1, default %(default)s"), values  # noqa: RUF001
 
 
 @dataclass(frozen=True)
-class RequestsParam:
+class RequestsParam(_Helped):
     """Recorded request bodies to replay: a JSONL text or an already parsed list."""
 
     label: str
 
     def clean(self, name: str, value: Any, data_dirs: DataDirs = ()) -> list[dict[str, Any]]:
         if value is None:
-            raise ValueError(f"{name}: a replay needs recorded requests (a JSONL file of request bodies)")
+            text = gettext_noop("%(name)s: a replay needs recorded requests (a JSONL file of request bodies)")
+            raise ParamError(text, name=name)
         text = value if isinstance(value, str) else "\n".join(json.dumps(v) for v in value)
         try:
             return parse_jsonl(text)
         except ValueError as exc:
-            raise ValueError(f"{name}: {exc}") from None
+            raise ParamError(gettext_noop("%(name)s: %(reason)s"), name=name, reason=exc) from None
 
-    def help(self) -> str:
-        return "a JSON Lines file of recorded chat request bodies, one a line, up to 5 MB"
+    def help_text(self) -> HelpText:
+        return gettext_noop("a JSON Lines file of recorded chat request bodies, one a line, up to 5 MB"), {}
 
 
 @dataclass(frozen=True)
-class FixtureParam:
+class FixtureParam(_Helped):
     """An agent-table fixture: a shipped fixture's name or a folder with one source file and truth.csv."""
 
     label: str
@@ -145,13 +176,14 @@ class FixtureParam:
             raise ValueError(f"{name}: {exc}") from None
         return value
 
-    def help(self) -> str:
-        shipped = "a shipped fixture (routes_47, routes_12)"
-        return f"{shipped} or a folder with one source file and truth.csv; default {self.default}"
+    def help_text(self) -> HelpText:
+        text = gettext_noop("a shipped fixture (routes_47, routes_12) or a folder with one source file and "
+                            "truth.csv; default %(default)s")
+        return text, {"default": self.default}
 
 
 @dataclass(frozen=True)
-class ChoiceParam:
+class ChoiceParam(_Helped):
     """One of a few names (the first is the default), each with the label a form shows."""
 
     label: str
@@ -164,15 +196,20 @@ class ChoiceParam:
     def clean(self, name: str, value: Any, data_dirs: DataDirs = ()) -> str:
         value = self.names[0] if value in (None, "") else str(value).strip()
         if value not in self.names:
-            raise ValueError(f"{name} must be one of {', '.join(self.names)}, not {value!r}")
+            raise ParamError(gettext_noop("%(name)s must be one of %(names)s, not %(value)s"), name=name,
+                             names=", ".join(self.names), value=repr(value))
         return value
 
-    def help(self) -> str:
-        return f"{' or '.join(self.names)}, default {self.names[0]}"
+    def help_text(self) -> HelpText:
+        if len(self.names) == 2:
+            values = {"first": self.names[0], "second": self.names[1], "default": self.names[0]}
+            return gettext_noop("%(first)s or %(second)s, default %(default)s"), values
+        return gettext_noop("%(names)s, default %(default)s"), {"names": " or ".join(self.names),
+                                                                 "default": self.names[0]}
 
 
 @dataclass(frozen=True)
-class DatasetParam:
+class DatasetParam(_Helped):
     """A benchmark's local dataset: a file or folder on the worker, "sample" for the shipped subset,
     or blank for the benchmark's usual hub download."""
 
@@ -186,12 +223,13 @@ class DatasetParam:
             return value
         path = inside_data_dirs(name, Path(value).expanduser(), data_dirs)
         if not path.exists():
-            raise ValueError(f"{name}: no such file or folder: {value}")
+            raise ParamError(gettext_noop("%(name)s: no such file or folder: %(value)s"), name=name,
+                             value=value)
         return str(path)
 
-    def help(self) -> str:
-        return ("a file or folder on the worker in the dataset's own format, sample (a few shipped "
-                "questions), or blank to download it")
+    def help_text(self) -> HelpText:
+        return gettext_noop("a file or folder on the worker in the dataset's own format, sample (a few "
+                            "shipped questions), or blank to download it"), {}
 
 
 Param = (
@@ -210,4 +248,5 @@ def inside_data_dirs(name: str, path: Path, data_dirs: DataDirs, also: Path | No
     if any(resolved.is_relative_to(root) for root in roots + ([also.resolve()] if also else [])):
         return resolved
     folders = ", ".join(str(root) for root in roots) or "none"
-    raise ValueError(f"{name}: {path} is outside the data folders ({folders}; set SPARKDASH_DATA_DIRS)")
+    raise ParamError(gettext_noop("%(name)s: %(path)s is outside the data folders (%(folders)s; set "
+                                  "SPARKDASH_DATA_DIRS)"), name=name, path=path, folders=folders)

@@ -5,15 +5,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from engines import kinds
+from engines.words import gettext_noop
 from runs.core.jobs.prefix_cache import PrefixCacheJob, run_prefix_cache
 from runs.core.readings import Metric, field_of
 from runs.core.registry.params import IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 
 PARAMS: dict[str, Param] = {
-    "steps": IntParam("conversation steps", 1, 200, 30),
-    "bytes_per_step": IntParam("source bytes per step", 100, 1_000_000, 6000),
-    "answer_tokens": IntParam("answer tokens", 1, 1024, 16),
+    "steps": IntParam(gettext_noop("conversation steps"), 1, 200, 30),
+    "bytes_per_step": IntParam(gettext_noop("source bytes per step"), 100, 1_000_000, 6000),
+    "answer_tokens": IntParam(gettext_noop("answer tokens"), 1, 1024, 16),
 }
 
 
@@ -36,7 +37,8 @@ def describe(params: Mapping[str, Any]) -> str:
 
 JOB = JobSpec(
     describe=describe,
-    name="prefix-cache", label="Prefix-cache probe", order=50, params=PARAMS, run=run, progress_unit="steps",
-    headline=Metric("Prefix-cache probe", "ttft_ratio", "continuation TTFT ratio", "x", False,
+    name="prefix-cache", label=gettext_noop("Prefix-cache probe"),
+    order=50, params=PARAMS, run=run, progress_unit="steps",
+    headline=Metric("Prefix-cache probe", "ttft_ratio", gettext_noop("continuation TTFT ratio"), "x", False,
                     field_of("ttft_ratio"), digits=2),
 )

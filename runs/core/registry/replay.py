@@ -4,15 +4,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engines.words import gettext_noop
 from runs.core.jobs.replay import ReplayJob, run_replay
 from runs.core.readings import Metric, median_of
 from runs.core.registry.params import IntParam, Param, RequestsParam
 from runs.core.registry.spec import JobContext, JobSpec, plural
 
 PARAMS: dict[str, Param] = {
-    "requests": RequestsParam("recorded requests (.jsonl)"),
-    "reps": IntParam("repetitions", 1, 50, 3),
-    "warmup": IntParam("warm-up requests", 0, 5, 1),
+    "requests": RequestsParam(gettext_noop("recorded requests (.jsonl)")),
+    "reps": IntParam(gettext_noop("repetitions"), 1, 50, 3),
+    "warmup": IntParam(gettext_noop("warm-up requests"), 0, 5, 1),
 }
 
 
@@ -30,6 +31,6 @@ def describe(params: Mapping[str, Any]) -> str:
 
 JOB = JobSpec(
     describe=describe,
-    name="replay", label="Replay", order=30, params=PARAMS, run=run,
-    headline=Metric("Replay", "wall_s", "wall time per pass", "s", False, median_of("wall_s")),
+    name="replay", label=gettext_noop("Replay"), order=30, params=PARAMS, run=run,
+    headline=Metric("Replay", "wall_s", gettext_noop("wall time per pass"), "s", False, median_of("wall_s")),
 )

@@ -4,15 +4,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engines.words import gettext_noop
 from runs.core.jobs.speed import SpeedJob, run_speed
 from runs.core.readings import Benchmark, Exported, Metric, Summary, median_of, one
 from runs.core.registry.params import IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec, plural
 
 PARAMS: dict[str, Param] = {
-    "reps": IntParam("repetitions", 1, 50, 3),
-    "warmup": IntParam("warm-up requests", 0, 5, 1),
-    "max_tokens": IntParam("max tokens per answer", 1, 131_072, None),
+    "reps": IntParam(gettext_noop("repetitions"), 1, 50, 3),
+    "warmup": IntParam(gettext_noop("warm-up requests"), 0, 5, 1),
+    "max_tokens": IntParam(gettext_noop("max tokens per answer"), 1, 131_072, None),
 }
 def _log_rate(summary: Summary) -> float | None:
     rate = (summary.get("log_acceptance") or {}).get("acceptance_rate")
@@ -20,12 +21,16 @@ def _log_rate(summary: Summary) -> float | None:
 
 
 METRICS = (
-    Metric("Speed", "decode_tps_client", "decode (client)", "tok/s", True, median_of("decode_tps_client")),
-    Metric("Speed", "decode_tps_engine", "decode (engine)", "tok/s", True, median_of("decode_tps_engine")),
-    Metric("Speed", "ttft_s", "TTFT", "s", False, median_of("ttft_s"), digits=3),
-    Metric("Speed", "acceptance_rate", "acceptance rate", "%", True, median_of("acceptance_rate"), scale=100),
+    Metric("Speed", "decode_tps_client", gettext_noop("decode (client)"), "tok/s", True,
+           median_of("decode_tps_client")),
+    Metric("Speed", "decode_tps_engine", gettext_noop("decode (engine)"), "tok/s", True,
+           median_of("decode_tps_engine")),
+    Metric("Speed", "ttft_s", gettext_noop("TTFT"), "s", False, median_of("ttft_s"), digits=3),
+    Metric("Speed", "acceptance_rate", gettext_noop("acceptance rate"), "%", True,
+           median_of("acceptance_rate"), scale=100),
     # Over the run's log lines (warm-up included): the only acceptance Ollama gives.
-    Metric("Speed", "log_acceptance", "acceptance (engine log)", "%", True, _log_rate, scale=100,
+    Metric("Speed", "log_acceptance", gettext_noop("acceptance (engine log)"), "%", True, _log_rate,
+           scale=100,
            alert=False),
 )
 
@@ -64,7 +69,7 @@ def describe(params: Mapping[str, Any]) -> str:
 
 JOB = JobSpec(
     describe=describe,
-    name="speed", label="Speed", order=10, params=PARAMS, run=run, headline=METRICS[0],
+    name="speed", label=gettext_noop("Speed"), order=10, params=PARAMS, run=run, headline=METRICS[0],
     charted=("decode_tps_client", "decode_tps_engine", "ttft_s", "acceptance_rate"),
     benchmarks=(Benchmark("Speed", "speed"),), metrics=METRICS, exported=EXPORTED, sends_prompt_set=True,
 )
