@@ -79,8 +79,8 @@
 
   // The badge's words; its class and data-status keep the status itself.
   var STATUS_TEXT = {
-    queued: gettext("queued"), running: gettext("running"), succeeded: gettext("succeeded"),
-    failed: gettext("failed"), cancelled: gettext("cancelled")
+    queued: pgettext("run status", "queued"), running: pgettext("run status", "running"), succeeded: pgettext("run status", "succeeded"),
+    failed: pgettext("run status", "failed"), cancelled: pgettext("run status", "cancelled")
   };
 
   function applyRun(run) {
