@@ -15,6 +15,7 @@ from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
+from django.utils.translation import gettext
 
 from engines.models import EngineConfig
 from runs.actions.runs import start_run
@@ -34,12 +35,13 @@ def clean_jobs(jobs: Any) -> list[dict[str, Any]]:
     Raises ValueError naming the job and the field, e.g. "speed: reps must be between 1 and 50".
     """
     if not isinstance(jobs, list) or not jobs:
-        raise ValueError("jobs: choose at least one job")
+        raise ValueError(gettext("jobs: choose at least one job"))
     clean: dict[str, dict[str, Any]] = {}
     for entry in jobs:
         job, params = _job_entry(entry)
         if job in clean:
-            raise ValueError(f"{job}: listed twice (a sweep runs each job once per config and repetition)")
+            twice = gettext("%(job)s: listed twice (a sweep runs each job once per config and repetition)")
+            raise ValueError(twice % {"job": job})
         try:
             clean[job] = validate_params(job, params)
         except ValueError as exc:
@@ -49,12 +51,15 @@ def clean_jobs(jobs: Any) -> list[dict[str, Any]]:
 
 def _job_entry(entry: Any) -> tuple[str, dict[str, Any]]:
     if not isinstance(entry, dict) or not isinstance(entry.get("job"), str):
-        raise ValueError(f'jobs: each entry must be {{"job": NAME, "params": {{...}}}}, not {entry!r}')
+        message = gettext('jobs: each entry must be {"job": NAME, "params": {...}}, not %(entry)s')
+        raise ValueError(message % {"entry": repr(entry)})
     job, params = entry["job"], entry.get("params") or {}
     if job not in JOB_ORDER:
-        raise ValueError(f"{job}: not a job (jobs: {', '.join(JOB_ORDER)})")
+        message = gettext("%(job)s: not a job (jobs: %(jobs)s)")
+        raise ValueError(message % {"job": job, "jobs": ", ".join(JOB_ORDER)})
     if not isinstance(params, dict):
-        raise ValueError(f"{job}: params must be a JSON object, not {json.dumps(params)[:60]}")
+        message = gettext("%(job)s: params must be a JSON object, not %(params)s")
+        raise ValueError(message % {"job": job, "params": json.dumps(params)[:60]})
     return job, params
 
 
@@ -69,7 +74,7 @@ def start_sweep(
     jobs = clean_jobs(sweep.jobs)
     configs = sorted(sweep.configs.select_related("engine__machine"), key=EngineConfig.queue_key)
     if not configs:
-        raise ValueError("configs: choose at least one config")
+        raise ValueError(gettext("configs: choose at least one config"))
     user = user if user is not None and user.is_authenticated else None
     with transaction.atomic():
         execution = SweepExecution.objects.create(

@@ -18,10 +18,11 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext, gettext_noop, ngettext
 
 from engines.access import User, visible
 from engines.models import EngineConfig
-from runs.core.hardware import throttle_text, throttled_s
+from runs.core.hardware import throttled_s
 from runs.core.outcomes import FAILED_SHARE_LIMIT, failures_note, over_failed_share
 from runs.core.registry import JOBS, SCORED_JOBS
 from runs.core.scoring.parity import Mismatch
@@ -37,6 +38,19 @@ __all__ = [
 PARAMS = ("runs", "configs", "sweep_runs")
 COMPARED_JOBS = (*SCORED_JOBS, *(name for name, spec in JOBS.items() if spec.compared))
 RUN_FIELDS = ("pk", "config_id", "job", "status", "params", "summary", "provenance", "created", "warnings")
+# The verdicts (runs.core.scoring.figures) stay English in the exports; the pages translate them.
+VERDICTS = (gettext_noop("better"), gettext_noop("worse"), gettext_noop("noise"),
+            gettext_noop("no spread"), gettext_noop("n/a"))
+# Why a run that did not succeed is left out: its status.
+STATUSES = (
+    gettext_noop("queued"), gettext_noop("running"), gettext_noop("failed"), gettext_noop("cancelled"),
+)
+# "there is no ... with id N", one sentence per kind of id.
+NO_SUCH = {
+    "run": gettext_noop("there is no run with id %(id)s"),
+    "sweep run": gettext_noop("there is no sweep run with id %(id)s"),
+    "config": gettext_noop("there is no config with id %(id)s"),
+}
 # Longer ids can't be row ids (and would overflow the database's integer).
 ID = re.compile(r"[0-9]{1,18}")
 
@@ -76,7 +90,7 @@ def _ids(param: str, values: Iterable[str]) -> tuple[int, ...]:
         if not item:
             continue
         if not ID.fullmatch(item):
-            raise SelectionError(param, f"{item} is not an id")
+            raise SelectionError(param, gettext("%(item)s is not an id") % {"item": item})
         ids.append(int(item))
     return tuple(dict.fromkeys(ids))
 
@@ -86,7 +100,7 @@ def parse_selection(params: Mapping[str, Sequence[str]]) -> Selection:
     picked = {name: _ids(name, params.get(name, ())) for name in PARAMS}
     baseline = _ids("baseline", params.get("baseline", ()))
     if len(baseline) > 1:
-        raise SelectionError("baseline", "give one config id")
+        raise SelectionError("baseline", gettext("give one config id"))
     return Selection(**picked, baseline=baseline[0] if baseline else None)
 
 
@@ -135,7 +149,8 @@ def build_comparison(
     if not order:
         return None
     if selection.baseline is not None and selection.baseline not in configs:
-        raise SelectionError("baseline", f"config {selection.baseline} is not among the compared configs")
+        message = gettext("config %(id)s is not among the compared configs") % {"id": selection.baseline}
+        raise SelectionError("baseline", message)
     baseline = configs[selection.baseline if selection.baseline is not None else order[0]]
     counted = [run for run in runs if run.status == Run.Status.SUCCEEDED and run.job in COMPARED_JOBS]
     comparison = Comparison(selection, [configs[pk] for pk in order], baseline, counted, _left_out(runs))
@@ -162,9 +177,10 @@ def _failed_mark(config_id: int, runs: Iterable[Run]) -> dict[str, str] | None:
         return None
     worst = max(run.summary["outcomes"]["failed_share"] for run in marked)
     which = "; ".join(f"#{run.pk}: {failures_note(run.summary)}" for run in marked)
-    return {"text": f"{100 * worst:.0f} % of requests failed",
-            "title": f"over {100 * FAILED_SHARE_LIMIT:g} % of the requests failed ({which}): "
-                     "the figures are over the requests that succeeded"}
+    title = gettext("over %(limit)s %% of the requests failed (%(which)s): "
+                    "the figures are over the requests that succeeded")
+    return {"text": gettext("%(share).0f %% of requests failed") % {"share": 100 * worst},
+            "title": title % {"limit": f"{100 * FAILED_SHARE_LIMIT:g}", "which": which}}
 
 
 def _throttle_mark(config_id: int, runs: Iterable[Run]) -> dict[str, str] | None:
@@ -175,21 +191,25 @@ def _throttle_mark(config_id: int, runs: Iterable[Run]) -> dict[str, str] | None
         return None
     longest = max(s for _, s in throttled)
     which = ", ".join(f"#{pk} ({s:.1f} s)" for pk, s in throttled)
-    runs_word = "runs" if len(throttled) > 1 else "run"
-    return {
-        "text": throttle_text(longest),
-        "title": f"the box was throttled (heat, power cap or clocks under their floor) during {runs_word} "
-                 f"{which}: its figures may show the heat, not the config",
-    }
+    title = ngettext(
+        "the box was throttled (heat, power cap or clocks under their floor) during run %(which)s: "
+        "its figures may show the heat, not the config",
+        "the box was throttled (heat, power cap or clocks under their floor) during runs %(which)s: "
+        "its figures may show the heat, not the config",
+        len(throttled),
+    )
+    # The text of runs.core.hardware.throttle_text, in the reader's language.
+    text = gettext("throttled %(s).1f s") % {"s": longest}
+    return {"text": text, "title": title % {"which": which}}
 
 
 def _left_out(runs: Iterable[Run]) -> list[tuple[Run, str]]:
     left = []
     for run in runs:
         if run.job not in COMPARED_JOBS:
-            left.append((run, f"{run.job} runs are not compared"))
+            left.append((run, gettext("%(job)s runs are not compared") % {"job": run.job}))
         elif run.status != Run.Status.SUCCEEDED:
-            left.append((run, str(run.status)))
+            left.append((run, gettext(str(run.status))))
     return left
 
 
@@ -234,4 +254,4 @@ def _configs(
 def _check(param: str, noun: str, ids: Iterable[int], found: Iterable[int]) -> None:
     missing = [pk for pk in ids if pk not in found]
     if missing:
-        raise SelectionError(param, f"there is no {noun} with id {missing[0]}")
+        raise SelectionError(param, gettext(NO_SUCH[noun]) % {"id": missing[0]})

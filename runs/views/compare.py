@@ -8,6 +8,7 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext_lazy as _
 
 from engines.access import visible
 from engines.models import EngineConfig
@@ -22,14 +23,14 @@ from runs.results.export import table_response, wants_export
 from runs.results.report import report_response
 from runs.results.scorecard import LATEST_RUNS, compare_configs
 
-ERRORS = {"invalid_choice": "there is no config with id %(value)s"}
+ERRORS = {"invalid_choice": _("there is no config with id %(value)s")}
 
 
 class CompareForm(forms.Form):
     """Two configs picked by id; the choices are the configs listed in the page's selects."""
 
-    a = forms.TypedChoiceField(label="config A", coerce=int, error_messages=ERRORS)
-    b = forms.TypedChoiceField(label="config B", coerce=int, error_messages=ERRORS)
+    a = forms.TypedChoiceField(label=_("config A"), coerce=int, error_messages=ERRORS)
+    b = forms.TypedChoiceField(label=_("config B"), coerce=int, error_messages=ERRORS)
 
     def __init__(self, data: dict[str, str] | None, configs: list[EngineConfig]) -> None:
         super().__init__(data)

@@ -14,6 +14,8 @@ from typing import Any, cast
 
 from django import forms
 from django.forms import BoundField
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from engines.access import User, visible
 from engines.models import EngineConfig
@@ -50,7 +52,8 @@ def _job_field(param: Param, stored: dict[str, Any], name: str) -> forms.Field:
             field.widget.attrs["placeholder"] = param.default
     if isinstance(param, RequestsParam):
         if stored.get(name):
-            field.help_text = f"{len(stored[name])} recorded requests are stored; a new file replaces them"
+            stored_text = gettext("%(count)s recorded requests are stored; a new file replaces them")
+            field.help_text = stored_text % {"count": len(stored[name])}
     else:
         field.initial = _shown(stored.get(name))
     return field
@@ -78,19 +81,22 @@ class SweepForm(forms.ModelForm):
     """A sweep; `jobs` is built from the job checkboxes and their parameter fields in clean()."""
 
     webhook_url = forms.URLField(
-        label="webhook URL", required=False, max_length=500, assume_scheme="https",
-        help_text="regression alerts are posted here as JSON",
+        label=_("webhook URL"), required=False, max_length=500, assume_scheme="https",
+        help_text=_("regression alerts are posted here as JSON"),
     )
-    clear_webhook = forms.BooleanField(label="remove the webhook", required=False)
+    clear_webhook = forms.BooleanField(label=_("remove the webhook"), required=False)
 
     class Meta:
         model = Sweep
         fields = ["name", "configs", "repetitions", "baseline", "noise_floor_pct"]
-        labels = {"noise_floor_pct": "noise floor (%)", "baseline": "baseline config"}
+        labels = {
+            "name": _("name"), "configs": _("configs"), "repetitions": _("repetitions"),
+            "noise_floor_pct": _("noise floor (%)"), "baseline": _("baseline config"),
+        }
         help_texts = {
-            "repetitions": "runs of each config and job (1\u201320)",
-            "baseline": "deltas in the grid are against this config (one of the sweep's configs)",
-            "noise_floor_pct": "a regression must be worse than the baseline's spread and than this",
+            "repetitions": _("runs of each config and job (1–20)"),  # noqa: RUF001 (the en dash a page shows)
+            "baseline": _("deltas in the grid are against this config (one of the sweep's configs)"),
+            "noise_floor_pct": _("a regression must be worse than the baseline's spread and than this"),
         }
         widgets = {"configs": forms.SelectMultiple(attrs={"size": 8})}
         field_classes = {"configs": ConfigsChoiceField, "baseline": ConfigChoiceField}
@@ -134,11 +140,12 @@ class SweepForm(forms.ModelForm):
         cleaned = self.cleaned_data
         jobs = [entry for job in registry.JOBS if (entry := self._clean_job(job, cleaned))]
         if not jobs and not any("__" in name for name in self.errors):
-            self.add_error(None, "jobs: choose at least one job")
+            self.add_error(None, gettext("jobs: choose at least one job"))
         self.instance.jobs = jobs
         configs, baseline = cleaned.get("configs"), cleaned.get("baseline")
         if baseline is not None and configs is not None and baseline not in configs:
-            self.add_error("baseline", f"{baseline.name} is not one of the sweep's configs")
+            message = gettext("%(name)s is not one of the sweep's configs") % {"name": baseline.name}
+            self.add_error("baseline", message)
         if cleaned.get("clear_webhook"):
             self.instance.webhook_url = ""
         elif cleaned.get("webhook_url"):

@@ -11,6 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Max, Q, QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext_noop
 from django.views.decorators.http import require_GET, require_POST
 
 from engines.access import get_visible_or_404, visible
@@ -22,6 +23,8 @@ from runs.views.api import api_login_required
 from runs.views.sweep_form import SweepForm
 
 EXECUTIONS_SHOWN = 50
+# A sweep run's trigger (SweepExecution.Trigger) as the pages translate it.
+TRIGGERS = (gettext_noop("manual"), gettext_noop("schedule"))
 EXPORT_COLUMNS = [
     "config", "engine", "machine", "simulator", "baseline", "job", "metric", "unit", "median", "min", "max",
     "n", "figure", "runs", "done", "running", "failed", "delta", "delta_pct", "verdict",
