@@ -22,12 +22,30 @@ class Words(str):
     `Words(gettext_noop("lookahead is %(n)s"), n=0)` equals "lookahead is 0" wherever it is
     compared, logged or stored; the `words` template filter renders `gettext(text) % params`
     in the reader's language, translating any figure that is itself `Words`.
+    `Words.ngettext` keeps a count's two English forms, `Words.joined` a list of such texts.
     """
 
     text: str
     params: dict[str, object]
+    many: str = ""  # the plural template; params["n"] picks the form
+    parts: tuple[str, ...] = ()  # for a list: the texts that `text` joins
 
     def __new__(cls, text: str, **params: object) -> Words:
         self = super().__new__(cls, text % params if params else text)
         self.text, self.params = text, params
+        return self
+
+    @classmethod
+    def ngettext(cls, one: str, many: str, n: int, **params: object) -> Words:
+        """A count's sentence: `one` when n is 1, else `many` (n is a param); the name is the
+        keyword `makemessages` reads both forms from."""
+        self = cls(one if n == 1 else many, n=n, **params)
+        self.text, self.many = one, many
+        return self
+
+    @classmethod
+    def joined(cls, separator: str, parts: list[str]) -> Words:
+        """`parts` joined by `separator`, each part translated on its own where shown."""
+        self = super().__new__(cls, separator.join(parts))
+        self.text, self.params, self.parts = separator, {}, tuple(parts)
         return self

@@ -35,7 +35,7 @@ from tests.factories import (
     UserFactory,
 )
 from tests.live_server import DaphneLiveServerTestCase
-from tests.untranslated import page_untranslated
+from tests.untranslated import page_english, page_untranslated
 
 SHOTS = Path(tempfile.gettempdir())
 PROFILE = SimProfile(decode_tps=15, ttft_ms=200, lookahead=4, acceptance=0.8)
@@ -75,6 +75,7 @@ class JapaneseDashboardTest(DaphneLiveServerTestCase):
         self.driver = chromium(profile.name, language="ja")
         self.addCleanup(self.driver.quit)
         self.found: dict[str, list[str]] = {}
+        self.prose: dict[str, list[str]] = {}
 
     def _open(self, name: str, path: str) -> None:
         """Open `path`, keep what it shows untranslated under `name`, and a screenshot."""
@@ -88,6 +89,9 @@ class JapaneseDashboardTest(DaphneLiveServerTestCase):
         left = page_untranslated(self.driver)
         if left:
             self.found[name] = left
+        prose = page_english(self.driver)
+        if prose:
+            self.prose[name] = prose
         self.driver.save_screenshot(str(SHOTS / f"ja_{name}.png"))
 
     def _log_in(self) -> None:
@@ -132,6 +136,7 @@ class JapaneseDashboardTest(DaphneLiveServerTestCase):
         self._open("compare", reverse("runs:compare") + runs)
         self._open("report", reverse("runs:compare") + runs + "&format=html&lang=ja")
         self._walk_the_rest(run)
+        print("\nEnglish prose left:", *(f"{page}: {left}" for page, left in self.prose.items()), sep="\n")
         assert self.found == {}, "\n".join(f"{page}: {left}" for page, left in self.found.items())
 
     def _walk_the_rest(self, run: Run) -> None:
@@ -147,9 +152,9 @@ class JapaneseDashboardTest(DaphneLiveServerTestCase):
         machine = self.config.engine.machine.pk
         pages = {
             "home": reverse("runs:home"), "configs": reverse("runs:config-list"),
-            "config-new": reverse("runs:config-create"),
-            "config-edit": reverse("runs:config-edit", args=[self.config.pk]),
-            "config-matrix": reverse("runs:config-matrix", args=[self.config.pk]),
+            "config-new": reverse("engines:config-create"),
+            "config-edit": reverse("engines:config-edit", args=[self.config.pk]),
+            "config-matrix": reverse("engines:config-matrix", args=[self.config.pk]),
             "runs": reverse("runs:list"), "run-log": reverse("runs:log", args=[run.pk]),
             "tour": reverse("runs:tour"), "sweeps": reverse("runs:sweep-list"),
             "sweep-new": reverse("runs:sweep-new"), "sweep": reverse("runs:sweep-detail", args=[sweep.pk]),

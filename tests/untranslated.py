@@ -17,6 +17,9 @@ LOCALE = Path(__file__).resolve().parent.parent / "locale" / "ja" / "LC_MESSAGES
 # A placeholder in a catalogue string: %(name)s, %s, %d, %.1f, {name}.
 PLACEHOLDER = re.compile(r"%\([^)]*\)[-#0 +]*\d*(?:\.\d+)?[sdfr%]|%[-#0 +]*\d*(?:\.\d+)?[sdfr]|\{\w*\}")
 WORDS_FOR_A_SENTENCE = 3
+JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+# A word of prose: letters only, set off by spaces (not a flag, a path, a model tag or a unit).
+ENGLISH_WORD = re.compile(r"(?:(?<=\s)|^)[A-Za-z]{2,}[,.:;]?(?=\s|$)")
 
 # Every text node's text and every attribute a person reads, whitespace collapsed.
 PAGE_TEXTS_JS = """
@@ -69,19 +72,43 @@ def fragments(english: str) -> list[str]:
 
 
 def untranslated(texts: list[str]) -> list[str]:
-    """The catalogue strings (English) that `texts`, a Japanese page's texts, still show."""
+    """The catalogue strings (English) that `texts`, a Japanese page's texts, still show.
+
+    Each hit is "English <- the text it was found in". A Japanese translation that keeps its
+    English in brackets ("ドラフト最小長（draft n min）") does not count.
+    """
     shown = set(texts)
-    joined = "\n".join(texts)
     found = []
-    for english in catalogue():
+    for english, japanese in catalogue().items():
         pieces = fragments(english)
-        whole = len(pieces) == 1 and pieces[0] in shown
-        sentence = any(len(p.split()) >= WORDS_FOR_A_SENTENCE and p in joined for p in pieces)
-        if whole or sentence:
-            found.append(english)
+        if len(pieces) == 1 and pieces[0] in shown:
+            found.append(f"{english} <- {pieces[0]}")
+            continue
+        sentences = [p for p in pieces if len(p.split()) >= WORDS_FOR_A_SENTENCE]
+        for text in texts if sentences else ():
+            bare = _without(text, fragments(japanese))
+            if any(p in bare for p in sentences):
+                found.append(f"{english} <- {text}")
+                break
     return sorted(found)
+
+
+def _without(text: str, pieces: list[str]) -> str:
+    for piece in pieces:
+        text = text.replace(piece, " ")
+    return text
+
+
+def english_sentences(texts: list[str]) -> list[str]:
+    """Texts of three English words or more with no Japanese in them: likely never marked at all."""
+    return sorted({t for t in texts if not JAPANESE.search(t) and len(ENGLISH_WORD.findall(t)) >= WORDS_FOR_A_SENTENCE})
 
 
 def page_untranslated(driver: Any) -> list[str]:
     """The catalogue strings the page open in `driver` still shows in English."""
     return untranslated(list(driver.execute_script(PAGE_TEXTS_JS)))
+
+
+def page_english(driver: Any) -> list[str]:
+    """The page's texts that read as English prose (tests/untranslated.english_sentences)."""
+    return english_sentences(list(driver.execute_script(PAGE_TEXTS_JS)))

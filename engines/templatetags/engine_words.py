@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django import template
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 
 from engines.words import Words
 
@@ -14,8 +14,12 @@ register = template.Library()
 def words(value: object) -> object:
     """`Words` as `gettext(text) % params` (its figures translated too); other text through gettext."""
     if isinstance(value, Words):
+        if value.parts:
+            return value.text.join(str(words(part)) for part in value.parts)
         # Only figures that are Words themselves are sentences; the rest (field names, values) stay.
         params = {k: words(v) if isinstance(v, Words) else v for k, v in value.params.items()}
+        if value.many:
+            return ngettext(value.text, value.many, int(params["n"])) % params  # type: ignore[call-overload]
         return gettext(value.text) % params if params else gettext(value.text)
     if isinstance(value, str) and value:
         return gettext(value)

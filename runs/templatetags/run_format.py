@@ -19,6 +19,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
+from engines.templatetags.engine_words import words
 from runs.core import registry
 from runs.core.scoring.figures import Spread, figure_text, interval_text, spread_text, value_text
 
@@ -101,6 +102,7 @@ def summary_figure(summary: dict[str, Any] | None, key: str, hover: bool = False
     more = interval_text(stats, metric["unit"], metric["digits"], metric["scale"])
     if not more:  # a summary stored before intervals were
         return format_html("<span>{}</span>", text)
+    more = words(more)
     if hover:
         return format_html('<span title="{}">{}</span>', more, text)
     return format_html('<span><span>{}</span><br><small class="interval">{}</small></span>', text, more)

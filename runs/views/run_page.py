@@ -109,7 +109,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
         "chosen": chosen,
         "configs": visible(request.user, EngineConfig.objects.only("pk", "name")),
         "machines": visible(request.user, Machine.objects.only("pk", "name")),
-        "jobs": registry.job_choices(),
+        "jobs": [(name, gettext(label)) for name, label in registry.job_choices()],
         "statuses": Run.Status.choices,
         "compare_error": compare_error,
         "ticked": set(request.GET.getlist("runs")),

@@ -113,7 +113,7 @@ class SweepForm(forms.ModelForm):
             self._add_job_fields(job, label, chosen)
 
     def _add_job_fields(self, job: str, label: str, chosen: dict[str, dict[str, Any]]) -> None:
-        box = forms.BooleanField(label=label, required=False, initial=job in chosen)
+        box = forms.BooleanField(label=_(label), required=False, initial=job in chosen)
         self.fields[f"job_{_slug(job)}"] = box
         for name, param in registry.get(job).params.items():
             self.fields[_name(job, name)] = _job_field(param, chosen.get(job, {}), name)

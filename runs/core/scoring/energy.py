@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from engines.words import Words, gettext_noop
 from runs.core.hardware import energy_note, energy_of
 from runs.core.readings import Summary
 from runs.core.scoring.figures import ScoreRow, spread_text
@@ -17,7 +18,10 @@ __all__ = ["ENERGY", "FIGURES", "energy_jobs", "energy_rows"]
 
 ENERGY = "Energy"
 # (key in summary.telemetry.energy, label, digits)
-FIGURES = [("j_per_token", "J per output token", 3), ("j_per_request", "J per request", 1)]
+FIGURES = [
+    ("j_per_token", gettext_noop("J per output token"), 3),
+    ("j_per_request", gettext_noop("J per request"), 1),
+]
 
 
 def energy_jobs(runs: Iterable[tuple[int, str, Summary]]) -> list[str]:
@@ -36,7 +40,8 @@ def energy_rows(runs: Sequence[tuple[int, str, Summary]], jobs: Sequence[str]) -
         for key, label, digits in FIGURES:
             spread = summarize(e.get(key) for _, e in measured)
             rows.append({
-                "benchmark": ENERGY, "job": job, "key": f"{key}@{job}", "label": f"{label}, {job} runs",
+                "benchmark": ENERGY, "job": job, "key": f"{key}@{job}",
+                "label": Words(gettext_noop("%(figure)s, %(job)s runs"), figure=Words(label), job=job),
                 "unit": "J", "higher_is_better": False, "count": False, "spread": spread, "tally": None,
                 "runs": len(of_job), "run_ids": [run_id for run_id, _ in measured], "out_of": "",
                 "text": spread_text(spread, "J", digits), "note": note,

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NotRequired, TypedDict
 
+from engines.words import Words, gettext_noop
 from runs.core.readings import Metric, Summary
 from runs.core.registry import BENCHMARKS, JOB_OF_BENCHMARK, METRICS
 from runs.core.stats import PERCENTILES, Spread, interval, summarize
@@ -233,31 +234,43 @@ def interval_text(
     requests = max 13.4"; "" for a spread stored before intervals were.
 
     `counted` names what the n values are (requests, runs): a percentile from fewer values than
-    it needs is their largest value, and says so.
+    it needs is their largest value, and says so. The text is `Words` (engines.words), so a page
+    shows it in the reader's language.
     """
     if not spread or "median_ci" not in spread:
         return ""
-    ci = spread["median_ci"]
-    parts = [f"95 % CI {_num(ci[0], scale, digits)}{EN_DASH}{_num(ci[1], scale, digits)} {unit}".rstrip()
-             if ci else f"no CI from {spread['n']} {_one(counted, spread['n'])}"]
+    ci, n = spread["median_ci"], spread["n"]
+    parts = [Words(gettext_noop("95 %% CI %(range)s"), range=_range(ci, scale, digits, unit)) if ci
+             else _no_interval(counted, n)]
     for key, _, _ in PERCENTILES:
         if key not in spread:
             continue
         value = _num(spread[key], scale, digits)
         if spread.get(f"{key}_is_max"):
-            parts.append(f"{key} of {spread['n']} {_one(counted, spread['n'])} = max {value}")
+            parts.append(_only_max(counted, key, n, value))
         else:
-            parts.append(f"{key} {value}{_ci_text(spread.get(f'{key}_ci'), scale, digits)}")
-    return "; ".join(parts)
+            pci = spread.get(f"{key}_ci")
+            parts.append(Words(gettext_noop("%(key)s %(value)s [CI %(range)s]"), key=key, value=value,
+                               range=_range(pci, scale, digits)) if pci else f"{key} {value}")
+    return Words.joined("; ", parts)
 
 
-def _ci_text(ci: list[float] | None, scale: float, digits: int) -> str:
-    return f" [CI {_num(ci[0], scale, digits)}{EN_DASH}{_num(ci[1], scale, digits)}]" if ci else ""
+def _range(ci: list[float], scale: float, digits: int, unit: str = "") -> str:
+    return f"{_num(ci[0], scale, digits)}{EN_DASH}{_num(ci[1], scale, digits)} {unit}".rstrip()
 
 
-def _one(counted: str, n: int) -> str:
-    # "1 request", "18 requests"
-    return counted[:-1] if n == 1 and counted.endswith("s") else counted
+def _no_interval(counted: str, n: int) -> Words:
+    if counted == "runs":
+        return Words.ngettext("no CI from %(n)s run", "no CI from %(n)s runs", n)
+    return Words.ngettext("no CI from %(n)s request", "no CI from %(n)s requests", n)
+
+
+def _only_max(counted: str, key: str, n: int, value: str) -> Words:
+    if counted == "runs":
+        return Words.ngettext("%(key)s of %(n)s run = max %(max)s", "%(key)s of %(n)s runs = max %(max)s",
+                              n, key=key, max=value)
+    return Words.ngettext("%(key)s of %(n)s request = max %(max)s", "%(key)s of %(n)s requests = max %(max)s",
+                          n, key=key, max=value)
 
 
 def figure_text(metric: Metric, spread: Spread | None, tally: Tally | None = None) -> str:

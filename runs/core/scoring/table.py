@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from engines.words import Words, gettext_noop
 from runs.core.outcomes import failures_note, over_text
 from runs.core.readings import Summary, median_of
 from runs.core.registry import METRICS
@@ -205,7 +206,8 @@ def _position_rows(runs: Sequence[tuple[int, str, Summary]], count: int) -> list
     for i in range(count):
         at = [(run_id, p[i]) for run_id, p in measured if i < len(p)]
         spread = summarize(value for _, value in at)
-        rows.append(_row(SPEED, f"{POSITION_KEY}{i + 1}", f"acceptance at draft position {i + 1}", "%", True,
+        label = Words(gettext_noop("acceptance at draft position %(n)s"), n=i + 1)
+        rows.append(_row(SPEED, f"{POSITION_KEY}{i + 1}", label, "%", True,
                          spread, [run_id for run_id, _ in at], spread_text(spread, "%", 1, 100)))
     return rows
 
