@@ -44,6 +44,7 @@ import httpx
 from django.dispatch import receiver
 from django.utils import timezone
 
+from engines.words import Words, gettext_noop
 from runs.core.hardware import throttled_s
 from runs.core.outcomes import over_failed_share
 from runs.core.readings import Metric
@@ -190,29 +191,34 @@ def _with_side_figure(alert: Alert, key: str, base: float | None, current: float
 
 
 def failed_note(alert: Alert) -> str:
-    """What the alert says of failed requests, "" when no run on either side had over 10 % fail."""
+    """What the alert says of failed requests, "" when no run on either side had over 10 % fail.
+
+    `Words` (engines.words): English in the webhook, the reader's language on the alert list."""
     current, base = alert.value.get("failed_share"), alert.baseline.get("failed_share")
     parts = []
     if current is not None:
-        parts.append(f"{100 * current:.0f} % of this run's requests failed")
+        parts.append(Words(gettext_noop("%(share).0f %% of this run's requests failed"), share=100 * current))
     if base is not None:
-        parts.append(f"{100 * base:.0f} % of a baseline run's requests failed")
+        parts.append(Words(gettext_noop("%(share).0f %% of a baseline run's requests failed"),
+                           share=100 * base))
     if not parts:
         return ""
-    return f"failed requests: {'; '.join(parts)}; its figures are over the survivors"
+    return Words(gettext_noop("failed requests: %(parts)s; its figures are over the survivors"),
+                 parts=Words.joined("; ", parts))
 
 
 def throttle_note(alert: Alert) -> str:
-    """What the alert says of throttling, "" when neither side's runs throttled."""
+    """What the alert says of throttling, "" when neither side's runs throttled (`Words`, as above)."""
     current, base = alert.value.get("throttled_s"), alert.baseline.get("throttled_s")
     parts = []
     if current is not None:
-        parts.append(f"the box was throttled for {current:.1f} s during this run")
+        parts.append(Words(gettext_noop("the box was throttled for %(s).1f s during this run"), s=current))
     if base is not None:
-        parts.append(f"the box was throttled for {base:.1f} s during a baseline run")
+        parts.append(Words(gettext_noop("the box was throttled for %(s).1f s during a baseline run"), s=base))
     if not parts:
         return ""
-    return f"throttled: {'; '.join(parts)}; the regression may be heat, not the config"
+    return Words(gettext_noop("throttled: %(parts)s; the regression may be heat, not the config"),
+                 parts=Words.joined("; ", parts))
 
 
 def _kept(

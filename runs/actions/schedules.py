@@ -22,6 +22,7 @@ from django.dispatch import receiver
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
 
+from engines.words import Words, gettext_noop
 from runs.models import Run, Schedule, SweepExecution
 
 if TYPE_CHECKING:
@@ -66,15 +67,16 @@ def validate_cron(line: str) -> dict[str, str]:
     """
     parts = line.split()
     if len(parts) != len(CRON_FIELDS):
-        raise ValueError(
-            f"cron: expected 5 fields (minute hour day-of-month month day-of-week), got {len(parts)}"
-        )
+        raise ValueError(Words(
+            gettext_noop("cron: expected 5 fields (minute hour day-of-month month day-of-week), got %(n)s"),
+            n=len(parts)))
     fields = {}
     for (name, arg), value in zip(CRON_FIELDS, parts, strict=True):
         try:
             crontab(**{arg: value})
         except (ValueError, ParseException) as exc:
-            raise ValueError(f"cron: the {name} field {value!r} is invalid ({exc})") from None
+            raise ValueError(Words(gettext_noop("cron: the %(name)s field %(value)r is invalid (%(why)s)"),
+                                   name=name, value=value, why=exc)) from None
         fields[arg] = value
     try:
         crontab(**fields)  # e.g. the 30th of February never comes
@@ -88,7 +90,8 @@ def validate_time_zone(name: str) -> zoneinfo.ZoneInfo:
     try:
         return zoneinfo.ZoneInfo(name)
     except (ValueError, zoneinfo.ZoneInfoNotFoundError):
-        raise ValueError(f"time zone: unknown time zone {name!r} (e.g. UTC, Europe/Berlin)") from None
+        unknown = gettext_noop("time zone: unknown time zone %(name)r (e.g. UTC, Europe/Berlin)")
+        raise ValueError(Words(unknown, name=name)) from None
 
 
 # --- The PeriodicTask ------------------------------------------------------------------------

@@ -1,18 +1,19 @@
 """The self-contained HTML report of a comparison: one file that opens offline.
 
-Chart.js, static/js/format.js, static/js/compare.js, static/css/report.css and
-static/css/compare.css are inlined (the template holds no hand-written script or style), the
-data is embedded as JSON, and nothing links outside the file (the config names are plain text,
-not links).
+Chart.js, Django's JavaScript catalogue in the report's language, static/js/format.js,
+static/js/compare.js, static/css/report.css and static/css/compare.css are inlined (the template
+holds no hand-written script or style), the data is embedded as JSON, and nothing links outside
+the file (the config names are plain text, not links).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 from django.contrib.staticfiles import finders
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.views.i18n import JavaScriptCatalog
 
 from runs.results.comparison import Comparison
 
@@ -38,21 +39,35 @@ def _style(*paths: str) -> str:
     return "\n".join(_static_text(p) for p in paths).replace("</style", "<\\/style")
 
 
-def render_report(comparison: Comparison) -> str:
-    """The report as one HTML document."""
-    ctx = {
+def render_report(comparison: Comparison, language: str | None = None) -> str:
+    """The report as one HTML document, in `language` (a code of settings.LANGUAGES; the
+    current language when None): its words, and the scripts' words from the inlined catalogue."""
+    with translation.override(language or translation.get_language()):
+        return render_to_string("runs/report.html", _context(comparison))
+
+
+def _context(comparison: Comparison) -> dict[str, object]:
+    return {
         "comparison": comparison,
         "generated": timezone.now(),
         "css": _style("css/report.css", "css/compare.css"),
         "chart_js": _script("vendor/chart.umd.min.js"),
         "format_js": _script("js/format.js"),
         "compare_js": _script("js/compare.js"),
+        "catalogue_js": _catalogue_script(),
     }
-    return render_to_string("runs/report.html", ctx)
 
 
-def report_response(comparison: Comparison) -> HttpResponse:
-    """The report as a download."""
-    response = HttpResponse(render_report(comparison), content_type="text/html; charset=utf-8")
+def _catalogue_script() -> str:
+    """Django's JavaScript catalogue for the current language, as the page's /jsi18n/ serves it."""
+    request = HttpRequest()
+    request.method = "GET"
+    response = JavaScriptCatalog.as_view()(request)
+    return response.content.decode().replace("</script", "<\\/script")
+
+
+def report_response(comparison: Comparison, language: str | None = None) -> HttpResponse:
+    """The report as a download, in `language` (the request's when None)."""
+    response = HttpResponse(render_report(comparison, language), content_type="text/html; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{REPORT_FILENAME}"'
     return response

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import cast
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from engines.access import visible
@@ -76,10 +78,21 @@ def compare_page(request: HttpRequest) -> HttpResponse:
     if comparison is None:
         return render(request, "runs/compare.html", ctx)
     if request.GET.get("format") == "html":
-        return report_response(comparison)
+        return _report(request, comparison)
     if fmt := wants_export(request):
         return table_response(comparison.export(), EXPORT_COLUMNS, fmt, "sparkdash-compare")
     return render(request, "runs/compare.html", ctx | _links(comparison))
+
+
+def _report(request: HttpRequest, comparison: Comparison) -> HttpResponse:
+    """The HTML report in ?lang= (a code of settings.LANGUAGES), else the page's language."""
+    language = request.GET.get("lang") or None
+    codes = [code for code, _ in settings.LANGUAGES]
+    if language is not None and language not in codes:
+        message = gettext("lang: %(lang)s is not a language of the report (%(codes)s)")
+        return HttpResponseBadRequest(message % {"lang": language, "codes": ", ".join(codes)},
+                                      content_type="text/plain; charset=utf-8")
+    return report_response(comparison, language)
 
 
 def _links(comparison: Comparison) -> dict[str, object]:

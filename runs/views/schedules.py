@@ -11,9 +11,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from engines.access import User, get_visible_or_404, visible
+from engines.templatetags.engine_words import words
 from runs.actions import alerts
 from runs.actions.schedules import schedule_status, schedule_statuses, validate_cron, validate_time_zone
 from runs.models import Alert, Schedule, Sweep
@@ -29,11 +31,14 @@ class ScheduleForm(forms.ModelForm):
     class Meta:
         model = Schedule
         fields = ["sweep", "cron", "time_zone", "every_seconds", "enabled"]
-        labels = {"cron": "Cron line", "every_seconds": "Or every N seconds", "time_zone": "Time zone"}
+        labels = {
+            "sweep": _("Sweep"), "cron": _("Cron line"), "every_seconds": _("Or every N seconds"),
+            "time_zone": _("Time zone"), "enabled": _("Enabled"),
+        }
         help_texts = {
-            "cron": "minute hour day-of-month month day-of-week; default: nightly at 02:00",
-            "time_zone": "the cron line's time zone, e.g. UTC or Europe/Berlin",
-            "every_seconds": "when set, the schedule fires every N seconds and the cron line is not used",
+            "cron": _("minute hour day-of-month month day-of-week; default: nightly at 02:00"),
+            "time_zone": _("the cron line's time zone, e.g. UTC or Europe/Berlin"),
+            "every_seconds": _("when set, the schedule fires every N seconds and the cron line is not used"),
         }
 
     def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
@@ -48,7 +53,7 @@ class ScheduleForm(forms.ModelForm):
         try:
             validate_time_zone(name)
         except ValueError as exc:
-            raise forms.ValidationError(str(exc)) from None
+            raise forms.ValidationError(words(exc.args[0])) from None
         return name
 
     def clean_cron(self) -> str:
@@ -57,7 +62,7 @@ class ScheduleForm(forms.ModelForm):
             try:
                 validate_cron(line)
             except ValueError as exc:
-                raise forms.ValidationError(str(exc)) from None
+                raise forms.ValidationError(words(exc.args[0])) from None
         return line
 
     def clean(self) -> dict[str, Any]:
@@ -67,7 +72,7 @@ class ScheduleForm(forms.ModelForm):
             if cleaned.get("every_seconds"):
                 cleaned["cron"] = DEFAULT_CRON  # kept for when the interval is cleared
             else:
-                self.add_error("cron", "give a cron line, or a number of seconds below")
+                self.add_error("cron", _("give a cron line, or a number of seconds below"))
         return cleaned
 
 

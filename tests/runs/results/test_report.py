@@ -139,3 +139,40 @@ def test_it_opens_offline_in_headless_chromium_and_draws_its_charts(report):
     assert datasets == [["configs", 3, None], ["Pareto front (not beaten on both)", 2, "rectRot"]]
     assert [r for r in resources if not r.startswith(("file:", "data:"))] == []
     assert severe == []
+
+
+def test_it_writes_the_report_in_japanese_with_lang_ja(tmp_path, compared):
+    out = tmp_path / "ja.html"
+    args = ("--configs", ids(*compared), "--lang", "ja", "--out", str(out))
+    call_command("report", *args, stdout=io.StringIO())
+    html = out.read_text()
+    assert '<html lang="ja">' in html and "<h1>SparkDash の比較</h1>" in html
+    # The scripts' words come inlined with it: the Japanese JavaScript catalogue.
+    assert "django.catalog" in html and "\\u57fa\\u6e96" in html  # 基準 (baseline), JSON-escaped
+
+
+def test_it_keeps_the_report_in_english_by_default(tmp_path, compared):
+    out = tmp_path / "en.html"
+    call_command("report", "--configs", ids(*compared), "--out", str(out), stdout=io.StringIO())
+    html = out.read_text()
+    assert '<html lang="en">' in html and "<h1>SparkDash comparison</h1>" in html
+    assert "\\u57fa\\u6e96" not in html
+
+
+def test_it_downloads_the_report_in_the_language_asked_for(alice_client, compared):
+    query = {"configs": ids(*compared), "format": "html"}
+    japanese = alice_client.get(reverse("runs:compare"), query | {"lang": "ja"}).content.decode()
+    assert '<html lang="ja">' in japanese and "SparkDash の比較" in japanese
+    # Without ?lang= it is in the page's language.
+    page_language = alice_client.get(reverse("runs:compare"), query, HTTP_ACCEPT_LANGUAGE="ja")
+    assert '<html lang="ja">' in page_language.content.decode()
+    assert '<html lang="en">' in alice_client.get(reverse("runs:compare"), query).content.decode()
+
+
+def test_it_refuses_a_report_language_it_does_not_have(alice_client, compared):
+    query = {"configs": ids(*compared), "format": "html", "lang": "fr"}
+    response = alice_client.get(reverse("runs:compare"), query)
+    assert response.status_code == 400
+    assert response.content.decode() == "lang: fr is not a language of the report (en, ja)"
+    with pytest.raises(CommandError, match="invalid choice: 'fr'"):
+        call_command("report", "--configs", ids(*compared), "--lang", "fr", "--out", "/dev/null")
