@@ -10,6 +10,8 @@ is shown (`{% translate value %}` or `gettext(value)`). A sentence with figures 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 def gettext_noop(message: str) -> str:
     """Returns `message` unchanged; `makemessages` collects it for the catalogue."""
@@ -44,7 +46,7 @@ class Words(str):
         return self
 
     @classmethod
-    def joined(cls, separator: str, parts: list[str]) -> Words:
+    def joined(cls, separator: str, parts: Sequence[str]) -> Words:
         """`parts` joined by `separator`, each part translated on its own where shown."""
         self = super().__new__(cls, separator.join(parts))
         self.text, self.params, self.parts = separator, {}, tuple(parts)

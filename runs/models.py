@@ -147,7 +147,7 @@ class Run(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("runs:detail", args=[self.pk])
 
-    def get_job_display(self) -> str:
+    def get_job_display(self) -> str:  # type: ignore[no-redef]  # over the choices' own
         """The job kind's label in the reader's language (the registry's labels are marked English)."""
         return gettext(dict(job_choices()).get(self.job, self.job))
 

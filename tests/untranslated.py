@@ -101,7 +101,8 @@ def _without(text: str, pieces: list[str]) -> str:
 
 def english_sentences(texts: list[str]) -> list[str]:
     """Texts of three English words or more with no Japanese in them: likely never marked at all."""
-    return sorted({t for t in texts if not JAPANESE.search(t) and len(ENGLISH_WORD.findall(t)) >= WORDS_FOR_A_SENTENCE})
+    prose = (t for t in texts if not JAPANESE.search(t))
+    return sorted({t for t in prose if len(ENGLISH_WORD.findall(t)) >= WORDS_FOR_A_SENTENCE})
 
 
 def page_untranslated(driver: Any) -> list[str]:

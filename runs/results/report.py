@@ -8,6 +8,7 @@ the file (the config names are plain text, not links).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from django.contrib.staticfiles import finders
 from django.http import HttpRequest, HttpResponse
@@ -62,7 +63,7 @@ def _catalogue_script() -> str:
     """Django's JavaScript catalogue for the current language, as the page's /jsi18n/ serves it."""
     request = HttpRequest()
     request.method = "GET"
-    response = JavaScriptCatalog.as_view()(request)
+    response = cast(HttpResponse, JavaScriptCatalog.as_view()(request))
     return response.content.decode().replace("</script", "<\\/script")
 
 

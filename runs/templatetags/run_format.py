@@ -14,6 +14,7 @@ from typing import Any, TypedDict, cast
 
 from django import template
 from django.template.loader import render_to_string
+from django.utils.functional import Promise
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, pgettext_lazy
@@ -43,8 +44,8 @@ STATUS_WORDS = {
 
 class SummaryColumn(TypedDict):
     key: str
-    label: str
-    unit: str
+    label: str | Promise  # translated where shown
+    unit: str | Promise
     scale: float
     digits: int
 
@@ -83,7 +84,7 @@ def has_reasoning(summary: dict[str, Any] | None) -> bool:
 
 def format_spread(stats: dict[str, Any], metric: SummaryColumn) -> str:
     """Format one {median, min, max, n} entry, e.g. 41.2 [39.8-43.0] tok/s (n=9)."""
-    return spread_text(stats, metric["unit"], metric["digits"], metric["scale"])
+    return spread_text(stats, str(metric["unit"]), metric["digits"], metric["scale"])
 
 
 @register.simple_tag
@@ -99,13 +100,13 @@ def summary_figure(summary: dict[str, Any] | None, key: str, hover: bool = False
         return _missing(NOT_EXPOSED if key in summary else NOT_YET)
     metric = METRICS_BY_KEY[key]
     text = format_spread(stats, metric)
-    more = interval_text(stats, metric["unit"], metric["digits"], metric["scale"])
+    more = interval_text(stats, str(metric["unit"]), metric["digits"], metric["scale"])
     if not more:  # a summary stored before intervals were
         return format_html("<span>{}</span>", text)
-    more = words(more)
+    shown = words(more)
     if hover:
-        return format_html('<span title="{}">{}</span>', more, text)
-    return format_html('<span><span>{}</span><br><small class="interval">{}</small></span>', text, more)
+        return format_html('<span title="{}">{}</span>', shown, text)
+    return format_html('<span><span>{}</span><br><small class="interval">{}</small></span>', text, shown)
 
 
 @register.simple_tag
@@ -162,7 +163,7 @@ def job_of_config(run: Any) -> SafeString:
     return mark_safe(conditional_escape(gettext("%(job)s of %(config)s on %(engine)s")) % words)
 
 
-def _missing(reason: str) -> str:
+def _missing(reason: str | Promise) -> str:
     return format_html('<span class="missing" title="{}">—</span>', reason)
 
 

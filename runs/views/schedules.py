@@ -53,7 +53,7 @@ class ScheduleForm(forms.ModelForm):
         try:
             validate_time_zone(name)
         except ValueError as exc:
-            raise forms.ValidationError(words(exc.args[0])) from None
+            raise forms.ValidationError(str(words(exc.args[0]))) from None
         return name
 
     def clean_cron(self) -> str:
@@ -62,7 +62,7 @@ class ScheduleForm(forms.ModelForm):
             try:
                 validate_cron(line)
             except ValueError as exc:
-                raise forms.ValidationError(words(exc.args[0])) from None
+                raise forms.ValidationError(str(words(exc.args[0]))) from None
         return line
 
     def clean(self) -> dict[str, Any]:

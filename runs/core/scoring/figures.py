@@ -240,7 +240,7 @@ def interval_text(
     if not spread or "median_ci" not in spread:
         return ""
     ci, n = spread["median_ci"], spread["n"]
-    parts = [Words(gettext_noop("95 %% CI %(range)s"), range=_range(ci, scale, digits, unit)) if ci
+    parts: list[str] = [Words(gettext_noop("95 %% CI %(range)s"), range=_range(ci, scale, digits, unit)) if ci
              else _no_interval(counted, n)]
     for key, _, _ in PERCENTILES:
         if key not in spread:

@@ -51,4 +51,4 @@ def test_it_joins_two_ceilings_in_the_english_message():
         "measured 120.0 tok/s is above the nominal ceiling 100.0 tok/s (273 GB/s; 120 %) and the measured "
         "ceiling 92.3 tok/s (250 GB/s; 130 %): check the bytes per token")
     with translation.override("ja"):
-        assert "公称上限 100.0 tok/s（273 GB/s、120 %）と実測上限" in _line(found)  # noqa: RUF001
+        assert "公称上限 100.0 tok/s（273 GB/s、120 %）と実測上限" in _line(found)
