@@ -128,7 +128,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = _get_run(request, pk)
     job = registry.get(run.job)
     ctx = {"run": run, "run_data": run.to_dict(), "metrics": SUMMARY_METRICS + REASONING_METRICS, "job": job,
-           "progress_unit": job.progress_unit, "params_text": job.params_text(run.params),
+           "progress_unit": gettext(job.progress_unit), "params_text": job.params_text(run.params),
            "worker_warning": queued_warning(run), "reasoning_keys": REASONING_KEYS,
            "has_reasoning": has_reasoning(run.summary)}
     return render(request, "runs/detail.html", ctx)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from engines.words import gettext_noop
+from engines.words import Words, gettext_noop
 from runs.core.jobs.agent_table import AgentTableJob, load_fixture, run_agent_table
 from runs.core.jobs.agent_table.grader import table_f1
 from runs.core.readings import Benchmark, Exported, Metric, Summary, field_of, one
@@ -96,13 +96,15 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     return await run_agent_table(ctx.client, job, ctx.progress)
 
 
-def describe(params: Mapping[str, Any]) -> str:
-    return f"fixture {params.get('fixture')} · at most {params.get('max_steps')} steps"
+def describe(params: Mapping[str, Any]) -> Words:
+    return Words.joined(" · ", [Words(gettext_noop("fixture %(fixture)s"), fixture=params.get("fixture")),
+                                Words(gettext_noop("at most %(n)s steps"), n=params.get("max_steps"))])
 
 
 JOB = JobSpec(
     describe=describe,
     name="agent-table", label=gettext_noop("Agent API-table task"), order=60, params=PARAMS, run=run,
-    progress_unit="steps", headline=METRICS[0], benchmarks=(Benchmark("Agent table", "agent-table"),),
+    progress_unit=gettext_noop("steps"), headline=METRICS[0],
+    benchmarks=(Benchmark("Agent table", "agent-table"),),
     metrics=METRICS, exported=EXPORTED, long_requests=True,
 )

@@ -12,10 +12,10 @@ from datetime import datetime
 from typing import Any
 
 from engines.bandwidth import MIB, measure_bandwidth
-from engines.words import gettext_noop
+from engines.words import Words, gettext_noop
 from runs.core.readings import Metric, field_of
 from runs.core.registry.params import IntParam, Param
-from runs.core.registry.spec import JobContext, JobSpec, plural
+from runs.core.registry.spec import JobContext, JobSpec, count
 
 PARAMS: dict[str, Param] = {
     "buffer_mib": IntParam(gettext_noop("buffer (MiB)"), 16, 8192, 256),
@@ -44,14 +44,15 @@ def machine_fields(summary: Mapping[str, Any], run_id: int, at: datetime) -> dic
             "bandwidth_measured_at": at, "bandwidth_run_id": run_id}
 
 
-def describe(params: Mapping[str, Any]) -> str:
-    return f"{params.get('buffer_mib')} MiB buffer · {plural(params.get('passes'), 'pass', 'passes')}"
+def describe(params: Mapping[str, Any]) -> Words:
+    passes = Words.ngettext("%(count)s pass", "%(count)s passes", **count(params.get("passes")))
+    return Words.joined(" · ", [Words(gettext_noop("%(n)s MiB buffer"), n=params.get("buffer_mib")), passes])
 
 
 JOB = JobSpec(
     describe=describe,
     name="bandwidth", label=gettext_noop("Memory bandwidth"),
-    order=95, params=PARAMS, run=run, progress_unit="passes",
+    order=95, params=PARAMS, run=run, progress_unit=gettext_noop("passes"),
     headline=Metric("Memory bandwidth", "bandwidth_gbps", gettext_noop("measured memory bandwidth"), "GB/s",
                     True,
                     field_of("bandwidth_gbps"), digits=1),

@@ -4,11 +4,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engines.words import gettext_noop
+from engines.words import Words, gettext_noop
 from runs.core.jobs.concurrency import ConcurrencyJob, run_concurrency
 from runs.core.readings import Exported, Metric, Summary, median_of
 from runs.core.registry.params import IntListParam, IntParam, Param
-from runs.core.registry.spec import JobContext, JobSpec, plural
+from runs.core.registry.spec import JobContext, JobSpec, count
 
 PARAMS: dict[str, Param] = {
     "levels": IntListParam(gettext_noop("concurrency levels"), 1, 100, (1, 2, 4, 8, 16)),
@@ -42,10 +42,13 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     return await run_concurrency(ctx.client, job, ctx.progress)
 
 
-def describe(params: Mapping[str, Any]) -> str:
+def describe(params: Mapping[str, Any]) -> Words:
     levels = ", ".join(str(n) for n in params.get("levels", ()))
-    bursts = plural(params.get("reps"), "burst", "bursts")
-    return f"{levels} requests at once · {params.get('answer_tokens')}-token answers · {bursts} per level"
+    bursts = Words.ngettext("%(count)s burst per level", "%(count)s bursts per level",
+                            **count(params.get("reps")))
+    answers = Words(gettext_noop("%(n)s-token answers"), n=params.get("answer_tokens"))
+    at_once = Words(gettext_noop("%(levels)s requests at once"), levels=levels)
+    return Words.joined(" · ", [at_once, answers, bursts])
 
 
 JOB = JobSpec(

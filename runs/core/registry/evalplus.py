@@ -5,7 +5,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from engines.words import gettext_noop
+from engines.words import Words, gettext_noop
 from runs.core.jobs.quality_data import evalplus_download
 from runs.core.readings import Benchmark, Exported, Metric, Summary, field_of
 from runs.core.registry.mmlu_pro import answered, dataset_of
@@ -61,17 +61,19 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     return await run_evalplus(ctx.client.base_url, ctx.config.api_key, job, ctx.progress)
 
 
-def describe(params: Mapping[str, Any]) -> str:
-    suite = "MBPP+" if params.get("suite") == "mbpp" else "HumanEval+"
-    limit = f"{params['limit']} problems" if params.get("limit") else "all problems"
-    dataset = params.get("dataset") or "EvalPlus release"
-    return f"{suite} · dataset {dataset} · {limit} · {params.get('max_tokens')} max tokens"
+def describe(params: Mapping[str, Any]) -> Words:
+    suite = Words("MBPP+" if params.get("suite") == "mbpp" else "HumanEval+")
+    limit = (Words(gettext_noop("%(n)s problems"), n=params["limit"]) if params.get("limit")
+             else Words(gettext_noop("all problems")))
+    dataset = params.get("dataset") or Words(gettext_noop("EvalPlus release"))
+    return Words.joined(" · ", [suite, Words(gettext_noop("dataset %(dataset)s"), dataset=dataset), limit,
+                                Words(gettext_noop("%(n)s max tokens"), n=params.get("max_tokens"))])
 
 
 JOB = JobSpec(
     describe=describe,
     name="evalplus", label=gettext_noop("HumanEval+ / MBPP+ (EvalPlus)"), order=90, params=PARAMS, run=run,
-    progress_unit="problems",
+    progress_unit=gettext_noop("problems"),
     headline=METRICS[0],  # reads pass_at_1_plus of either suite
     benchmarks=(Benchmark("HumanEval+", "evalplus", "humaneval"), Benchmark("MBPP+", "evalplus", "mbpp")),
     metrics=METRICS, exported=EXPORTED,

@@ -4,12 +4,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engines.words import gettext_noop
+from engines.words import Words, gettext_noop
 from runs.core.jobs.lookahead import LookaheadJob, run_lookahead
 from runs.core.readings import Metric, Summary
 from runs.core.registry import speed
 from runs.core.registry.params import IntListParam, IntParam, Param
-from runs.core.registry.spec import JobContext, JobSpec, plural
+from runs.core.registry.spec import JobContext, JobSpec, count
 
 PARAMS: dict[str, Param] = {
     "lengths": IntListParam(gettext_noop("lookahead lengths"), 0, 64, (0, 2, 4, 8, 12)),
@@ -35,10 +35,12 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     return await run_lookahead(ctx.at_lookahead, job, ctx.progress)
 
 
-def describe(params: Mapping[str, Any]) -> str:
+def describe(params: Mapping[str, Any]) -> Words:
     lengths = ", ".join(str(n) for n in params.get("lengths", ()))
-    tokens = f", {params['max_tokens']} max tokens" if params.get("max_tokens") else ""
-    return f"lookahead {lengths} · {plural(params.get('reps'), 'repetition', 'repetitions')}{tokens}"
+    reps = Words.ngettext("%(count)s repetition", "%(count)s repetitions", **count(params.get("reps")))
+    if params.get("max_tokens"):
+        reps = Words.joined(", ", [reps, Words(gettext_noop("%(n)s max tokens"), n=params["max_tokens"])])
+    return Words.joined(" · ", [Words(gettext_noop("lookahead %(lengths)s"), lengths=lengths), reps])
 
 
 JOB = JobSpec(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engines.words import gettext_noop
+from engines.words import Words, gettext_noop
 from runs.core.jobs.lossless import LosslessJob, run_lossless
 from runs.core.readings import Benchmark, Metric, Summary
 from runs.core.registry import speed
@@ -42,9 +42,10 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     return await run_lossless(ctx.at_lookahead, job, ctx.progress)
 
 
-def describe(params: Mapping[str, Any]) -> str:
-    tokens = f"{params['max_tokens']} max tokens" if params.get("max_tokens") else "the config's max tokens"
-    return f"drafting on and off, greedy · {tokens}"
+def describe(params: Mapping[str, Any]) -> Words:
+    tokens = (Words(gettext_noop("%(n)s max tokens"), n=params["max_tokens"]) if params.get("max_tokens")
+              else Words(gettext_noop("the config's max tokens")))
+    return Words.joined(" · ", [Words(gettext_noop("drafting on and off, greedy")), tokens])
 
 
 JOB = JobSpec(

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engines.words import gettext_noop
+from engines.words import Words, gettext_noop
 from runs.core.jobs.mmlu_pro import MmluProJob, run_mmlu_pro
 from runs.core.jobs.quality_data import SAMPLE_DATASET, sample_path
 from runs.core.readings import Benchmark, Exported, Metric, field_of, one
@@ -52,16 +52,19 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     return await run_mmlu_pro(ctx.client.base_url, ctx.config.api_key, job, ctx.progress)
 
 
-def describe(params: Mapping[str, Any]) -> str:
-    limit = f"{params['limit']} questions" if params.get("limit") else "all questions"
-    dataset = params.get("dataset") or "TIGER-Lab/MMLU-Pro (hub)"
-    shots, tokens = params.get("num_fewshot"), params.get("max_tokens")
-    return f"dataset {dataset} · {limit} · {shots}-shot · {tokens} max tokens"
+def describe(params: Mapping[str, Any]) -> Words:
+    limit = (Words(gettext_noop("%(n)s questions"), n=params["limit"]) if params.get("limit")
+             else Words(gettext_noop("all questions")))
+    dataset = params.get("dataset") or Words(gettext_noop("TIGER-Lab/MMLU-Pro (hub)"))
+    return Words.joined(" · ", [Words(gettext_noop("dataset %(dataset)s"), dataset=dataset), limit,
+                                Words(gettext_noop("%(n)s-shot"), n=params.get("num_fewshot")),
+                                Words(gettext_noop("%(n)s max tokens"), n=params.get("max_tokens"))])
 
 
 JOB = JobSpec(
     describe=describe,
     name="mmlu-pro", label=gettext_noop("MMLU-Pro (lm-evaluation-harness)"), order=80, params=PARAMS, run=run,
-    progress_unit="questions", headline=METRICS[0], benchmarks=(Benchmark("MMLU-Pro", "mmlu-pro"),),
+    progress_unit=gettext_noop("questions"), headline=METRICS[0],
+    benchmarks=(Benchmark("MMLU-Pro", "mmlu-pro"),),
     metrics=METRICS, exported=EXPORTED,
 )

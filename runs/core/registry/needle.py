@@ -5,7 +5,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engines import kinds
-from engines.words import gettext_noop
+from engines.words import Words, gettext_noop
 from runs.core.jobs.needle import NeedleJob, ollama_calibrator, openai_tokenizer, run_needle
 from runs.core.readings import Benchmark, Exported, Metric, field_of, one, share_of
 from runs.core.registry.params import FractionListParam, IntListParam, IntParam, Param
@@ -45,9 +45,10 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     return await run_needle(ctx.client, job, ctx.progress, tokenizer)
 
 
-def describe(params: Mapping[str, Any]) -> str:
+def describe(params: Mapping[str, Any]) -> Words:
     lengths = ", ".join(str(n) for n in params.get("lengths", ()))
-    return f"{lengths} tokens at depths {', '.join(str(d) for d in params.get('depths', ()))}"
+    depths = ", ".join(str(d) for d in params.get("depths", ()))
+    return Words(gettext_noop("%(lengths)s tokens at depths %(depths)s"), lengths=lengths, depths=depths)
 
 
 JOB = JobSpec(

@@ -5,7 +5,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engines import kinds
-from engines.words import gettext_noop
+from engines.words import Words, gettext_noop
 from runs.core.jobs.prefix_cache import PrefixCacheJob, run_prefix_cache
 from runs.core.readings import Metric, field_of
 from runs.core.registry.params import IntParam, Param
@@ -30,15 +30,17 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     return summary
 
 
-def describe(params: Mapping[str, Any]) -> str:
-    steps = f"{params.get('steps')} steps of {params.get('bytes_per_step')} bytes"
-    return f"{steps} · {params.get('answer_tokens')}-token answers"
+def describe(params: Mapping[str, Any]) -> Words:
+    steps = Words(gettext_noop("%(steps)s steps of %(bytes)s bytes"),
+                  steps=params.get("steps"), bytes=params.get("bytes_per_step"))
+    answers = Words(gettext_noop("%(n)s-token answers"), n=params.get("answer_tokens"))
+    return Words.joined(" · ", [steps, answers])
 
 
 JOB = JobSpec(
     describe=describe,
     name="prefix-cache", label=gettext_noop("Prefix-cache probe"),
-    order=50, params=PARAMS, run=run, progress_unit="steps",
+    order=50, params=PARAMS, run=run, progress_unit=gettext_noop("steps"),
     headline=Metric("Prefix-cache probe", "ttft_ratio", gettext_noop("continuation TTFT ratio"), "x", False,
                     field_of("ttft_ratio"), digits=2),
 )

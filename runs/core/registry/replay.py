@@ -4,11 +4,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engines.words import gettext_noop
+from engines.words import Words, gettext_noop
 from runs.core.jobs.replay import ReplayJob, run_replay
 from runs.core.readings import Metric, median_of
 from runs.core.registry.params import IntParam, Param, RequestsParam
-from runs.core.registry.spec import JobContext, JobSpec, plural
+from runs.core.registry.spec import JobContext, JobSpec, count
 
 PARAMS: dict[str, Param] = {
     "requests": RequestsParam(gettext_noop("recorded requests (.jsonl)")),
@@ -23,10 +23,11 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     return await run_replay(ctx.client, job, ctx.progress)
 
 
-def describe(params: Mapping[str, Any]) -> str:
+def describe(params: Mapping[str, Any]) -> Words:
     requests = params.get("requests")
-    count = len(requests) if isinstance(requests, list) else requests
-    return f"{count} recorded requests \u00d7 {plural(params.get('reps'), 'pass', 'passes')}"
+    passes = Words.ngettext("%(count)s pass", "%(count)s passes", **count(params.get("reps")))
+    return Words(gettext_noop("%(requests)s recorded requests × %(passes)s"),  # noqa: RUF001 (the sign is meant)
+                 requests=len(requests) if isinstance(requests, list) else requests, passes=passes)
 
 
 JOB = JobSpec(

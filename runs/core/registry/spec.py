@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from engines.clients import EngineClient
+from engines.words import Words, gettext_noop
 from runs.core.jobs.lookahead import AtLookahead
 from runs.core.jobs.speed import RunProgress
 from runs.core.readings import Benchmark, Exported, Metric
@@ -87,7 +88,7 @@ class JobSpec:
     params: Mapping[str, Param]
     run: Callable[[JobContext], Awaitable[dict[str, Any]]]
     headline: Metric
-    progress_unit: str = "requests"
+    progress_unit: str = gettext_noop("requests")
     charted: tuple[str, ...] = ()
     benchmarks: tuple[Benchmark, ...] = ()
     metrics: tuple[Metric, ...] = field(default=())
@@ -100,14 +101,16 @@ class JobSpec:
     sends_prompt_set: bool = False
     compared: bool = False
     needs_drafting: bool = False
-    describe: Callable[[Mapping[str, Any]], str] | None = None
+    describe: Callable[[Mapping[str, Any]], Words] | None = None
 
-    def params_text(self, params: Mapping[str, Any]) -> str:
-        """The run's parameters in a few words (the run page's meta line)."""
+    def params_text(self, params: Mapping[str, Any]) -> Words:
+        """The run's parameters in a few words (the run page's meta line), for the `words` filter."""
         if self.describe is not None:
             return self.describe(params)
         shown = [(self.params[name].label, value) for name, value in params.items() if name in self.params]
-        return " · ".join(f"{label} {_text(value)}" for label, value in shown)
+        template = gettext_noop("%(label)s %(value)s")
+        return Words.joined(" · ", [Words(template, label=Words(label), value=_text(value))
+                                    for label, value in shown])
 
     @property
     def script(self) -> str:
@@ -126,6 +129,10 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def plural(n: Any, one: str, many: str) -> str:
-    """"1 pass", "3 passes", "? passes" (a count the run's parameters lack)."""
-    return f"{'?' if n is None else n} {one if n == 1 else many}"
+def count(n: Any) -> dict[str, Any]:
+    """A count's figures for `Words.ngettext("%(count)s pass", "%(count)s passes", **count(n))`.
+
+    `count` is shown ("?" for a count the run's parameters lack), `n` picks the form (the plural
+    one when unknown): "1 pass", "3 passes", "? passes".
+    """
+    return {"n": 2 if n is None else n, "count": "?" if n is None else n}

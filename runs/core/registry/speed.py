@@ -4,11 +4,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engines.words import gettext_noop
+from engines.words import Words, gettext_noop
 from runs.core.jobs.speed import SpeedJob, run_speed
 from runs.core.readings import Benchmark, Exported, Metric, Summary, median_of, one
 from runs.core.registry.params import IntParam, Param
-from runs.core.registry.spec import JobContext, JobSpec, plural
+from runs.core.registry.spec import JobContext, JobSpec, count
 
 PARAMS: dict[str, Param] = {
     "reps": IntParam(gettext_noop("repetitions"), 1, 50, 3),
@@ -62,9 +62,11 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     return await run_speed(ctx.client, speed_job(ctx), ctx.progress)
 
 
-def describe(params: Mapping[str, Any]) -> str:
-    tokens = f", {params['max_tokens']} max tokens" if params.get("max_tokens") else ""
-    return plural(params.get("reps"), "repetition", "repetitions") + tokens
+def describe(params: Mapping[str, Any]) -> Words:
+    reps = Words.ngettext("%(count)s repetition", "%(count)s repetitions", **count(params.get("reps")))
+    if not params.get("max_tokens"):
+        return reps
+    return Words.joined(", ", [reps, Words(gettext_noop("%(n)s max tokens"), n=params["max_tokens"])])
 
 
 JOB = JobSpec(
