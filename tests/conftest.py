@@ -9,6 +9,7 @@ import pytest
 from django.conf import settings
 from django.db.backends.postgresql.operations import DatabaseOperations
 from django.test import Client
+from django.utils import translation
 
 from tests.factories import TeamWorld, UserFactory, team_world
 
@@ -41,6 +42,14 @@ def alpha(db) -> TeamWorld:
 def bravo(db) -> TeamWorld:
     """Another team: its members are the outsiders of alpha's objects."""
     return team_world("bravo")
+
+
+@pytest.fixture(autouse=True)
+def english_after_each_test() -> Iterator[None]:
+    """A request in Japanese leaves its language active on the test's thread (LocaleMiddleware sets
+    it per request, as a server thread's next request would); the next test starts in English."""
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
 
 
 @pytest.fixture(autouse=True, scope="session")

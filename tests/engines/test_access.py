@@ -15,8 +15,9 @@ URLS = {
     "engines:config-edit": Endpoint("config"),
     "engines:config-matrix": Endpoint("config"),
 }
-# The project's own URLs: public on purpose (the admin has its own staff login).
-PUBLIC = {"login", "logout"}
+# The project's own URLs: public on purpose (the admin has its own staff login); the login page
+# has the language switcher and the scripts' catalogue too.
+PUBLIC = {"login", "logout", "set_language", "javascript-catalog"}
 NAMES = url_names("engines")
 
 
