@@ -16,7 +16,7 @@ from runs.core.stats import summarize
 
 __all__ = ["ENERGY", "FIGURES", "energy_jobs", "energy_rows"]
 
-ENERGY = "Energy"
+ENERGY = gettext_noop("Energy")  # a benchmark name: English in exports, translated where shown
 # (key in summary.telemetry.energy, label, digits)
 FIGURES = [
     ("j_per_token", gettext_noop("J per output token"), 3),
