@@ -9,6 +9,7 @@ from channels.testing import ChannelsLiveServerTestCase
 from daphne.testing import DaphneProcess
 from django.db import connection
 
+from engines.simulator import SimProfile, serve_in_thread
 from runs.worker import dispatch
 
 
@@ -46,3 +47,19 @@ class DaphneLiveServerTestCase(ChannelsLiveServerTestCase):
     def tearDownClass(cls) -> None:
         super().tearDownClass()
         connection.settings_dict["TEST"]["NAME"] = cls._test_db_name
+
+
+class SimulatorLiveServerTestCase(DaphneLiveServerTestCase):
+    """A DaphneLiveServerTestCase with a simulator serving the class's `profile` as `cls.sim`."""
+
+    profile: SimProfile
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        cls.sim = serve_in_thread(cls.profile)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.sim.stop()
+        super().tearDownClass()

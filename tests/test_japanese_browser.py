@@ -20,7 +20,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.wait import WebDriverWait
 
-from engines.simulator import SimProfile, serve_in_thread
+from engines.simulator import SimProfile
 from runs.core.registry import JOBS
 from runs.models import Run
 from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, chromium
@@ -34,7 +34,7 @@ from tests.factories import (
     SweepFactory,
     UserFactory,
 )
-from tests.live_server import DaphneLiveServerTestCase
+from tests.live_server import SimulatorLiveServerTestCase
 from tests.untranslated import page_english, page_untranslated
 
 SHOTS = Path(tempfile.gettempdir())
@@ -57,16 +57,8 @@ return {status: document.getElementById("run-status").dataset.status,
 @pytest.mark.browser
 @pytest.mark.skipif(not HAVE_CHROMIUM, reason=NEEDS_CHROMIUM)
 @override_settings(SPARKDASH_WORKER="inprocess")
-class JapaneseDashboardTest(DaphneLiveServerTestCase):
-    @classmethod
-    def setUpClass(cls) -> None:
-        super().setUpClass()
-        cls.sim = serve_in_thread(PROFILE)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.sim.stop()
-        super().tearDownClass()
+class JapaneseDashboardTest(SimulatorLiveServerTestCase):
+    profile = PROFILE
 
     def setUp(self) -> None:
         self.user = UserFactory(username="hanako")

@@ -15,12 +15,12 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.wait import WebDriverWait
 
-from engines.simulator import SimProfile, serve_in_thread
+from engines.simulator import SimProfile
 from runs.core.jobs.prompts import SPEED_PROMPTS
 from runs.models import Sample
 from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, chromium
 from tests.factories import EngineConfigFactory, EngineFactory, UserFactory
-from tests.live_server import DaphneLiveServerTestCase
+from tests.live_server import SimulatorLiveServerTestCase
 
 REPS = 2
 # With this profile a request takes ~0.6 s, so the run (a warm-up and 12 requests) lasts ~8 s.
@@ -44,16 +44,8 @@ return [badge.dataset.status, Number(document.getElementById("speed-chart").data
 @pytest.mark.skipif(not HAVE_CHROMIUM, reason=NEEDS_CHROMIUM)
 # Runs execute on a thread of the daphne process, which is forked after this takes effect.
 @override_settings(SPARKDASH_WORKER="inprocess")
-class LiveRunPageTest(DaphneLiveServerTestCase):
-    @classmethod
-    def setUpClass(cls) -> None:
-        super().setUpClass()
-        cls.sim = serve_in_thread(PROFILE)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.sim.stop()
-        super().tearDownClass()
+class LiveRunPageTest(SimulatorLiveServerTestCase):
+    profile = PROFILE
 
     def setUp(self) -> None:
         UserFactory(username="alice")
