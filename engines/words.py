@@ -6,16 +6,26 @@ nothing at run time: it stays English in stored summaries and exports, and `make
 it (the keyword is the one Django's own `gettext_noop` uses), so a page can translate it where it
 is shown (`{% translate value %}` or `gettext(value)`). A sentence with figures keeps them apart:
 `"text"` is the marked template with `%(name)s` holes and `"params"` fills them (docs/i18n.md).
+What was marked is also remembered (`marked()`), so the JavaScript catalogue can carry its
+translation and a script can say a stored label in the reader's language too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+_MARKED: set[str] = set()
+
 
 def gettext_noop(message: str) -> str:
     """Returns `message` unchanged; `makemessages` collects it for the catalogue."""
+    _MARKED.add(message)
     return message
+
+
+def marked() -> frozenset[str]:
+    """Every string marked so far in this process (module constants are marked on import)."""
+    return frozenset(_MARKED)
 
 
 class Words(str):

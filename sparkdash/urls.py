@@ -2,14 +2,15 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from django.views.i18n import JavaScriptCatalog
+
+from engines.catalogue import DashboardCatalog
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
-    path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
+    path("jsi18n/", DashboardCatalog.as_view(), name="javascript-catalog"),
     path("", include("engines.urls")),
     path("", include("runs.urls")),
     path("", include("traffic.urls")),

@@ -38,8 +38,11 @@ def chromium(profile_dir: str, height: int = 1400, language: str = "en-US") -> w
 
 
 @contextlib.contextmanager
-def logged_in_chromium(site_url: str, user: Any, height: int = 1400) -> Iterator[webdriver.Chrome]:
-    """A headless Chromium holding `user`'s session cookie for the live server at `site_url`.
+def logged_in_chromium(
+    site_url: str, user: Any, height: int = 1400, language: str = "en-US",
+) -> Iterator[webdriver.Chrome]:
+    """A headless Chromium holding `user`'s session cookie for the live server at `site_url`,
+    asking for `language`.
 
     The driver has `base_url` set; its profile folder is removed when the block ends.
     """
@@ -48,7 +51,7 @@ def logged_in_chromium(site_url: str, user: Any, height: int = 1400) -> Iterator
     client = Client()
     client.force_login(user)
     profile = tempfile.TemporaryDirectory(prefix="sparkdash-chromium-", ignore_cleanup_errors=True)
-    driver = chromium(profile.name, height=height)
+    driver = chromium(profile.name, height=height, language=language)
     try:
         driver.get(site_url + "/login/")
         driver.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value})

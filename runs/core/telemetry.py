@@ -23,6 +23,7 @@ BUSY_UTIL_PCT = 50
 MAX_HOLD = 3
 NO_POWER_NOTE = gettext_noop("no power reading on this machine (no GPU telemetry, no readable RAPL counter)")
 NO_BASELINE_NOTE = gettext_noop("no idle baseline was taken, so no energy figure")
+NO_WINDOW_NOTE = gettext_noop("no request with a start and an end to attribute energy to")
 REASONS = ("thermal", "power_cap", "hw_slowdown", "clock_below")
 DURING = ("power_w", "sm_clock_mhz", "temperature_c", "gpu_util_pct", "cpu_load", "mem_used_bytes")
 
@@ -131,6 +132,6 @@ def _energy(
             return None, NO_BASELINE_NOTE
         energy = energy_summary(power, baseline, windows)
         if energy is None:
-            return None, gettext_noop("no request with a start and an end to attribute energy to")
+            return None, NO_WINDOW_NOTE
         return {"power_source": source} | energy, None
     return None, NO_POWER_NOTE

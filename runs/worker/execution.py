@@ -23,7 +23,7 @@ from runs.core import registry
 from runs.core.jobs.quality_data import DatasetError
 from runs.core.outcomes import failed_share_warning
 from runs.core.stats import summarize
-from runs.core.worded import warning
+from runs.core.worded import warning, worded
 from runs.live.broadcast import broadcast
 from runs.models import Run
 from runs.worker.engine_session import RunEngine, release_engines_of
@@ -277,9 +277,10 @@ def _read_loop_warning(summary: dict[str, Any]) -> list[dict[str, Any]]:
     if not loop:
         return []
     text = READ_LOOP[bool(loop.get("noted_at_step")), bool(loop.get("withdrawn_at_step"))]
+    outcome = worded(summary.get("outcome") or "\u2014")  # a stored identifier, said where shown
     return [warning("read-loop", text, file=loop["file"], note_at=loop.get("note_at"),
                     noted=loop.get("noted_at_step"), withdraw_at=loop.get("withdraw_at"),
-                    withdrawn=loop.get("withdrawn_at_step"), outcome=summary.get("outcome"))]
+                    withdrawn=loop.get("withdrawn_at_step"), outcome=outcome)]
 
 
 # One whole sentence for each of what the watchdog did (noted the loop, withdrew the tools).

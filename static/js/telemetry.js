@@ -22,7 +22,8 @@ window.RunTelemetry = (function () {
     [gettext("GPU temperature, \u00b0C"), function (v) { return scaled(v.temperature_c, 1); }, "#e53935", "y"]
   ];
   // The phases' names on the chart; data-phases keeps the phase keys.
-  var PHASE_TEXT = { load: gettext("load"), baseline: gettext("baseline"), preheat: gettext("preheat") };
+  var PHASE_TEXT = { load: gettext("load"), baseline: gettext("baseline"), preheat: gettext("preheat"),
+                     done: pgettext("telemetry phase", "done") };
   var CPU_AXIS = gettext("CPU load (%)");
   var CPU_AND_TEMPERATURE_AXIS = gettext("CPU load (%) \u00b7 temperature (\u00b0C)");
 

@@ -7,7 +7,7 @@ from django.utils.translation import gettext
 
 from engines.recipes import render_config
 from engines.templatetags.engine_words import words
-from engines.words import Words
+from engines.words import Words, gettext_noop, marked
 from tests.factories import EngineConfigFactory
 
 UNRENDERED = "%(field)s (%(value)s) is not rendered: %(why)s"
@@ -34,3 +34,10 @@ def test_a_recipe_refusal_keeps_its_template(db):
     assert recipe is None and isinstance(reason, Words)
     assert reason.startswith("speculative_method: 'bogus' is not a vLLM method")
     assert reason.text.startswith("speculative_method: %(method)s is not a vLLM method")
+
+
+def test_it_remembers_what_django_free_code_marked():
+    label = "a label only this test marks"
+    assert label not in marked()
+    assert gettext_noop(label) == label
+    assert label in marked()

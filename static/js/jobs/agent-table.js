@@ -33,7 +33,7 @@
   // Summaries stored before F1, precision and exact lack them: those rows show as not reported.
   function summaryRows(s) {
     return [
-      [gettext("outcome"), s.outcome + (s.stop_reason ? " (" + s.stop_reason + ")" : "")],
+      [gettext("outcome"), gettext(s.outcome) + (s.stop_reason ? " (" + gettext(s.stop_reason) + ")" : "")],
       [gettext("table F1"), share(s.f1)],
       [gettext("score (correct rows)"), s.score + " / " + s.rows + (s.exact ? " " + gettext("(exact)") : "")],
       [gettext("precision (correct of rows answered)"), precision(s)],

@@ -28,7 +28,7 @@
     if (level && level.j_per_token !== null && level.j_per_token !== undefined) {
       return h.value(level.j_per_token, "J", 3);
     }
-    return h.missing(telemetry.energy_note || gettext("no energy reading for this level"));
+    return h.missing(gettext(telemetry.energy_note || "no energy reading for this level"));
   }
 
   function renderTable(s, summary) {

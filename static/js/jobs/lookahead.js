@@ -21,7 +21,7 @@
       return [i === 0 ? name : "", t === "all" ? gettext("all") : t, h.spread(f.decode_tps_client, "tok/s", 1),
         h.spread(f.decode_tps_engine, "tok/s", 1, 1, NOT_EXPOSED),
         h.spread(f.acceptance_rate, "%", 1, 100, noDrafting()),
-        h.spread(f.tokens_per_verification, "tokens", 2, 1, NOT_EXPOSED),
+        h.spread(f.tokens_per_verification, gettext("tokens"), 2, 1, NOT_EXPOSED),
         positionsCell(f.acceptance_by_position)];
     });
   }

@@ -57,7 +57,7 @@
     var banner = document.getElementById("cache-banner");
     banner.hidden = !s.cache_discard_detected;
     if (s.cache_discard_detected) {
-      banner.textContent = s.fix ? interpolate(gettext("%(verdict)s Fix: %(fix)s."), { verdict: verdict(s), fix: s.fix }, true) : verdict(s);
+      banner.textContent = s.fix ? interpolate(gettext("%(verdict)s Fix: %(fix)s."), { verdict: verdict(s), fix: gettext(s.fix) }, true) : verdict(s);
     }
   }
 

@@ -17,7 +17,7 @@
       [pgettext("replay passes", "passes"), h.value(s.reps, "", 0)],
       [gettext("wall time per pass"), h.spread(s.wall_s, "s", 2, 1, undefined, "passes")],
       [gettext("generation time per pass"), h.spread(s.generation_s, "s", 2, 1, gettext("unknown: some request has no decode speed"), "passes")],
-      [gettext("output tokens per pass"), h.spread(s.output_tokens, "tokens", 0, 1, undefined, "passes")]
+      [gettext("output tokens per pass"), h.spread(s.output_tokens, gettext("tokens"), 0, 1, undefined, "passes")]
     ];
   }
 

@@ -63,7 +63,7 @@
     if (!r || !td) return;
     var text = nominalText(r) + measuredText(r) + efficiencyText(r);
     if (!r.measured_ceiling_tps) text += "; " + gettext("no measured bandwidth on this machine (run a Memory bandwidth job)");
-    if (r.note) text += "; " + r.note;
+    if (r.note) text += "; " + gettext(r.note);
     td.replaceChildren(document.createTextNode(text));
     td.classList.toggle("warning", Boolean(r.above_ceiling));
   }

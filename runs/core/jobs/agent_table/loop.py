@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.clients.base import EngineClient, EngineError, GenerationRequest, now
+from engines.words import gettext_noop
 from runs.core.jobs.agent_table.chat import (
     ChatReply,
     ToolCall,
@@ -32,6 +33,13 @@ from runs.core.jobs.speed import RunProgress
 __all__ = ["LOOP_STEPS", "AgentTableJob", "run_agent_table"]
 
 LOOP_STEPS = 26
+# The stored outcomes and stop reasons stay English identifiers (exports, alerts); marked so a page
+# can say them in the reader's language.
+SAID = (
+    gettext_noop("completed"), gettext_noop("rescued"), gettext_noop("loop"), gettext_noop("error"),
+    gettext_noop("answered"), gettext_noop("empty reply"), gettext_noop("step limit"),
+    gettext_noop("tool call without tools"), gettext_noop("engine error"),
+)
 AGENT_PROMPT = (
     "You are a coding agent working in a read-only copy of a project. You see files only through "
     "the tools search and read_file; their line numbers count from 1. When you have what you need, "
