@@ -40,14 +40,15 @@ relay:
 	@$(MAKE) -s install
 	$(BIN)/python manage.py relay --machine "$(MACHINE)" $(RELAY_ARGS)
 
-# Headless Chromium for the live-page tests (Debian packages; needs root, as on CI).
-# Chromium for the browser tests, and a Japanese font so its screenshots of the ja pages are legible.
+# Debian packages the tests need (root, as on CI): headless Chromium for the browser tests, a Japanese
+# font so its screenshots of the ja pages are legible, and GNU gettext for the catalogue check.
 browser:
-	@command -v chromium >/dev/null && command -v chromedriver >/dev/null && fc-list | grep -qi ipagothic || \
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null && fc-list | grep -qi ipagothic && \
+	  command -v msgfmt >/dev/null || \
 	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver fonts-ipafont-gothic \
-	      >/dev/null; } || \
-	  echo "chromium (or the Japanese font) not installed: browser tests may be skipped"
+	      gettext >/dev/null; } || \
+	  echo "chromium, the Japanese font or gettext not installed: browser tests may be skipped"
 
 # llama.cpp's llama-server and the Gemma 3 270M GGUF, then vLLM's CPU build and that model converted
 # for it, then SGLang on the CPU (serving the converted model), built once into a cache outside the
