@@ -20,6 +20,7 @@ from tests.real_engine import (
 from tests.real_vllm import vllm_settings
 from tests.runs.bench_helpers import bench, real_llama_config
 from tests.runs.worker.real_runs import run_to_end
+from tests.shared_engine import SharedEngine
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -111,11 +112,16 @@ def test_it_traces_each_batched_llama_server_divergence_to_the_targets_runner_up
             assert top[1][0] == drafted, top
 
 
-def plain_top_tokens(url, prompt_name, index):
+def as_text(piece):
+    """A vLLM tokenizer piece as its logprobs write it (SentencePiece's word mark is a space)."""
+    return piece.replace("\u2581", " ")
+
+
+def plain_top_tokens(url, prompt_name, index, model=None):
     """The plain engine's three best tokens (and log-probabilities) at answer token `index`, greedy."""
     prompt = next(p for p in SPEED_PROMPTS if p.name == prompt_name)
     body = {"messages": prompt.messages(), "temperature": 0, "max_tokens": index + 1, "logprobs": True,
-            "top_logprobs": 3}
+            "top_logprobs": 3} | ({"model": model} if model else {})
     answer = httpx.post(f"{url}/v1/chat/completions", json=body, timeout=600).json()
     at = answer["choices"][0]["logprobs"]["content"][index]
     return [(t["token"], t["logprob"]) for t in at["top_logprobs"]]
@@ -124,12 +130,29 @@ def plain_top_tokens(url, prompt_name, index):
 @pytest.mark.engines
 @requires_vllm
 @pytest.mark.timeout(1800)
-def test_it_finds_the_real_vllm_with_ngram_drafting_lossless():
+def test_it_checks_the_real_vllm_with_ngram_drafting_and_traces_any_divergence_to_a_near_tie(tmp_path):
     engine = {"engine__kind": "vllm", "engine__launch": Engine.Launch.MANAGED, "engine__binary": str(VLLM),
               "engine__base_url": f"http://127.0.0.1:{free_port()}"}
     config = EngineConfigFactory(**engine, **vllm_settings(speculative_method="ngram", lookahead=4))
     run = run_to_end(config, {"max_tokens": 64}, job="lossless")
     assert run.status == Run.Status.SUCCEEDED, run.error
-    print("\nvLLM lossless check:", shown(run.summary))
-    assert run.summary["unit"] == "token"
-    assert run.summary["identical_share"] == 1.0, shown(run.summary)
+    summary = run.summary
+    print("\nvLLM lossless check:", shown(summary))
+    assert summary["unit"] == "token" and summary["answers"] == 6
+    # vLLM promises lossless drafting only "up to the precision limits of hardware numerics": on
+    # this CPU build a verification's batched kernels have (rarely) flipped a near-tie. Where an
+    # answer changed, the drafted token must be one of the plain engine's own top choices there
+    # (and the plain run's token its first); a drafter that made tokens up would fail here.
+    differ = [p for p in summary["per_prompt"] if not p["identical"]]
+    if not differ:
+        return
+    plain = SharedEngine("vllm", VLLM, lambda **fields: vllm_settings(**fields), tmp_path / "plain.log")
+    try:
+        for entry in differ:
+            index, drafted = entry["divergence"]["index"], entry["divergence"]["drafted"][0]
+            top = plain_top_tokens(plain.url, entry["prompt"], index, model=config.model)
+            print(f"{entry['prompt']} token {index}: drafted {drafted!r}, plain engine's top 3 {top}")
+            assert top[0][0] == as_text(entry["divergence"]["plain"][0]), top
+            assert as_text(drafted) in [token for token, _ in top[1:]], top
+    finally:
+        plain.stop()

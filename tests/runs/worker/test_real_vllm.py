@@ -38,7 +38,9 @@ def vllm(tmp_path_factory):
 
 
 def test_it_matches_vllms_own_figures_and_reads_per_position_acceptance_in_a_speed_run(vllm):
-    run = run_to_end(vllm.config("vllm-ngram"), params={"reps": 1, "warmup": 0, "max_tokens": 48})
+    # 96 tokens a request: at 48, each answer's few bursts of drafted tokens once left the client's
+    # and the engine's rates 2.3 % apart in CI; a longer answer evens them out.
+    run = run_to_end(vllm.config("vllm-ngram"), params={"reps": 1, "warmup": 0, "max_tokens": 96})
     assert run.status == Run.Status.SUCCEEDED, run.error
     rows = request_rows(run)
     client = statistics.median(r["decode_tps_client"] for r in rows)

@@ -35,7 +35,7 @@ __all__ = ["LOOP_STEPS", "AgentTableJob", "run_agent_table"]
 LOOP_STEPS = 26
 # The stored outcomes and stop reasons stay English identifiers (exports, alerts); marked so a page
 # can say them in the reader's language.
-SAID = (
+STORED_WORDS = (
     gettext_noop("completed"), gettext_noop("rescued"), gettext_noop("loop"), gettext_noop("error"),
     gettext_noop("answered"), gettext_noop("empty reply"), gettext_noop("step limit"),
     gettext_noop("tool call without tools"), gettext_noop("engine error"),
