@@ -9,6 +9,7 @@ results. Screenshots go to /tmp/ja_result_<job>.png, for a person to look at.
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -46,6 +47,8 @@ return canvases.length === 0 || Number(canvases[0].dataset.points) > 0;
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not HAVE_CHROMIUM, reason=NEEDS_CHROMIUM),
+    # What a page says does not depend on the database: once is enough, as for the newcomer walk.
+    pytest.mark.skipif(bool(os.getenv("DATABASE_URL")), reason="runs in the embedded pass"),
     pytest.mark.django_db(transaction=True),
 ]
 
