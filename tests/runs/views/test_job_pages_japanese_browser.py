@@ -20,23 +20,18 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from engines.models import Engine
 from engines.simulator import serve_in_thread
 from runs.core.registry import JOBS
 from runs.models import Run
 from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, logged_in_chromium
 from tests.factories import EngineConfigFactory
-from tests.real_engine import free_port
 from tests.runs.views.test_job_charts_browser import PROFILE, RECORDED, _bench, _external
+from tests.runs.worker.test_lossless_job import LOSSY, simulator_config
 from tests.runs.worker.test_quality_jobs import letter_b
 from tests.scripted_openai import scripted_chat
 from tests.untranslated import page_english, page_untranslated
 
 SHOTS = Path(tempfile.gettempdir())
-# Every draft accepted but on Japanese prose, and every 3rd accepted draft token wrong: a lossless
-# check with answers that differ, so its divergence columns are filled.
-LOSSY = "--decode-tps 2000 --ttft-ms 2 --acceptance-by-type tool-call=1,table=1,prose-en=1,prose-ja=0 " \
-        "--acceptance-decay 1 --lossy-drafter 3"
 # Once the page's charts have drawn what the summary holds (a page with no chart is ready at once).
 DRAWN_JS = """
 if (document.readyState !== "complete") return false;
@@ -51,13 +46,6 @@ pytestmark = [
     pytest.mark.skipif(bool(os.getenv("DATABASE_URL")), reason="runs in the embedded pass"),
     pytest.mark.django_db(transaction=True),
 ]
-
-
-def _managed(flags: str, **fields: Any) -> Any:
-    return EngineConfigFactory(
-        model="demo", max_tokens=16, engine__simulator=True, engine__launch=Engine.Launch.MANAGED,
-        engine__base_url=f"http://127.0.0.1:{free_port()}", extra_flags=flags, **fields,
-    )
 
 
 @contextmanager
@@ -84,9 +72,10 @@ def _finished_runs(sim: Any, tmp_path: Path) -> dict[str, Run]:
         "prefix-cache": _bench(plain, "prefix-cache", "--steps", "5", "--bytes-per-step", "1200"),
         "needle": _bench(plain, "needle", "--lengths", "2000", "--depths", "0.25,0.75"),
         "agent-table": _bench(plain, "agent-table", "--fixture", "routes_12"),
-        "lookahead": _bench(_managed("--decode-tps 300 --ttft-ms 5 --acceptance 0.8"), "lookahead",
-                            "--lengths", "0,4", "--reps", "1", "--warmup", "0"),
-        "lossless": _bench(_managed(LOSSY, lookahead=4), "lossless"),
+        "lookahead": _bench(simulator_config("sim-sweep", "--decode-tps 300 --ttft-ms 5 --acceptance 0.8"),
+                            "lookahead", "--lengths", "0,4", "--reps", "1", "--warmup", "0"),
+        # Answers that differ (a lossy drafter), so the divergence columns are filled.
+        "lossless": _bench(simulator_config("sim-lossy", LOSSY), "lossless"),
     }
     with _scripted(letter_b) as config:
         runs["mmlu-pro"] = _bench(config, "mmlu-pro", "--dataset", "sample", "--num-fewshot", "0")

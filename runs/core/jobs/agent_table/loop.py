@@ -33,13 +33,13 @@ from runs.core.jobs.speed import RunProgress
 __all__ = ["LOOP_STEPS", "AgentTableJob", "run_agent_table"]
 
 LOOP_STEPS = 26
-# The stored outcomes and stop reasons stay English identifiers (exports, alerts); marked so a page
-# can say them in the reader's language.
-STORED_WORDS = (
-    gettext_noop("completed"), gettext_noop("rescued"), gettext_noop("loop"), gettext_noop("error"),
-    gettext_noop("answered"), gettext_noop("empty reply"), gettext_noop("step limit"),
-    gettext_noop("tool call without tools"), gettext_noop("engine error"),
-)
+# The stored outcomes and stop reasons stay English identifiers (exports, alerts); marked at import
+# so the pages, and the JavaScript catalogue (engines/catalogue.py), say them in the reader's language.
+COMPLETED, RESCUED, LOOP, ERROR = (
+    gettext_noop("completed"), gettext_noop("rescued"), gettext_noop("loop"), gettext_noop("error"))
+ANSWERED, EMPTY_REPLY, STEP_LIMIT = (
+    gettext_noop("answered"), gettext_noop("empty reply"), gettext_noop("step limit"))
+TOOLS_GONE, ENGINE_ERROR = gettext_noop("tool call without tools"), gettext_noop("engine error")
 AGENT_PROMPT = (
     "You are a coding agent working in a read-only copy of a project. You see files only through "
     "the tools search and read_file; their line numbers count from 1. When you have what you need, "
@@ -118,7 +118,7 @@ async def run_agent_table(client: EngineClient, job: AgentTableJob, progress: Ru
     try:
         await _steps(run, progress)
     except EngineError as exc:
-        run.stop_reason, run.error = "engine error", f"step {run.steps + 1}: {exc}"
+        run.stop_reason, run.error = ENGINE_ERROR, f"step {run.steps + 1}: {exc}"
     return summarize(run, now() - run.started)
 
 
@@ -141,20 +141,20 @@ async def _steps(run: _Run, progress: RunProgress) -> None:
         await progress.on_sample("step", _step_sample(run, reply, offered, calls))
         if run.stop_reason:
             return
-    run.stop_reason = "step limit"
+    run.stop_reason = STEP_LIMIT
 
 
 def _act(run: _Run, reply: ChatReply, offered: bool) -> list[dict[str, Any]]:
     """Take one reply: end the run, or run (or refuse) its tool calls and extend the conversation."""
     if not reply.tool_calls:
-        run.stop_reason = "answered" if reply.text.strip() else "empty reply"
+        run.stop_reason = ANSWERED if reply.text.strip() else EMPTY_REPLY
         return []
     if offered:
         results = [_execute(run, call) for call in reply.tool_calls]
     elif run.watchdog.on_reply_without_tools(has_tool_calls=True) == "retry":
         results = [_refuse(call, UNAVAILABLE_NOTE) for call in reply.tool_calls]
     else:
-        run.stop_reason = "tool call without tools"
+        run.stop_reason = TOOLS_GONE
         return [_refuse(call, None)[1] for call in reply.tool_calls]
     run.messages.append(assistant_message(run.client, reply))
     for call, (content, _) in zip(reply.tool_calls, results, strict=True):
@@ -225,13 +225,13 @@ def outcome(stop_reason: str | None, steps: int, intervened: bool = False) -> st
 
     :param intervened: the watchdog noted a read loop or withdrew the tools during the run
     """
-    if stop_reason in ("engine error", "empty reply"):
-        return "error"
-    if stop_reason != "answered":
-        return "loop"
+    if stop_reason in (ENGINE_ERROR, EMPTY_REPLY):
+        return ERROR
+    if stop_reason != ANSWERED:
+        return LOOP
     if intervened:
-        return "rescued"
-    return "loop" if steps >= LOOP_STEPS else "completed"
+        return RESCUED
+    return LOOP if steps >= LOOP_STEPS else COMPLETED
 
 
 def summarize(run: _Run, task_s: float) -> dict[str, Any]:
