@@ -20,6 +20,7 @@ __all__ = [
     "VLLM",
     "RequestDelta",
     "SpecDelta",
+    "engine_samples",
     "parse_metrics",
     "request_delta",
     "sample_key",
@@ -68,6 +69,15 @@ def parse_metrics(text: str) -> dict[str, float]:
         }
     except ValueError as exc:
         raise EngineError(f"malformed /metrics text ({exc}): {text[:100]!r}") from None
+
+
+def engine_samples(samples: Samples, prefix: str) -> dict[str, float]:
+    """The samples the engine itself exports (names under `prefix`).
+
+    A Python engine (vLLM, SGLang) also exports its process's CPU time, memory and garbage
+    collection, which move with every read of /metrics: only the engine's own say it settled.
+    """
+    return {key: value for key, value in samples.items() if key.startswith(prefix)}
 
 
 @dataclass(frozen=True)

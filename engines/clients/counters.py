@@ -14,7 +14,14 @@ from typing import Any
 
 from engines import kinds
 from engines.clients.base import EngineClient, EngineError, EngineFigures, Generation, GenerationRequest
-from engines.metrics_text import RequestDelta, SpecDelta, parse_metrics, request_delta, spec_decode_delta
+from engines.metrics_text import (
+    RequestDelta,
+    SpecDelta,
+    engine_samples,
+    parse_metrics,
+    request_delta,
+    spec_decode_delta,
+)
 
 __all__ = ["RequestCounters", "settled_metrics", "spec_since"]
 
@@ -22,16 +29,23 @@ SETTLE_POLL_S = 0.05
 SETTLE_TRIES = 40  # 2 s: the counters land just after the last chunk
 
 
-async def settled_metrics(client: EngineClient, tries: int = 10) -> str | None:
-    """Counters can land just after the last answer: read until two snapshots agree."""
+async def settled_metrics(client: EngineClient, prefix: str, tries: int = 10) -> str | None:
+    """Counters can land just after the last answer: read until two snapshots of the engine's own
+    counters (names under `prefix`) agree."""
     previous = await client.metrics_text()
     for _ in range(tries):
         await asyncio.sleep(0.1)
         current = await client.metrics_text()
-        if current == previous:
+        if _same_counters(previous, current, prefix):
             break
         previous = current
     return previous
+
+
+def _same_counters(previous: str | None, current: str | None, prefix: str) -> bool:
+    if not previous or not current:
+        return previous == current
+    return engine_samples(parse_metrics(previous), prefix) == engine_samples(parse_metrics(current), prefix)
 
 
 async def spec_since(client: EngineClient, before: str | None) -> SpecDelta | None:
@@ -45,7 +59,7 @@ async def spec_since(client: EngineClient, before: str | None) -> SpecDelta | No
     if before is None or prefix is None:
         return None
     try:
-        after = await settled_metrics(client)
+        after = await settled_metrics(client, prefix)
         return spec_decode_delta(before, after, prefix) if after else None
     except EngineError:
         return None

@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from engines.clients import GenerationRequest, client_for
+from engines.clients.counters import spec_since
 from tests.engines.stream_factories import SSE, openai_chat_stream, serve, usage
 from tests.engines.test_metrics_text import vllm, vllm_requests
 
@@ -75,3 +76,16 @@ async def test_it_keeps_the_replys_figures_when_metrics_are_malformed_or_lack_sp
         figures = (await client.generate(REQUEST)).figures
     assert figures.decode_tps == pytest.approx(10.0)
     assert (figures.verifications, figures.accepted_by_position) == (None, None)  # not exposed: no drafting
+
+
+async def test_it_takes_a_runs_drafts_once_the_engines_own_counters_settle():
+    reads = []
+
+    def metrics(_: httpx.Request) -> httpx.Response:
+        reads.append(1)  # the process's CPU time moves with each read, as a Python server's does
+        return httpx.Response(200, text=AFTER + f"process_cpu_seconds_total {0.01 * len(reads):.2f}\n")
+
+    async with client_for("vllm", URL, transport=serve({"GET /metrics": metrics})) as client:
+        spec = await spec_since(client, BEFORE)
+    assert spec is not None and (spec.drafts, spec.draft_tokens, spec.accepted) == (3, 12, 7)
+    assert len(reads) == 2  # two reads agreed: no waiting out every try

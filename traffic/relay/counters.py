@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from engines import kinds
 from engines.clients.base import EngineError, EngineFigures
 from engines.clients.counters import with_counters
-from engines.metrics_text import parse_metrics, request_delta
+from engines.metrics_text import engine_samples, parse_metrics, request_delta
 
 from .upstream import Upstream, UpstreamError, Wire
 
@@ -81,9 +81,10 @@ class Counters:
             return figures
         return with_counters(figures, ticket.before, after, ticket.prefix)
 
-    async def _sample(self, up: Upstream) -> dict[str, float] | None:
+    async def _sample(self, ticket: Ticket) -> dict[str, float] | None:
         try:
-            return parse_metrics((await self.wire.read(up, "GET", "/metrics")).decode(errors="replace"))
+            text = (await self.wire.read(ticket.up, "GET", "/metrics")).decode(errors="replace")
+            return engine_samples(parse_metrics(text), ticket.prefix)
         except (UpstreamError, EngineError):
             return None  # no counters: the record keeps the figures the answer had
 
@@ -91,7 +92,7 @@ class Counters:
         """A snapshot once the request is counted; with no "before", once two snapshots agree."""
         previous = None
         for _ in range(SETTLE_TRIES):
-            after = await self._sample(ticket.up)
+            after = await self._sample(ticket)
             if after is None:
                 return None
             if ticket.before is None:

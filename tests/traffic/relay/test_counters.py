@@ -19,14 +19,16 @@ TOKENS = 9
 
 class FakeVllm:
     """Streams 9 tokens with usage and no timings; each finished request adds to its counters a
-    moment after its last chunk (decode 0.8 s, TTFT 0.1 s, 4 cached prompt tokens), as vLLM's land."""
+    moment after its last chunk (decode 0.8 s, TTFT 0.1 s, 4 cached prompt tokens), as vLLM's land.
+    As vLLM's own /metrics does, it also exports its process's CPU time, which each read moves."""
 
     def __init__(self, delay_s: float = 0.0) -> None:
         self.finished, self.delay_s, self.metrics_reads = 0, delay_s, 0
 
     def text(self) -> str:
         n = self.finished
-        return vllm_requests(n, TOKENS * n, round(0.8 * n, 3), round(0.1 * n, 3), 4 * n)
+        process = f"process_cpu_seconds_total {0.01 * self.metrics_reads:.2f}\n"
+        return vllm_requests(n, TOKENS * n, round(0.8 * n, 3), round(0.1 * n, 3), 4 * n) + process
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
