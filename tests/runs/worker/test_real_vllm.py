@@ -178,7 +178,8 @@ def managed_vllm(**fields):
 def test_it_sweeps_lookahead_on_vllm_by_relaunch_with_per_position_acceptance(vllm):
     vllm.stop()  # one engine per machine: the sweep starts its own at each length
     config = managed_vllm(speculative_method="ngram", lookahead=4)
-    params = {"lengths": [0, 2, 4, 8], "reps": 1, "warmup": 0, "max_tokens": 32}
+    # Off, short and long: each relaunch of vLLM on the CPU takes over a minute and a half of CI's budget.
+    params = {"lengths": [0, 2, 8], "reps": 1, "warmup": 0, "max_tokens": 32}
     run = run_to_end(config, params, job="lookahead")
     assert run.status == Run.Status.SUCCEEDED, run.error
     lengths, spec = run.summary["lengths"], run.summary["spec_by_length"]
@@ -189,19 +190,19 @@ def test_it_sweeps_lookahead_on_vllm_by_relaunch_with_per_position_acceptance(vl
                     counted.get("tokens_per_verification"))
     print("\nvLLM lookahead sweep (tok/s, acceptance, tokens/verification):", shown)
     assert spec["0"] is None and lengths["0"]["all"]["acceptance_by_position"] is None  # drafting off
-    rates = [spec[k]["acceptance_rate"] for k in ("2", "4", "8")]
-    per_verification = [spec[k]["tokens_per_verification"] for k in ("2", "4", "8")]
+    rates = [spec[k]["acceptance_rate"] for k in ("2", "8")]
+    per_verification = [spec[k]["tokens_per_verification"] for k in ("2", "8")]
     # A longer draft is accepted no more often (ngram on the 270M model's repetitive answers may accept
     # every draft: CI once saw 1.0 at 2, 4 and 8)...
-    assert rates[0] >= rates[2]
-    assert per_verification[2] > per_verification[0]  # ...and still advances more per verification
-    assert [len(spec[k]["acceptance_by_position"]) for k in ("2", "4", "8")] == [2, 4, 8]
+    assert rates[0] >= rates[1]
+    assert per_verification[1] > per_verification[0]  # ...and still advances more per verification
+    assert [len(spec[k]["acceptance_by_position"]) for k in ("2", "8")] == [2, 8]
     # Per output type too (tool call, table, prose): vLLM's counters are read around each request.
-    by_type = {t: f["acceptance_by_position"] for t, f in lengths["4"].items() if t != "all"}
-    print("per output type at lookahead 4:", {t: p and [round(x, 2) for x in p] for t, p in by_type.items()})
+    by_type = {t: f["acceptance_by_position"] for t, f in lengths["2"].items() if t != "all"}
+    print("per output type at lookahead 2:", {t: p and [round(x, 2) for x in p] for t, p in by_type.items()})
     assert {"tool-call", "table", "prose-en"} <= set(by_type) and any(by_type.values())
     sessions = EngineSession.objects.filter(run_id=run.pk)
-    assert sessions.count() == 4 and all(s.stopped and s.startup_s for s in sessions)
+    assert sessions.count() == 3 and all(s.stopped and s.startup_s for s in sessions)
     assert port_is_free("127.0.0.1", int(config.engine.base_url.rsplit(":", 1)[1]))
 
 
