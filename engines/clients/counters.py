@@ -33,19 +33,19 @@ async def settled_metrics(client: EngineClient, prefix: str, tries: int = 10) ->
     """Counters can land just after the last answer: read until two snapshots of the engine's own
     counters (names under `prefix`) agree."""
     previous = await client.metrics_text()
+    seen = _own_counters(previous, prefix)
     for _ in range(tries):
         await asyncio.sleep(0.1)
         current = await client.metrics_text()
-        if _same_counters(previous, current, prefix):
+        counters = _own_counters(current, prefix)
+        if counters == seen:
             break
-        previous = current
+        previous, seen = current, counters
     return previous
 
 
-def _same_counters(previous: str | None, current: str | None, prefix: str) -> bool:
-    if not previous or not current:
-        return previous == current
-    return engine_samples(parse_metrics(previous), prefix) == engine_samples(parse_metrics(current), prefix)
+def _own_counters(text: str | None, prefix: str) -> dict[str, float] | None:
+    return engine_samples(parse_metrics(text), prefix) if text else None
 
 
 async def spec_since(client: EngineClient, before: str | None) -> SpecDelta | None:
