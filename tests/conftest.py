@@ -13,6 +13,9 @@ from django.utils import translation
 
 from tests.factories import TeamWorld, UserFactory, team_world
 
+# The backend_free mark and its guard.
+pytest_plugins = ["tests.backends"]
+
 # Every executed run takes an idle telemetry baseline (2 s by default); hundreds of runs in the
 # suite would spend minutes idling. Settings are loaded before this file, and workers started by
 # tests read the environment, so both are set. A test of the baseline itself sets its own.

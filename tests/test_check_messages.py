@@ -12,7 +12,10 @@ ROOT = Path(__file__).resolve().parent.parent
 CODE = ("manage.py", "bin", "sparkdash", "engines", "runs", "traffic", "templates", "static", "locale")
 CATALOGUE = Path("locale/ja/LC_MESSAGES/django.po")
 
-pytestmark = pytest.mark.skipif(shutil.which("msgfmt") is None, reason="needs GNU gettext (msgfmt)")
+pytestmark = [
+    pytest.mark.backend_free,
+    pytest.mark.skipif(shutil.which("msgfmt") is None, reason="needs GNU gettext (msgfmt)"),
+]
 
 
 def copy_of_the_code(into: Path) -> Path:

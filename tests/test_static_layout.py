@@ -13,6 +13,8 @@ import pytest
 
 from runs.core import registry
 
+pytestmark = pytest.mark.backend_free
+
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ROOT / "templates"
 STATIC = ROOT / "static"

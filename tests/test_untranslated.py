@@ -1,7 +1,11 @@
 """tests/untranslated.py, the Japanese browser test's eye: what it counts as left in English."""
 from __future__ import annotations
 
+import pytest
+
 from tests.untranslated import catalogue, english_sentences, untranslated
+
+pytestmark = pytest.mark.backend_free
 
 
 def test_it_flags_a_catalogue_string_shown_whole_and_passes_its_translation():

@@ -17,6 +17,8 @@ from engines.bandwidth import (
     measure_bandwidth,
 )
 
+pytestmark = pytest.mark.backend_free
+
 
 class FakeCudart:
     """Stands in for libcudart: records calls, hands out pointers, and says each copy took `ms`."""

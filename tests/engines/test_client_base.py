@@ -4,9 +4,12 @@ from __future__ import annotations
 import asyncio
 
 import httpx
+import pytest
 
 from engines.clients import GenerationRequest, base, client_for
 from engines.simulator import SimProfile, serve_in_thread
+
+pytestmark = pytest.mark.backend_free
 
 REQUEST = GenerationRequest(model="sim", messages=[{"role": "user", "content": "hi"}], max_tokens=4)
 

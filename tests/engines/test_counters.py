@@ -12,6 +12,8 @@ from engines.clients.counters import spec_since
 from tests.engines.stream_factories import SSE, openai_chat_stream, serve, usage
 from tests.engines.test_metrics_text import vllm, vllm_requests
 
+pytestmark = pytest.mark.backend_free
+
 URL = "http://vllm.test:8000"
 REQUEST = GenerationRequest(model="m", messages=[{"role": "user", "content": "Hi"}], max_tokens=9)
 

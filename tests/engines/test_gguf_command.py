@@ -15,6 +15,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from gguf import GGUFWriter
 
+pytestmark = pytest.mark.backend_free
+
 
 def write_gguf(path: Path, arch: str, kv: dict[str, int], tensors: dict[str, np.ndarray]) -> Path:
     writer = GGUFWriter(path, arch)

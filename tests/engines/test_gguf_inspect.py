@@ -15,6 +15,8 @@ from gguf import GGMLQuantizationType, GGUFWriter, quants
 from engines.gguf_inspect import GGUFError, GGUFInfo, inspect_file
 from engines.gguf_remote import inspect_url
 
+pytestmark = pytest.mark.backend_free
+
 MODEL = Path("/root/.cache/sparkdash/engine/models/gemma3-270m-q4_k_m.gguf")
 needs_model = pytest.mark.skipif(not MODEL.exists(), reason=f"the Gemma 3 270M GGUF is not at {MODEL}")
 MiB = 1024 * 1024

@@ -20,6 +20,8 @@ from engines.recipes import LaunchSettings, Recipe, render
 from runs.core.jobs.concurrency import ConcurrencyJob, run_concurrency
 from tests.runs.core.progress import CollectingProgress
 
+pytestmark = pytest.mark.backend_free
+
 ROOT = Path(__file__).resolve().parents[2]
 URL = "http://toy.invalid:9000"
 # Besides engines/kinds.py, the modules that may name a kind: its own client, recipe and log parser.

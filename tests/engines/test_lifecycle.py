@@ -24,6 +24,8 @@ from engines.lifecycle import (
     wait_port_free,
 )
 
+pytestmark = pytest.mark.backend_free
+
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"
 SLEEPER = "import time; print('loading', flush=True); time.sleep(30)"

@@ -7,6 +7,8 @@ import pytest
 
 from engines.logparse import ACCEPTANCE_RE, LogEvent, parse_line
 
+pytestmark = pytest.mark.backend_free
+
 SLOT = "slot print_timing: id  0 | task 42 | "
 # up to b9229; b9230-b9828; b9829 and later (Ollama's b10488 child included)
 OLD = "draft acceptance rate = 0.71234 (  512 accepted /   719 generated)"

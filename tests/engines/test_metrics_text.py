@@ -13,6 +13,8 @@ from engines.metrics_text import (
     startup_phases,
 )
 
+pytestmark = pytest.mark.backend_free
+
 
 def llamacpp(drafts: float, draft_tokens: float, accepted: float, per_pos: list[int] | None = None) -> str:
     """/metrics as llama-server (server-task.cpp to_metrics) writes it."""

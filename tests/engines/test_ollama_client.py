@@ -30,6 +30,8 @@ from tests.engines.stream_factories import (
     serve,
 )
 
+pytestmark = pytest.mark.backend_free
+
 URL = "http://ollama.test:11434"
 REQUEST = GenerationRequest(model="qwen3:8b", messages=[{"role": "user", "content": "Hi"}], max_tokens=64)
 

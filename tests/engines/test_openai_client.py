@@ -24,6 +24,8 @@ from tests.engines.stream_factories import (
     usage,
 )
 
+pytestmark = pytest.mark.backend_free
+
 URL = "http://engine.test:8080"
 REQUEST = GenerationRequest(model="qwen3-8b", messages=[{"role": "user", "content": "Hi"}], max_tokens=64)
 FLAVOURS = ("llama-server", "sglang", "vllm")

@@ -30,6 +30,8 @@ from tests.engines.stream_factories import (
     usage,
 )
 
+pytestmark = pytest.mark.backend_free
+
 URL = "http://engine.test:8080"
 REQUEST = GenerationRequest(model="qwen3-8b", messages=[{"role": "user", "content": "Capital?"}])
 THOUGHTS, ANSWER = ["Let me", " think"], ["Paris", " is", " it."]

@@ -5,6 +5,8 @@ import pytest
 
 from engines.roofline import ceiling_tps, efficiency, roofline
 
+pytestmark = pytest.mark.backend_free
+
 
 def test_it_computes_the_seed_ceiling() -> None:
     assert ceiling_tps(273, 28.6e9) == pytest.approx(9.545, abs=1e-3)

@@ -13,6 +13,8 @@ from engines.errors import EngineCut, EngineMalformed
 from tests.engines.sglang_factories import generate_stream, meta_info, native_engine, spec_fields, tokenized
 from tests.engines.stream_factories import SSE, delta, openai_chunk, serve, sse, usage
 
+pytestmark = pytest.mark.backend_free
+
 URL = "http://sglang.test:30000"
 REQUEST = GenerationRequest(model="gemma-3-270m", messages=[{"role": "user", "content": "Hi"}], max_tokens=4)
 

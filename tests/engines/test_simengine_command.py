@@ -14,6 +14,8 @@ from django.core.management.base import CommandError
 
 from engines.simulator import SimProfile
 
+pytestmark = pytest.mark.backend_free
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

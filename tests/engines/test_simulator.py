@@ -14,6 +14,8 @@ import pytest
 from engines.simulator import SimProfile, plan, schedule, serve_in_thread
 from engines.simulator.wire import text
 
+pytestmark = pytest.mark.backend_free
+
 OLLAMA_BODY = {"model": "sim", "messages": [{"role": "user", "content": "Say something."}]}
 OPENAI_BODY = OLLAMA_BODY | {"stream": True, "stream_options": {"include_usage": True}}
 FAST = {"decode_tps": 1000.0, "ttft_ms": 5.0}

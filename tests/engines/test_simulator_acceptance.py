@@ -8,6 +8,8 @@ from engines.logparse import parse_line
 from engines.simulator import OUTPUT_TYPES, SimProfile, output_type, plan, serve_in_thread
 from runs.core.jobs.prompts import SPEED_PROMPTS, SYSTEM
 
+pytestmark = pytest.mark.backend_free
+
 LENGTHS = (0, 2, 4, 8, 12)
 STRUCTURED = ("tool-call", "table")
 

@@ -12,6 +12,8 @@ from engines.simulator import SimProfile, serve_in_thread
 from engines.simulator.agent import MAX_CALLS, SEARCH_PATTERN, next_turn, offers_tools, route_rows
 from engines.simulator.wire import text
 
+pytestmark = pytest.mark.backend_free
+
 TASK = {"role": "user", "content": "List every HTTP API route that server.py handles."}
 TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]
 SEARCH_RESULT = (

@@ -13,6 +13,8 @@ from engines.simulator import SimProfile, plan, serve_in_thread
 from engines.simulator.cache import tokenize
 from engines.simulator.wire import text
 
+pytestmark = pytest.mark.backend_free
+
 EVERY_DRAFT = {"decode_tps": 2000.0, "ttft_ms": 2.0, "acceptance": 1.0}
 BODY = {"model": "sim", "messages": [{"role": "user", "content": "Say something."}], "max_tokens": 12}
 

@@ -16,6 +16,8 @@ from engines.simulator import SimProfile, plan, serve_in_thread
 from engines.simulator.app import Batch
 from engines.simulator.cache import PromptCache, n_tokens
 
+pytestmark = pytest.mark.backend_free
+
 CONVERSATION = "".join(f"line {i:04d} of a long file\n" for i in range(400))  # 10,000 chars
 
 

@@ -11,6 +11,8 @@ import pytest
 from engines.clients import GenerationRequest, client_for
 from engines.simulator import SimProfile, serve_in_thread
 
+pytestmark = pytest.mark.backend_free
+
 ASK = {"model": "sim", "messages": [{"role": "user", "content": "Say something."}]}
 OPENAI = ASK | {"stream": True, "stream_options": {"include_usage": True}, "max_tokens": 16}
 OLLAMA = ASK | {"options": {"num_predict": 16}}

@@ -4,9 +4,12 @@ from __future__ import annotations
 import time
 
 import httpx
+import pytest
 
 from engines.simulator import SimProfile, plan, serve_in_thread
 from engines.simulator.sends import SendLog
+
+pytestmark = pytest.mark.backend_free
 
 PROFILE = SimProfile(decode_tps=200.0, ttft_ms=20.0, lookahead=3, acceptance=0.6)
 BODY = {"model": "sim", "messages": [{"role": "user", "content": "hi"}], "stream": True, "max_tokens": 30}

@@ -27,6 +27,8 @@ from tests.engines.sglang_factories import generate_stream, meta_info, spec_fiel
 from tests.engines.stream_factories import llama_timings, ollama_chat_stream, openai_chat_stream, usage
 from tests.engines.stream_fuzzing import KINDS, StreamFeeder, cut
 
+pytestmark = pytest.mark.backend_free
+
 # Issue 7 asks for at least 100,000 generated inputs in the suite's fuzz target (~40 s here);
 # hypothesis adds grammar-aware damage on top.
 ATHERIS_RUNS = int(os.getenv("SPARKDASH_FUZZ_RUNS", "100000"))

@@ -12,6 +12,8 @@ from tests.bench import BENCHMARKS
 from tests.bench.__main__ import COLUMNS
 from tests.bench.agreement import _split_evals, engine_timings_in
 
+pytestmark = pytest.mark.backend_free
+
 ROOT = Path(__file__).resolve().parents[2]
 KEYS = {"name", "value", "unit", "reference", "reference_name", "ratio", "goal", "met", "note"}
 

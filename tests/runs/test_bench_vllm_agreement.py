@@ -8,6 +8,8 @@ from tests.bench import BENCHMARKS, vllm_agreement
 from tests.bench.vllm_agreement import OURS, PEER, engine_delta, level_figures
 from tests.bench.vllm_peer import per_request, user_message
 
+pytestmark = pytest.mark.backend_free
+
 PREFIX = 'vllm:{name}{{engine="0",model_name="gemma"}}'
 
 

@@ -3,7 +3,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from traffic.engine_log import EngineLogWatch
+
+pytestmark = pytest.mark.backend_free
 
 DISCARD = ("0.09.236.941 W srv  alloc:  - prompt state size 29.351 MiB exceeds cache size limit 4.000 MiB,"
            " skipping")

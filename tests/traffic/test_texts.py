@@ -3,8 +3,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from traffic.stats import window_stats
 from traffic.texts import figure_texts, relay_texts
+
+pytestmark = pytest.mark.backend_free
 
 START = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 

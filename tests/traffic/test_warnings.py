@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from traffic.warnings import (
     DISCARD_MIN_PROMPT,
     READ_LOOP_AT,
@@ -13,6 +15,8 @@ from traffic.warnings import (
     traffic_warnings,
 )
 from traffic.warnings import by_conversation as grouped
+
+pytestmark = pytest.mark.backend_free
 
 START = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 

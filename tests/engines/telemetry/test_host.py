@@ -1,6 +1,10 @@
 from pathlib import Path
 
+import pytest
+
 from engines.telemetry.host import HostSource, cpu_times, memory
+
+pytestmark = pytest.mark.backend_free
 
 STAT = "cpu  {busy} 0 0 {idle} 0 0 0 0 0 0\ncpu0 1 2 3 4\n"
 MEMINFO = "MemTotal:       1000 kB\nMemFree:         100 kB\nMemAvailable:    400 kB\n"

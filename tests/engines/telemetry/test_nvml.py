@@ -1,6 +1,10 @@
+import pytest
+
 from engines.telemetry.nvml import NvmlSource, open_nvml, throttle_reasons
 from engines.telemetry.recorded import RecordedNvml, record_trace
 from tests.telemetry_traces import HW_THERMAL, SW_POWER_CAP, gb10_trace
+
+pytestmark = pytest.mark.backend_free
 
 
 def _source(trace, at):

@@ -6,6 +6,8 @@ from engines.telemetry import TelemetrySampler, machine_sources
 from engines.telemetry.recorded import RecordedNvml
 from tests.telemetry_traces import gb10_trace
 
+pytestmark = pytest.mark.backend_free
+
 
 class Broken:
     name = "broken"

@@ -1,6 +1,10 @@
 import random
 
+import pytest
+
 from runs.core.downsample import bucket_count, keep
+
+pytestmark = pytest.mark.backend_free
 
 
 def test_it_keeps_every_row_when_they_fit():

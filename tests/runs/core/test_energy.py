@@ -2,6 +2,8 @@ import pytest
 
 from runs.core.energy import Window, energy_summary, joules_over, merge, windows_of
 
+pytestmark = pytest.mark.backend_free
+
 # 10 Hz readings: 20 W idle until t=2 s, then 80 W.
 POWER = [(i / 10, 20.0 if i < 20 else 80.0) for i in range(80)]
 

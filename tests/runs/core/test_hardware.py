@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import pytest
+
 from runs.core.hardware import NO_ENERGY, energy_note, energy_of, throttle_text, throttled_s
 from tests.factories import telemetry, throttled_warning
+
+pytestmark = pytest.mark.backend_free
 
 
 def test_it_reads_throttled_seconds_from_the_summary_or_the_warning():

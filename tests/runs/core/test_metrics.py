@@ -1,5 +1,9 @@
+import pytest
+
 from engines.clients.base import Chunk, EngineFigures, Generation
 from runs.core.metrics import request_metrics
+
+pytestmark = pytest.mark.backend_free
 
 
 def make_generation(figures: EngineFigures, times=(0.5, 1.0, 2.5), sent=0.0, finished=2.6) -> Generation:

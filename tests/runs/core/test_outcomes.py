@@ -20,6 +20,8 @@ from runs.core.outcomes import (
     over_failed_share,
 )
 
+pytestmark = pytest.mark.backend_free
+
 
 @pytest.mark.parametrize(
     ("error", "reason"),

@@ -1,8 +1,12 @@
 import time
 
+import pytest
+
 from engines.clients import GenerationRequest, client_for
 from engines.simulator import SimProfile, serve_in_thread
 from runs.core.preheat import NO_READINGS, preheat, settled
+
+pytestmark = pytest.mark.backend_free
 
 REQUEST = GenerationRequest(model="sim", messages=[{"role": "user", "content": "warm up"}], max_tokens=16)
 

@@ -8,6 +8,8 @@ import pytest
 from runs.core import stats
 from runs.core.stats import interval, percentile, summarize, summarize_rows
 
+pytestmark = pytest.mark.backend_free
+
 OLD_KEYS = ("median", "min", "max", "n")
 
 

@@ -1,7 +1,11 @@
 """The export helpers: per-position acceptance as columns acceptance_pos_1 .. _k, in %."""
 from __future__ import annotations
 
+import pytest
+
 from runs.results.export import position_columns, position_values
+
+pytestmark = pytest.mark.backend_free
 
 
 def test_it_writes_a_runs_acceptance_by_position_in_percent():

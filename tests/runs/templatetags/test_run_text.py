@@ -1,10 +1,13 @@
 """A run's warnings said in the reader's language (runs/templatetags/run_text.py, runs/core/worded.py)."""
+import pytest
 from django.template import Context, Template
 from django.utils import translation
 
 from runs.core.telemetry import throttled_message, throttled_words
 from runs.core.worded import say, warning
 from runs.worker.machine_figures import above_ceiling_warning
+
+pytestmark = pytest.mark.backend_free
 
 LINE = Template(
     "{% load run_text %}<strong>{% warning_kind warning.kind %}:</strong> {% warning_message warning %}"

@@ -14,6 +14,8 @@ from engines.simulator.wire import text as simulated_text
 from tests.traffic.relay.scripted import Relay, TwoSystemsRefused, engine, relay_to, sse
 from traffic.relay import RelayServer, Upstream, build_relay
 
+pytestmark = pytest.mark.backend_free
+
 TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]
 TASK = "List every HTTP API route that server.py handles."
 FLAVOURS = {"ollama": "ollama", "openai": "llama-server"}

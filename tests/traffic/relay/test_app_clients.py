@@ -12,6 +12,8 @@ from engines.simulator.wire import text as simulated_text
 from tests.traffic.relay.scripted import Relay, relay_to
 from traffic.relay import Upstream
 
+pytestmark = pytest.mark.backend_free
+
 TOOLS = [{"type": "function", "function": {
     "name": "read_file", "description": "Read a file",
     "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}]

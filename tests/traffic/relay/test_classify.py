@@ -5,6 +5,8 @@ import pytest
 
 from traffic.relay.classify import output_type
 
+pytestmark = pytest.mark.backend_free
+
 
 @pytest.mark.parametrize(("text", "calls", "expected"), [
     ("", 1, "tool-call"),

@@ -13,6 +13,8 @@ from tests.engines.test_metrics_text import vllm_requests
 from tests.traffic.relay.scripted import engine, relay_to
 from traffic.relay import Upstream
 
+pytestmark = pytest.mark.backend_free
+
 CHAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
 TOKENS = 9
 

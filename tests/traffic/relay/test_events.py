@@ -6,6 +6,8 @@ import pytest
 from traffic.relay.events import Call, End, OllamaReader, OpenAIReader, Piece
 from traffic.relay.upstream import StreamError
 
+pytestmark = pytest.mark.backend_free
+
 # llama-server's last chunk with include_usage: choices [], usage, and timings (milliseconds).
 LLAMA_LAST = {
     "choices": [],

@@ -12,6 +12,8 @@ from engines.simulator import SimProfile, serve_in_thread
 from tests.traffic.relay.scripted import Scripted, engine, ndjson, relay_to, sse
 from traffic.relay import Upstream
 
+pytestmark = pytest.mark.backend_free
+
 CHAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 # An OpenAI engine streaming one tool call as fragments of its arguments (the documented shape).
 TOOL_DELTAS = sse(

@@ -3,10 +3,14 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from engines.clients.base import EngineFigures
 from traffic.relay.events import Call, End, Piece
 from traffic.relay.meter import Meter, conversation_key
 from traffic.relay.upstream import Upstream
+
+pytestmark = pytest.mark.backend_free
 
 UP = Upstream("http://127.0.0.1:1", "openai")
 

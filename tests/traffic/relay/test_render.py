@@ -3,9 +3,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from engines.clients.base import EngineFigures
 from traffic.relay.events import Call, End, Piece
 from traffic.relay.render import OllamaWriter, OpenAIWriter, Seen, openai_error
+
+pytestmark = pytest.mark.backend_free
 
 SEEN = Seen(e2e_s=1.5, ttft_s=0.2, generation_s=1.2, pieces=30)
 TIMED = EngineFigures(output_tokens=40, prompt_tokens=1200, cached_tokens=1100, prompt_s=0.08, decode_s=0.5)

@@ -6,6 +6,8 @@ import pytest
 
 from traffic.relay import RelayServer, Upstream, bind, build_relay
 
+pytestmark = pytest.mark.backend_free
+
 
 def test_it_serves_one_relay_on_several_sockets() -> None:
     app = build_relay(lambda: Upstream("http://127.0.0.1:1", "ollama"), lambda record: None)

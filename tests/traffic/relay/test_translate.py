@@ -7,6 +7,8 @@ import pytest
 
 from traffic.relay.translate import BadRequest, merge_system, ollama_to_openai, openai_to_ollama
 
+pytestmark = pytest.mark.backend_free
+
 TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]
 
 

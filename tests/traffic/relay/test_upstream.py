@@ -7,6 +7,8 @@ from tests.traffic.relay.scripted import Scripted, engine
 from tests.traffic.relay.test_exchange import dead_url
 from traffic.relay.upstream import Upstream, UpstreamError, Wire, error_message
 
+pytestmark = pytest.mark.backend_free
+
 
 def test_it_reads_the_message_of_either_apis_error_body() -> None:
     assert error_message(b'{"error": "model not found"}') == "model not found"

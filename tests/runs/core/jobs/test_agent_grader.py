@@ -8,6 +8,8 @@ from runs.core.jobs.agent_table import Row, grade, load_fixture, parse_rows
 from runs.core.jobs.agent_table.fixture import FIXTURES_DIR, parse_truth
 from runs.core.jobs.agent_table.grader import METHODS
 
+pytestmark = pytest.mark.backend_free
+
 ROUTES_47 = load_fixture("routes_47")
 ROUTES_12 = load_fixture("routes_12")
 TRUTH = ROUTES_47.truth

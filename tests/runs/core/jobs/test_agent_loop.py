@@ -11,6 +11,8 @@ from runs.core.jobs.agent_table.tools import MAX_MATCHES, TOOL_SCHEMAS, Workspac
 from runs.core.jobs.agent_table.watchdog import UNAVAILABLE_NOTE
 from tests.runs.core.progress import CollectingProgress
 
+pytestmark = pytest.mark.backend_free
+
 ROUTES_47 = load_fixture("routes_47")
 ROUTES_12 = load_fixture("routes_12")
 ASK = [{"role": "user", "content": "go"}]

@@ -4,6 +4,8 @@ from runs.core.jobs.agent_table import load_fixture
 from runs.core.jobs.agent_table.tools import Workspace
 from runs.core.jobs.agent_table.watchdog import UNAVAILABLE_NOTE, WITHDRAWN_NOTE, ReadWatchdog
 
+pytestmark = pytest.mark.backend_free
+
 
 def read_n(watchdog, n, file="server.py"):
     return [watchdog.on_call(file) for _ in range(n)]

@@ -5,6 +5,8 @@ from engines.simulator import SimProfile, serve_in_thread
 from runs.core.jobs.concurrency import ConcurrencyJob, run_concurrency
 from tests.runs.core.progress import CollectingProgress
 
+pytestmark = pytest.mark.backend_free
+
 
 def modelled_total_tps(profile, c, n_tokens):
     step_s = (1 + profile.batch_cost * (c - 1)) / profile.decode_tps

@@ -21,6 +21,8 @@ from tests.real_engine import GEMMA_270M, LLAMA_SERVER, free_port, requires_engi
 from tests.runs.core.progress import CollectingProgress
 from tests.scripted_openai import Reply
 
+pytestmark = pytest.mark.backend_free
+
 FIXTURES = Path(__file__).resolve().parents[4] / "runs" / "fixtures" / "quality"
 HUMANEVAL = str(FIXTURES / "humaneval_plus.jsonl")
 MBPP = str(FIXTURES / "mbpp_plus.jsonl")

@@ -9,6 +9,8 @@ from runs.core.jobs.lossless import Answer, LosslessJob, first_divergence, run_l
 from runs.core.jobs.speed import SpeedJob
 from tests.runs.core.progress import CollectingProgress
 
+pytestmark = pytest.mark.backend_free
+
 # Every draft accepted, except on Japanese prose (none are): the lossy drafter's wrong tokens land
 # on every kind of answer but that one.
 EVERY_DRAFT_BUT_JAPANESE_PROSE = {"tool-call": 1.0, "table": 1.0, "prose-en": 1.0, "prose-ja": 0.0}

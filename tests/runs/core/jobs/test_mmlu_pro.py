@@ -10,6 +10,8 @@ from tests.real_engine import free_port
 from tests.runs.core.progress import CollectingProgress
 from tests.scripted_openai import scripted_chat
 
+pytestmark = pytest.mark.backend_free
+
 SAMPLE = sample_path("mmlu_pro")
 # The shipped subset's questions by a phrase of their text, and the letter a scripted model answers.
 ANSWERS = {"What is the value": "B", "Solve for x": "C", "Which organelle": "D",

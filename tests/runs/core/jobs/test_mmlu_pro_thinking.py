@@ -7,6 +7,8 @@ from tests.runs.core.jobs.test_mmlu_pro import TRUTH
 from tests.runs.core.progress import CollectingProgress
 from tests.scripted_openai import Reply, scripted_chat
 
+pytestmark = pytest.mark.backend_free
+
 SAMPLE = sample_path("mmlu_pro")
 # Long reasoning that "decides" on a wrong letter on its way: a grader reading it would score (B).
 REASONING = "Let me weigh each option in turn. " * 400 + "The answer is (B), or is it? Checking again."

@@ -24,6 +24,8 @@ from runs.core.jobs.needle import (
 from tests.real_engine import GEMMA_270M, LLAMA_SERVER, free_port, requires_engine
 from tests.runs.core.progress import CollectingProgress
 
+pytestmark = pytest.mark.backend_free
+
 FAST = SimProfile(decode_tps=2000, ttft_ms=2)
 
 

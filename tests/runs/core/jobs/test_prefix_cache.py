@@ -6,6 +6,8 @@ from runs.core.jobs.prefix_cache import PrefixCacheJob, run_prefix_cache
 from runs.core.jobs.source_text import source_text
 from tests.runs.core.progress import CollectingProgress
 
+pytestmark = pytest.mark.backend_free
+
 # About 500 simulated tokens per step: 4 steps make a ~2,100-token conversation.
 SMALL = {"steps": 4, "bytes_per_step": 2000, "answer_tokens": 8}
 

@@ -3,6 +3,8 @@ import pytest
 
 from runs.core.jobs.quality_data import DatasetError, load_split, split_files
 
+pytestmark = pytest.mark.backend_free
+
 
 def test_it_refuses_a_split_file_over_the_size_limit(tmp_path):
     (tmp_path / "test.jsonl").write_text('{"question": "q"}\n' * 100)

@@ -7,6 +7,8 @@ from engines.simulator import SimProfile, serve_in_thread
 from runs.core.jobs.replay import ReplayJob, normalize, parse_jsonl, run_replay, summarize_replay
 from tests.runs.core.progress import CollectingProgress
 
+pytestmark = pytest.mark.backend_free
+
 TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]
 ASK = [{"role": "user", "content": "Read it."}]
 OPENAI = {"model": "agent", "messages": ASK, "max_tokens": 10, "tools": TOOLS}

@@ -8,6 +8,8 @@ from runs.core.jobs.prompts import SPEED_PROMPTS
 from runs.core.jobs.speed import SpeedJob, run_speed
 from tests.runs.core.progress import CollectingProgress
 
+pytestmark = pytest.mark.backend_free
+
 
 def job(reps=1, max_tokens=48, warmup=0):
     return SpeedJob(model="demo", reps=reps, warmup=warmup, sampling={"max_tokens": max_tokens, "seed": 7})

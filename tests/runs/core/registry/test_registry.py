@@ -10,6 +10,8 @@ import pytest
 from runs.core import registry
 from runs.core.registry.params import IntParam, RequestsParam
 
+pytestmark = pytest.mark.backend_free
+
 ROOT = Path(__file__).resolve().parents[4]
 # Where a job kind's name may be written: its registry entry and its own core module (the names of
 # the samples and summaries it makes), the migrations, and these, each for the reason given.

@@ -2,6 +2,8 @@ import pytest
 
 from runs.core.registry.spec import JobConfig
 
+pytestmark = pytest.mark.backend_free
+
 
 def config(thinking=None, budget=None):
     sampling = {} if thinking is None else {"thinking": thinking}

@@ -3,6 +3,8 @@ import pytest
 from runs.core.scoring.efficiency import TimedRun, efficiency_rows
 from tests.factories import telemetry
 
+pytestmark = pytest.mark.backend_free
+
 
 def rows(summary, wall_s=120.0):
     return {row["key"]: row["spread"]["median"] for row in efficiency_rows("MMLU-Pro", [

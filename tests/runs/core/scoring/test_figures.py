@@ -4,6 +4,8 @@ from runs.core.registry import JOBS
 from runs.core.scoring.figures import compare, compare_counts, compare_rows, interval_text, score_rows
 from runs.core.stats import summarize
 
+pytestmark = pytest.mark.backend_free
+
 
 def spread(*values):
     return summarize(values)

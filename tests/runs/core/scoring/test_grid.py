@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import pytest
+
 from runs.core.scoring.grid import GridRun, build_grid
 from tests.factories import request_outcomes, telemetry, throttled_warning
+
+pytestmark = pytest.mark.backend_free
 
 
 def speed(tps, **extra):

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+import pytest
+
 from runs.core.scoring.parity import NOT_RECORDED, check_parity, show_value
+
+pytestmark = pytest.mark.backend_free
 
 SETTINGS = {
     "temperature": 0.0, "top_p": None, "top_k": None, "seed": 0, "max_tokens": 256,

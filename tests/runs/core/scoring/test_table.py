@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import pytest
+
 from runs.core.scoring.table import Group, chart_data, compare_groups, export_rows, pareto_front
 from tests.factories import telemetry
+
+pytestmark = pytest.mark.backend_free
 
 
 def spread(median, width=1.0, n=9):

@@ -1,0 +1,77 @@
+"""Which tests depend on the backends, and a guard that keeps the `backend_free` mark honest.
+
+Every test runs on whichever backends the environment selects (Postgres + Redis + Celery with
+DATABASE_URL and REDIS_URL set, the embedded default without). CI runs the suite on both; a test
+marked `backend_free` tests plain Python (statistics, parsers, recipes, the simulator) and runs
+only in the first pass, since nothing it does differs by backend. A test without the mark counts
+as backend-dependent: the safe side for a new test.
+
+The mark is checked, not trusted: a `backend_free` test that asks for the database (a django_db
+mark, a database or live-server fixture, a Django TransactionTestCase) stops the collection, and
+one that reaches the database, the channel layer or Celery at run time fails.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, NoReturn
+
+import pytest
+from celery import Celery
+from channels.layers import ChannelLayerManager
+from django.test import TransactionTestCase
+
+MARK = "backend_free"
+# Fixtures that bring a database (or a server on one) into a test.
+DATABASE_FIXTURES = frozenset({
+    "db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback",
+    "live_server", "admin_user", "admin_client", "django_user_model",
+})
+
+
+def backend_free(item: pytest.Item) -> bool:
+    return item.get_closest_marker(MARK) is not None
+
+
+def why_not_backend_free(item: pytest.Item) -> str | None:
+    """What in a test marked `backend_free` needs a backend; None when nothing does."""
+    if item.get_closest_marker("django_db") is not None:
+        return "it is marked django_db"
+    fixtures = sorted(DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())))
+    if fixtures:
+        return f"it uses the fixture(s) {', '.join(fixtures)}"
+    cls = getattr(item, "cls", None)
+    if isinstance(cls, type) and issubclass(cls, TransactionTestCase):
+        return f"{cls.__name__} is a Django TransactionTestCase"
+    return None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    wrong = [
+        f"{item.nodeid}: {why}"
+        for item in items
+        if backend_free(item) and (why := why_not_backend_free(item))
+    ]
+    if wrong:
+        raise pytest.UsageError(f"marked {MARK} but needs a backend:\n  " + "\n  ".join(wrong))
+
+
+def _refuse(what: str) -> Any:
+    def refuse(*args: Any, **kwargs: Any) -> NoReturn:
+        raise AssertionError(f"a test marked {MARK} reached {what}: it depends on the backend")
+
+    return refuse
+
+
+@pytest.fixture(autouse=True)
+def _backend_free_guard(request: pytest.FixtureRequest) -> Iterator[None]:
+    """In a `backend_free` test, the channel layer and Celery refuse (pytest-django refuses the database)."""
+    if not backend_free(request.node):
+        yield
+        return
+    patch = pytest.MonkeyPatch()
+    patch.setattr(ChannelLayerManager, "__getitem__", _refuse("the channel layer"))
+    patch.setattr(Celery, "send_task", _refuse("Celery"))
+    try:
+        yield
+    finally:
+        patch.undo()

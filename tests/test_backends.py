@@ -1,0 +1,98 @@
+"""The backend_free mark: a test without it runs on both backends; one with it is checked, not trusted."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.backend_free
+
+MARKED_WRONG = '''
+import pytest
+from django.test import TransactionTestCase
+
+pytestmark = pytest.mark.backend_free
+
+@pytest.mark.django_db
+def test_marked_and_django_db():
+    pass
+
+def test_asks_for_the_database(transactional_db):
+    pass
+
+class PageTest(TransactionTestCase):
+    def test_a_page(self):
+        pass
+'''
+
+REACHES_A_BACKEND = '''
+import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+from sparkdash.celery import app
+from engines.models import Machine
+
+pytestmark = pytest.mark.backend_free
+
+def test_reaches_the_channel_layer():
+    async_to_sync(get_channel_layer().group_send)("runs", {"type": "x"})
+
+def test_sends_a_celery_task():
+    app.send_task("runs.execute", args=[1])
+
+def test_reads_the_database():
+    Machine.objects.count()
+
+def test_plain_python():
+    assert sum([1, 2]) == 3
+'''
+
+UNMARKED = '''
+def test_new_and_unmarked():
+    pass
+'''
+
+
+def pytest_in(folder: Path, source: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """pytest, with the suite's settings and plugins, over `source` written to a test file in `folder`."""
+    (folder / "test_case.py").write_text(source)
+    env = os.environ | {"PYTHONPATH": str(ROOT), "DJANGO_SETTINGS_MODULE": "sparkdash.settings"}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "tests.backends", "-p", "no:cacheprovider", "--rootdir",
+         str(folder), "-c", os.devnull, "-q", *args, str(folder / "test_case.py")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_it_stops_the_collection_naming_each_marked_test_that_asks_for_the_database(tmp_path):
+    done = pytest_in(tmp_path, MARKED_WRONG)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    said = done.stdout + done.stderr
+    assert "marked backend_free but needs a backend" in said
+    assert "test_marked_and_django_db: it is marked django_db" in said
+    assert "test_asks_for_the_database: it uses the fixture(s) transactional_db" in said
+    assert "PageTest is a Django TransactionTestCase" in said
+
+
+def test_it_fails_a_marked_test_that_reaches_a_backend_at_run_time(tmp_path):
+    done = pytest_in(tmp_path, REACHES_A_BACKEND, "-rA")
+    said = done.stdout
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, said + done.stderr
+    assert "3 failed, 1 passed" in said
+    assert "reached the channel layer" in said
+    assert "reached Celery" in said
+    assert "Database access not allowed" in said
+
+
+def test_it_counts_an_unmarked_test_as_backend_dependent(tmp_path):
+    """The embedded pass selects `not backend_free`: a new test without a mark runs there too."""
+    done = pytest_in(tmp_path, UNMARKED, "-m", "not backend_free")
+    assert "1 passed" in done.stdout, done.stdout + done.stderr
+    done = pytest_in(tmp_path, UNMARKED, "-m", "backend_free")
+    assert "1 deselected" in done.stdout, done.stdout + done.stderr
