@@ -23,7 +23,7 @@ from selenium.webdriver.support.wait import WebDriverWait
 from engines.simulator import SimProfile
 from runs.core.registry import JOBS
 from runs.models import Run
-from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, chromium
+from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, shared_chromium
 from tests.factories import (
     AlertFactory,
     EngineConfigFactory,
@@ -64,10 +64,7 @@ class JapaneseDashboardTest(SimulatorLiveServerTestCase):
         self.user = UserFactory(username="hanako")
         engine = EngineFactory(simulator=True, base_url=self.sim.url)
         self.config = EngineConfigFactory(engine=engine, name="sim-ja", max_tokens=16, lookahead=4)
-        profile = tempfile.TemporaryDirectory(prefix="sparkdash-chromium-ja-", ignore_cleanup_errors=True)
-        self.addCleanup(profile.cleanup)
-        self.driver = chromium(profile.name, language="ja")
-        self.addCleanup(self.driver.quit)
+        self.driver = shared_chromium(language="ja")
         self.found: dict[str, list[str]] = {}
         self.prose: dict[str, list[str]] = {}
 

@@ -30,7 +30,7 @@ def open_pages(site: str, user: Any, path: str, pages: int, wait_s: float) -> It
     with contextlib.ExitStack() as stack:
         drivers = []
         for first in range(0, pages, PAGES_PER_BROWSER):
-            driver = stack.enter_context(logged_in_chromium(site, user, height=WINDOW_HEIGHT))
+            driver = stack.enter_context(logged_in_chromium(site, user, height=WINDOW_HEIGHT, own=True))
             for i in range(min(PAGES_PER_BROWSER, pages - first)):
                 if i:
                     driver.switch_to.new_window("window")

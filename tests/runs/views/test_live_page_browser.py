@@ -18,7 +18,7 @@ from selenium.webdriver.support.wait import WebDriverWait
 from engines.simulator import SimProfile
 from runs.core.jobs.prompts import SPEED_PROMPTS
 from runs.models import Sample
-from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, chromium
+from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, shared_chromium
 from tests.factories import EngineConfigFactory, EngineFactory, UserFactory
 from tests.live_server import SimulatorLiveServerTestCase
 
@@ -51,10 +51,7 @@ class LiveRunPageTest(SimulatorLiveServerTestCase):
         UserFactory(username="alice")
         engine = EngineFactory(simulator=True, base_url=self.sim.url)
         self.config = EngineConfigFactory(engine=engine, max_tokens=MAX_TOKENS, lookahead=4)
-        profile = tempfile.TemporaryDirectory(prefix="sparkdash-chromium-", ignore_cleanup_errors=True)
-        self.addCleanup(profile.cleanup)
-        self.driver = chromium(profile.name)
-        self.addCleanup(self.driver.quit)
+        self.driver = shared_chromium()
 
     def _log_in(self) -> None:
         self.driver.get(self.live_server_url + reverse("login"))

@@ -5,7 +5,6 @@ import os
 import time
 
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from runs.core import registry
@@ -120,18 +119,13 @@ def test_it_puts_the_interval_of_a_run_list_figure_in_its_hover(alice_client):
     assert '<small class="interval">' not in html
 
 
-def test_it_shows_the_interval_under_the_figure_in_the_browser(live_server, alice, tmp_path):
-    from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, chromium
+def test_it_shows_the_interval_under_the_figure_in_the_browser(live_server, alice):
+    from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, logged_in_chromium
 
     if not HAVE_CHROMIUM:
         pytest.skip(NEEDS_CHROMIUM)
     run = three_request_run()
-    client = Client()
-    client.force_login(alice)
-    driver = chromium(str(tmp_path / "profile"))
-    try:
-        driver.get(live_server.url + "/login/")
-        driver.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value})
+    with logged_in_chromium(live_server.url, alice) as driver:
         driver.get(live_server.url + run.get_absolute_url())
         script = 'return document.querySelector(\'[data-metric="decode_tps_client"] .interval\').textContent'
         # The page's script redraws the summary from the run's JSON: the interval must survive it.
@@ -144,8 +138,6 @@ def test_it_shows_the_interval_under_the_figure_in_the_browser(live_server, alic
             assert got == interval_text(figure, "tok/s", 1, 1)
         if shots := os.environ.get("SPARKDASH_SHOTS"):
             driver.save_screenshot(os.path.join(shots, "run_page_intervals.png"))
-    finally:
-        driver.quit()
 
 
 def test_it_shows_the_error_of_a_failed_run(alice_client):
@@ -202,21 +194,16 @@ def test_it_serves_samples_after_a_seq_for_polling(alice_client, run):
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_it_draws_every_sample_of_a_finished_run_in_the_browser(live_server, alice, run, tmp_path):
-    from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, chromium
+def test_it_draws_every_sample_of_a_finished_run_in_the_browser(live_server, alice, run):
+    from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, logged_in_chromium
 
     if not HAVE_CHROMIUM:
         pytest.skip(NEEDS_CHROMIUM)
     for seq in range(5):
         SampleFactory(run=run, seq=seq)
     SampleFactory(run=run, seq=5, kind="note", values={})
-    client = Client()
-    client.force_login(alice)
-    driver = chromium(str(tmp_path / "profile"))
-    try:
-        # The plain live server has no websocket route, so this also exercises the polling fallback.
-        driver.get(live_server.url + "/login/")
-        driver.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value})
+    # The plain live server has no websocket route, so this also exercises the polling fallback.
+    with logged_in_chromium(live_server.url, alice) as driver:
         driver.get(live_server.url + run.get_absolute_url())
         canvas = 'document.getElementById("speed-chart").dataset.points'
         for _ in range(50):
@@ -226,8 +213,6 @@ def test_it_draws_every_sample_of_a_finished_run_in_the_browser(live_server, ali
         assert driver.execute_script(f"return {canvas}") == "5"
         badge = driver.execute_script('return document.querySelector("h1 [data-status]").dataset.status')
         assert badge == "succeeded"
-    finally:
-        driver.quit()
 
 
 def test_it_shows_the_engine_log_filtered_by_a_search(alice_client):

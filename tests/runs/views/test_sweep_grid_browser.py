@@ -17,7 +17,7 @@ from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.support.wait import WebDriverWait
 
 from runs.models import Run, SweepExecution
-from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, chromium
+from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, shared_chromium
 from tests.factories import EngineConfigFactory, RunFactory, SweepFactory, UserFactory
 
 EN = "\u2013"
@@ -48,10 +48,7 @@ class SweepGridPageTest(StaticLiveServerTestCase):
             (config.name, rep): RunFactory(config=config, execution=self.sweep_run, repetition=rep)
             for config in (self.fast, self.base) for rep in (1, 2)
         }
-        profile = tempfile.TemporaryDirectory(prefix="sparkdash-chromium-", ignore_cleanup_errors=True)
-        self.addCleanup(profile.cleanup)
-        self.driver = chromium(profile.name, height=900)
-        self.addCleanup(self.driver.quit)
+        self.driver = shared_chromium(height=900)
         client = Client()
         client.force_login(UserFactory(username="alice"))
         self.driver.get(self.live_server_url + "/login/")
