@@ -178,8 +178,9 @@ def managed_vllm(**fields):
 def test_it_sweeps_lookahead_on_vllm_by_relaunch_with_per_position_acceptance(vllm):
     vllm.stop()  # one engine per machine: the sweep starts its own at each length
     config = managed_vllm(speculative_method="ngram", lookahead=4)
-    # Off, short and long: each relaunch of vLLM on the CPU takes over a minute and a half of CI's budget.
-    params = {"lengths": [0, 2, 8], "reps": 1, "warmup": 0, "max_tokens": 32}
+    # Short and long, one relaunch between them: each start of vLLM on the CPU takes 1.5-3 min of CI's
+    # budget. Drafting off is a relaunch the lossless test makes (test_lossless_job.py).
+    params = {"lengths": [2, 8], "reps": 1, "warmup": 0, "max_tokens": 32}
     run = run_to_end(config, params, job="lookahead")
     assert run.status == Run.Status.SUCCEEDED, run.error
     lengths, spec = run.summary["lengths"], run.summary["spec_by_length"]
@@ -189,7 +190,6 @@ def test_it_sweeps_lookahead_on_vllm_by_relaunch_with_per_position_acceptance(vl
         shown[k] = (round(v["all"]["decode_tps_client"]["median"], 1), counted.get("acceptance_rate"),
                     counted.get("tokens_per_verification"))
     print("\nvLLM lookahead sweep (tok/s, acceptance, tokens/verification):", shown)
-    assert spec["0"] is None and lengths["0"]["all"]["acceptance_by_position"] is None  # drafting off
     rates = [spec[k]["acceptance_rate"] for k in ("2", "8")]
     per_verification = [spec[k]["tokens_per_verification"] for k in ("2", "8")]
     # A longer draft is accepted no more often (ngram on the 270M model's repetitive answers may accept
@@ -202,7 +202,7 @@ def test_it_sweeps_lookahead_on_vllm_by_relaunch_with_per_position_acceptance(vl
     print("per output type at lookahead 2:", {t: p and [round(x, 2) for x in p] for t, p in by_type.items()})
     assert {"tool-call", "table", "prose-en"} <= set(by_type) and any(by_type.values())
     sessions = EngineSession.objects.filter(run_id=run.pk)
-    assert sessions.count() == 3 and all(s.stopped and s.startup_s for s in sessions)
+    assert sessions.count() == 2 and all(s.stopped and s.startup_s for s in sessions)
     assert port_is_free("127.0.0.1", int(config.engine.base_url.rsplit(":", 1)[1]))
 
 
