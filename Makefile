@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 
-.PHONY: messages run worker relay test test-engines faults audit aarch64-check lint install browser engine clean bench screenshots
+.PHONY: messages run worker relay test suite test-backends test-engines faults audit aarch64-check lint install browser engine clean bench screenshots
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -94,9 +94,18 @@ lint: install node_modules/.installed
 messages: install
 	bin/check-messages --update
 
-test: install engine browser lint
+# The whole suite (but for the real-engine and fault tests) on whichever backends the environment
+# selects: lint, the migration check, then pytest. PYTEST_ARGS adds to pytest's arguments.
+test: install engine browser lint suite
+
+suite: install engine browser
 	$(BIN)/python manage.py makemigrations --check --dry-run -v 0
-	$(BIN)/pytest
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+# Only the tests that depend on the backends: all but those marked backend_free (tests/backends.py).
+# CI runs `make test` on Postgres + Redis and this on the embedded default, beside it.
+test-backends: install engine browser
+	$(BIN)/pytest -m 'not faults and not engines and not backend_free' $(PYTEST_ARGS)
 
 # The real vLLM and SGLang tests (pytest marker `engines`): every start of these CPU engines takes a
 # minute or more, too long for `make test`'s budget; CI runs them once, after `make test`.

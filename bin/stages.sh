@@ -1,0 +1,67 @@
+# Timed stages for .ci/run (sourced): each stage prints its wall time as it ends, and the table of
+# all stages is printed when the script exits, failed or not.
+#
+#   stage NAME COMMAND...    run COMMAND in the foreground
+#   start NAME COMMAND...    run COMMAND in the background, its output kept in var/ci/NAME.log
+#   finish NAME...           wait for background stages; print each one's log once it has ended
+#
+# A stage that fails fails the script (after every stage started beside it has ended).
+
+STAGES_DIR=${STAGES_DIR:-var/ci}
+STAGES_STARTED=$SECONDS
+declare -a STAGE_ROWS=()
+declare -A STAGE_PID=() STAGE_T0=()
+mkdir -p "$STAGES_DIR"
+
+_stage_ended() {  # NAME SECONDS STATUS
+  local verdict="ok"
+  [ "$3" = 0 ] || verdict="FAILED (exit $3)"
+  STAGE_ROWS+=("$(printf '%-58s %6d s  %s' "$1" "$2" "$verdict")")
+  echo "== $1: ended after $2 s, $verdict"
+}
+
+stage() {
+  local name=$1 t0=$SECONDS status=0
+  shift
+  echo "== $name"
+  "$@" || status=$?
+  _stage_ended "$name" $((SECONDS - t0)) "$status"
+  return "$status"
+}
+
+start() {
+  local name=$1
+  shift
+  echo "== $name: started in the background (log: $STAGES_DIR/${name//[^A-Za-z0-9_.-]/_}.log)"
+  STAGE_T0[$name]=$SECONDS
+  "$@" >"$STAGES_DIR/${name//[^A-Za-z0-9_.-]/_}.log" 2>&1 &
+  STAGE_PID[$name]=$!
+}
+
+finish() {
+  local failed=0 name status
+  for name in "$@"; do
+    status=0
+    wait "${STAGE_PID[$name]}" || status=$?
+    echo "== $name: its output"
+    cat "$STAGES_DIR/${name//[^A-Za-z0-9_.-]/_}.log"
+    _stage_ended "$name" $((SECONDS - STAGE_T0[$name])) "$status"
+    [ "$status" = 0 ] || failed=1
+  done
+  return "$failed"
+}
+
+stop_background() {  # what a failed stage left running beside it, and its children
+  local pid
+  for pid in $(jobs -pr); do
+    pkill -TERM -P "$pid" 2>/dev/null || true
+    kill "$pid" 2>/dev/null || true
+  done
+}
+
+stage_table() {
+  echo
+  echo "== stages (wall time in seconds; a stage started in the background ran beside the stages after it)"
+  printf '%s\n' "${STAGE_ROWS[@]}"
+  printf '%-58s %6d s\n' "total" $((SECONDS - STAGES_STARTED))
+}
