@@ -2,16 +2,24 @@
 # all stages is printed when the script exits, failed or not.
 #
 #   stage NAME COMMAND...    run COMMAND in the foreground
-#   start NAME COMMAND...    run COMMAND in the background, its output kept in var/ci/NAME.log
+#   start NAME COMMAND...    run COMMAND in the background, its output kept in var/ci/ (a file named
+#                            after NAME up to its first " (")
 #   finish NAME...           wait for background stages; print each one's log once it has ended
 #
 # A stage that fails fails the script (after every stage started beside it has ended).
 
 STAGES_DIR=${STAGES_DIR:-var/ci}
-STAGES_STARTED=$SECONDS
+_now_us() { echo "${EPOCHREALTIME/./}"; }
+_since() { echo $((($(_now_us) - $1) / 1000000)); }  # whole seconds since a _now_us
+STAGES_STARTED=$(_now_us)
 declare -a STAGE_ROWS=()
 declare -A STAGE_PID=() STAGE_T0=()
 mkdir -p "$STAGES_DIR"
+
+_stage_log() {  # NAME: where a background stage's output goes
+  local short=${1%% (*}
+  echo "$STAGES_DIR/${short//[^A-Za-z0-9_.-]/_}.log"
+}
 
 _stage_ended() {  # NAME SECONDS STATUS
   local verdict="ok"
@@ -21,20 +29,21 @@ _stage_ended() {  # NAME SECONDS STATUS
 }
 
 stage() {
-  local name=$1 t0=$SECONDS status=0
+  local name=$1 t0 status=0
+  t0=$(_now_us)
   shift
   echo "== $name"
   "$@" || status=$?
-  _stage_ended "$name" $((SECONDS - t0)) "$status"
+  _stage_ended "$name" "$(_since "$t0")" "$status"
   return "$status"
 }
 
 start() {
   local name=$1
   shift
-  echo "== $name: started in the background (log: $STAGES_DIR/${name//[^A-Za-z0-9_.-]/_}.log)"
-  STAGE_T0[$name]=$SECONDS
-  "$@" >"$STAGES_DIR/${name//[^A-Za-z0-9_.-]/_}.log" 2>&1 &
+  echo "== $name: started in the background (log: $(_stage_log "$name"))"
+  STAGE_T0[$name]=$(_now_us)
+  "$@" >"$(_stage_log "$name")" 2>&1 &
   STAGE_PID[$name]=$!
 }
 
@@ -44,8 +53,8 @@ finish() {
     status=0
     wait "${STAGE_PID[$name]}" || status=$?
     echo "== $name: its output"
-    cat "$STAGES_DIR/${name//[^A-Za-z0-9_.-]/_}.log"
-    _stage_ended "$name" $((SECONDS - STAGE_T0[$name])) "$status"
+    cat "$(_stage_log "$name")"
+    _stage_ended "$name" "$(_since "${STAGE_T0[$name]}")" "$status"
     [ "$status" = 0 ] || failed=1
   done
   return "$failed"
@@ -63,5 +72,5 @@ stage_table() {
   echo
   echo "== stages (wall time in seconds; a stage started in the background ran beside the stages after it)"
   printf '%s\n' "${STAGE_ROWS[@]}"
-  printf '%-58s %6d s\n' "total" $((SECONDS - STAGES_STARTED))
+  printf '%-58s %6d s\n' "total" "$(_since "$STAGES_STARTED")"
 }

@@ -55,15 +55,22 @@ requires_sglang = pytest.mark.skipif(
 )
 
 
+# One thread per llama-server in the tests: llama.cpp's threads spin while they wait for each other,
+# so two of them on CI's 2 cores, beside the other test pass (or a second llama-server, or any busy
+# process), spend their time waiting on a spinner that is not running: measured, a test that took
+# 16 s alone took minutes beside CI's second pass. One thread has no one to wait for.
+LLAMA_THREADS = 1
+
+
 @contextmanager
 def llama_server_process(*flags: str, port: int | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
-    """llama-server serving Gemma 3 270M on 2 threads with extra `flags`: (its URL, its process).
+    """llama-server serving Gemma 3 270M on LLAMA_THREADS threads with extra `flags`: (its URL, its process).
 
     The process is yours to kill (a fault test does); it is stopped when the block ends.
     """
     port = port or free_port()
     argv = [str(LLAMA_SERVER), "-m", str(GEMMA_270M), "--host", "127.0.0.1", "--port", str(port),
-            "-t", "2", "-c", "4096", *flags]  # fmt: skip
+            "-t", str(LLAMA_THREADS), "-c", "4096", *flags]  # fmt: skip
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:

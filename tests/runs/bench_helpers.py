@@ -8,7 +8,7 @@ from django.core.management import call_command
 
 from engines.models import Engine, EngineConfig
 from tests.factories import EngineConfigFactory
-from tests.real_engine import GEMMA_270M, LLAMA_SERVER, free_port
+from tests.real_engine import GEMMA_270M, LLAMA_SERVER, LLAMA_THREADS, free_port
 
 
 def bench(capsys: Any, config: str, job: str, *args: str) -> dict[str, Any]:
@@ -18,12 +18,13 @@ def bench(capsys: Any, config: str, job: str, *args: str) -> dict[str, Any]:
 
 
 def real_llama_config(name: str, **fields: Any) -> EngineConfig:
-    """A config of a managed llama-server with the Gemma 3 270M model on a free port, 2 threads."""
+    """A config of a managed llama-server with the Gemma 3 270M model on a free port (LLAMA_THREADS)."""
     engine = {
         "engine__kind": "llama-server",
         "engine__launch": Engine.Launch.MANAGED,
         "engine__binary": str(LLAMA_SERVER),
         "engine__base_url": f"http://127.0.0.1:{free_port()}",
     }
-    settings = {"model": str(GEMMA_270M), "threads": 2, "parallel": 1, "context_length": 4096} | fields
+    settings = {"model": str(GEMMA_270M), "threads": LLAMA_THREADS, "parallel": 1, "context_length": 4096}
+    settings |= fields
     return EngineConfigFactory(name=name, **engine, **settings)

@@ -13,7 +13,7 @@ from runs.models import Run
 from runs.worker import execution
 from runs.worker.engine_session import MachineBusy, RunEngine
 from tests.factories import EngineConfigFactory, MachineFactory, RunFactory
-from tests.real_engine import GEMMA_270M, LLAMA_SERVER, free_port, requires_engine
+from tests.real_engine import GEMMA_270M, LLAMA_SERVER, LLAMA_THREADS, free_port, requires_engine
 from tests.runs.worker.real_runs import request_rows, run_to_end
 
 pytestmark = [requires_engine, pytest.mark.django_db(transaction=True), pytest.mark.timeout(600)]
@@ -30,7 +30,7 @@ def managed_config(machine=None, **config):
     }
     if machine is not None:
         engine["engine__machine"] = machine
-    settings = {"model": str(GEMMA_270M), "threads": 2, "parallel": 1, "context_length": 4096}
+    settings = {"model": str(GEMMA_270M), "threads": LLAMA_THREADS, "parallel": 1, "context_length": 4096}
     settings["max_tokens"] = 64  # enough for tok/s within 3 % and acceptance; the suite has a time budget
     return EngineConfigFactory(**engine, **(settings | config))
 

@@ -17,7 +17,7 @@ from engines.clients import EngineError, EngineHTTPError
 from engines.lifecycle import ManagedEngine
 from engines.simulator import SimProfile, serve_in_thread
 from runs.core.jobs.evalplus import INSTRUCTION_PREFIX, EvalPlusJob, load_problems, run_evalplus
-from tests.real_engine import GEMMA_270M, LLAMA_SERVER, free_port, requires_engine
+from tests.real_engine import GEMMA_270M, LLAMA_SERVER, LLAMA_THREADS, free_port, requires_engine
 from tests.runs.core.progress import CollectingProgress
 from tests.scripted_openai import Reply
 
@@ -346,7 +346,7 @@ async def test_it_gives_up_on_an_engine_that_hangs():
 async def llama_server(tmp_path):
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    argv = [LLAMA_SERVER, "-m", GEMMA_270M, "--port", str(port), "-t", "2", "-c", "4096"]
+    argv = [LLAMA_SERVER, "-m", GEMMA_270M, "--port", str(port), "-t", str(LLAMA_THREADS), "-c", "4096"]
     argv += ["--host", "127.0.0.1"]
     engine = ManagedEngine(argv, log_path=tmp_path / "llama-server.log")
     try:

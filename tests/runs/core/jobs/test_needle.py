@@ -21,7 +21,7 @@ from runs.core.jobs.needle import (
     run_needle,
     size_prompt,
 )
-from tests.real_engine import GEMMA_270M, LLAMA_SERVER, free_port, requires_engine
+from tests.real_engine import GEMMA_270M, LLAMA_SERVER, LLAMA_THREADS, free_port, requires_engine
 from tests.runs.core.progress import CollectingProgress
 
 pytestmark = pytest.mark.backend_free
@@ -231,7 +231,8 @@ def describe(row):
 async def test_it_sizes_prompts_with_a_real_llama_server_tokenizer():
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    argv = [LLAMA_SERVER, "-m", GEMMA_270M, "-c", "8192", "-t", "2", "-np", "1", "--port", str(port)]
+    argv = [LLAMA_SERVER, "-m", GEMMA_270M, "-c", "8192", "-t", str(LLAMA_THREADS), "-np", "1",
+            "--port", str(port)]
     job = NeedleJob(str(GEMMA_270M), lengths=(2048,), depths=(0.1, 0.9))
     progress = CollectingProgress()
     async with ManagedEngine(argv) as engine:
