@@ -103,7 +103,7 @@ suite: install engine browser
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 # Only the tests that depend on the backends: all but those marked backend_free (tests/backends.py).
-# CI runs `make test` on Postgres + Redis and this on the embedded default, beside it.
+# CI runs `make test` on the embedded default and this on Postgres + Redis, beside it.
 test-backends: install engine browser
 	$(BIN)/pytest -m 'not faults and not engines and not backend_free' $(PYTEST_ARGS)
 

@@ -41,30 +41,50 @@ stage() {
 start() {
   local name=$1
   shift
-  echo "== $name: started in the background (log: $(_stage_log "$name"))"
+  local log
+  log=$(_stage_log "$name")
+  echo "== $name: started in the background (log: $log)"
   STAGE_T0[$name]=$(_now_us)
-  "$@" >"$(_stage_log "$name")" 2>&1 &
+  # Its exit status and the moment it ended, for finish (which may come to it much later).
+  {
+    local status=0 t0=${STAGE_T0[$name]}
+    "$@" >"$log" 2>&1 || status=$?
+    echo "$status $(_now_us)" >"$log.end"
+    echo "== $name: ended after $(_since "$t0") s (exit $status); its output follows below"
+  } &
   STAGE_PID[$name]=$!
 }
 
 finish() {
-  local failed=0 name status
+  local failed=0 name log status ended
   for name in "$@"; do
-    status=0
-    wait "${STAGE_PID[$name]}" || status=$?
+    log=$(_stage_log "$name")
+    wait "${STAGE_PID[$name]}" || true
+    read -r status ended <"$log.end" || { status=1; ended=$(_now_us); }
     echo "== $name: its output"
-    cat "$(_stage_log "$name")"
-    _stage_ended "$name" "$(_since "${STAGE_T0[$name]}")" "$status"
+    cat "$log"
+    _stage_ended "$name" $(((ended - STAGE_T0[$name]) / 1000000)) "$status"
     [ "$status" = 0 ] || failed=1
   done
   return "$failed"
 }
 
-stop_background() {  # what a failed stage left running beside it, and its children
-  local pid
+stop_background() {  # what a failed stage left running beside it, with all its descendants
+  local pid pids=""
   for pid in $(jobs -pr); do
-    pkill -TERM -P "$pid" 2>/dev/null || true
-    kill "$pid" 2>/dev/null || true
+    pids+=" $(_tree "$pid")"
+  done
+  [ -n "${pids// /}" ] || return 0
+  # Frozen first, so that no parent carries on to its next command when its child is gone.
+  # shellcheck disable=SC2086
+  { kill -STOP $pids; kill -TERM $pids; kill -CONT $pids; } 2>/dev/null || true
+}
+
+_tree() {  # a process and its descendants
+  local child
+  echo "$1"
+  for child in $(pgrep -P "$1"); do
+    _tree "$child"
   done
 }
 

@@ -2,9 +2,9 @@
 
 Every test runs on whichever backends the environment selects (Postgres + Redis + Celery with
 DATABASE_URL and REDIS_URL set, the embedded default without). CI runs the suite on both; a test
-marked `backend_free` tests plain Python (statistics, parsers, recipes, the simulator) and runs
-only in the first pass, since nothing it does differs by backend. A test without the mark counts
-as backend-dependent: the safe side for a new test.
+marked `backend_free` tests plain Python (statistics, parsers, recipes, the simulator) and CI runs
+it on one only (the embedded pass), since nothing it does differs by backend. A test without the
+mark counts as backend-dependent: the safe side for a new test.
 
 The mark is checked, not trusted: a `backend_free` test that asks for the database (a django_db
 mark, a database or live-server fixture, a Django TransactionTestCase) stops the collection, and

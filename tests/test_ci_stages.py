@@ -46,6 +46,16 @@ stage "last" true
     assert (tmp_path / "logs" / "slow_one.log").exists()
 
 
+def test_it_times_a_background_stage_to_its_own_end_not_to_the_wait_for_it(tmp_path):
+    done = ci(tmp_path, """
+start "short one" true
+stage "long one" sleep 2
+finish "short one"
+""")
+    assert done.returncode == 0, done.stderr
+    assert table(done.stdout)[:2] == [("long one", 2, "ok"), ("short one", 0, "ok")]
+
+
 def test_it_fails_on_a_failed_stage_and_still_prints_the_table(tmp_path):
     done = ci(tmp_path, """
 start "beside" sh -c 'echo its output; exit 3'
@@ -60,9 +70,11 @@ stage "never reached" true
 
 def test_it_stops_what_ran_beside_a_failed_stage(tmp_path):
     done = ci(tmp_path, """
-start "beside" sleep 30
+start "beside" sh -c 'sh -c "sleep 30; touch grandchild-survived"; touch child-survived'
 stage "failing" false
 """)
     assert done.returncode == 1
     assert table(done.stdout)[0] == ("failing", 0, "FAILED (exit 1)")
     assert table(done.stdout)[-1][1] < 5  # it did not wait for the 30 s beside it
+    assert not subprocess.run(["pgrep", "-f", "sleep 30; touch grandchild"], capture_output=True).stdout
+    assert not list(tmp_path.glob("*-survived"))
