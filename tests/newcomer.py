@@ -25,6 +25,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.processes import stop_process
+from tests.real_engine import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 USERNAME, PASSWORD = "newcomer", "first-visit-123"
@@ -43,12 +44,6 @@ const chart = Chart.getChart(document.getElementById("lookahead-chart"));
 return {labels: chart.data.labels.map(String),
         datasets: chart.data.datasets.map((d) => [d.label, d.data])};
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def port_taken(port: int) -> bool:

@@ -3,6 +3,7 @@ SGLang's CPU builds and the same model converted for them), for real-engine test
 from __future__ import annotations
 
 import os
+import random
 import socket
 import subprocess
 import time
@@ -25,10 +26,30 @@ requires_engine = pytest.mark.skipif(
 )
 
 
+# Not the random module's own generator: a test that seeds it would make both passes draw alike.
+_PORTS = random.SystemRandom()
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A port nothing listens on now, for a server a test starts later, drawn at random from the
+    12,000 ports below the kernel's ephemeral range.
+
+    Not one the kernel hands out itself: it gives ports of that range to every outgoing
+    connection too, so between this call and the server's start a connection of this process or
+    of another (CI runs two test passes side by side) could hold it, and the engine's start would
+    wait for it, then fail.
+    """
+    first_ephemeral = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    low = max(1024, first_ephemeral - 12_000)
+    for _ in range(200):
+        port = _PORTS.randrange(low, first_ephemeral)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {low}-{first_ephemeral - 1}")
 
 
 VLLM = CACHE / "bin" / "vllm"  # bin/build-vllm's launcher: `vllm serve MODEL ...`

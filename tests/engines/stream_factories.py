@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
+
+from tests.real_engine import free_port
 
 NDJSON = {"content-type": "application/x-ndjson"}
 SSE = {"content-type": "text/event-stream"}
@@ -220,7 +221,5 @@ async def fail_after(body: bytes, error: Exception) -> AsyncIterator[bytes]:
 
 
 def closed_port() -> int:
-    """A localhost port nothing listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A localhost port nothing listens on."""
+    return free_port()

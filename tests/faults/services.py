@@ -13,15 +13,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.real_engine import free_port
+
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 START_TIMEOUT_S = 30.0
 
 
-def free_port() -> int:
-    """A TCP port nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def missing_tools() -> str:

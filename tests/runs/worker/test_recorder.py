@@ -7,7 +7,6 @@ that is not there (a missing SQLite folder, or a Postgres port nothing listens o
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 
@@ -18,6 +17,7 @@ from django.db import OperationalError, connection
 from runs.models import Run, Sample
 from runs.worker.recorder import RunRecorder, retry_db
 from tests.factories import RunFactory
+from tests.real_engine import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -31,9 +31,8 @@ def database_down() -> Iterator[None]:
     if connection.vendor == "sqlite":
         connection.settings_dict["NAME"] = "/nonexistent-sparkdash-dir/db.sqlite3"
     else:
-        with socket.socket() as sock:  # a port that was free a moment ago: connections are refused
-            sock.bind(("127.0.0.1", 0))
-            connection.settings_dict.update(HOST="127.0.0.1", PORT=str(sock.getsockname()[1]))
+        # A port nothing listens on: connections are refused.
+        connection.settings_dict.update(HOST="127.0.0.1", PORT=str(free_port()))
     try:
         yield
     finally:

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import json
-import socket
 import time
 
 import httpx
 import pytest
 
 from engines.simulator import SimProfile, serve_in_thread
+from tests.real_engine import free_port
 from tests.traffic.relay.scripted import Scripted, engine, ndjson, relay_to, sse
 from traffic.relay import Upstream
 
@@ -33,11 +33,7 @@ TOOL_DELTAS = sse(
 
 
 def dead_url() -> str:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()  # nothing listens there now
-    return f"http://127.0.0.1:{port}"
+    return f"http://127.0.0.1:{free_port()}"  # nothing listens there now
 
 
 def lines_of(response: httpx.Response) -> list[dict]:
