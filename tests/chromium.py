@@ -18,6 +18,7 @@ from selenium.webdriver.chrome.service import Service  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
+WIDTH = 1280  # every window's width; its height is each test's
 HAVE_CHROMIUM = all(os.access(p, os.X_OK) for p in (CHROMIUM, CHROMEDRIVER))
 NEEDS_CHROMIUM = f"needs Debian chromium ({CHROMIUM}) and {CHROMEDRIVER}"
 
@@ -32,7 +33,7 @@ def chromium(profile_dir: str, height: int = 1400, language: str = "en-US") -> w
     for arg in (
         "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--no-first-run", f"--window-size=1280,{height}", f"--user-data-dir={profile_dir}",
+        "--no-first-run", f"--window-size={WIDTH},{height}", f"--user-data-dir={profile_dir}",
         f"--lang={language}",
     ):
         options.add_argument(arg)
@@ -41,7 +42,6 @@ def chromium(profile_dir: str, height: int = 1400, language: str = "en-US") -> w
     return webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
 
 
-WIDTH = 1280
 _shared: dict[str, tuple[webdriver.Chrome, str]] = {}
 
 

@@ -8,16 +8,14 @@ import time
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.contrib.staticfiles.testing import StaticLiveServerTestCase
-from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.support.wait import WebDriverWait
 
 from runs.models import Run, SweepExecution
-from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, shared_chromium
+from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, log_in, shared_chromium
 from tests.factories import EngineConfigFactory, RunFactory, SweepFactory, UserFactory
 
 EN = "\u2013"
@@ -49,11 +47,7 @@ class SweepGridPageTest(StaticLiveServerTestCase):
             for config in (self.fast, self.base) for rep in (1, 2)
         }
         self.driver = shared_chromium(height=900)
-        client = Client()
-        client.force_login(UserFactory(username="alice"))
-        self.driver.get(self.live_server_url + "/login/")
-        session = client.cookies[settings.SESSION_COOKIE_NAME].value
-        self.driver.add_cookie({"name": settings.SESSION_COOKIE_NAME, "value": session, "path": "/"})
+        log_in(self.driver, self.live_server_url, UserFactory(username="alice"))
 
     def finish(self, name: str, rep: int, tps: float) -> None:
         run = self.runs[(name, rep)]
