@@ -1,6 +1,7 @@
 """The shared Chromium: each test that asks for it gets it as a new one would be."""
 from __future__ import annotations
 
+import functools
 import http.server
 import threading
 from collections.abc import Iterator
@@ -16,22 +17,12 @@ pytestmark = [
 ]
 
 
-class Page(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b"<!doctype html><title>page</title><p>page</p>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
-def site() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+def site(tmp_path) -> Iterator[str]:
+    """A page titled "page", served on a free port until the test ends."""
+    (tmp_path / "index.html").write_text("<!doctype html><title>page</title><p>page</p>")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
