@@ -16,10 +16,15 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 
 install: $(VENV)/.installed
 
+# make run: DEBUG off (DEBUG=True make run for Django's debug pages), plain HTTP on 127.0.0.1
+# (HOST=0.0.0.0 for other machines; HTTPS=True behind a TLS proxy). Without SECRET_KEY, the settings
+# use a random key generated once outside the repository (~/.config/sparkdash/secret_key, mode 600).
+HOST ?= 127.0.0.1
+HTTPS ?= False
 run: install
-	$(BIN)/python manage.py migrate --noinput -v 0
-	$(BIN)/python manage.py demo
-	$(BIN)/python manage.py serve --port $(PORT)
+	HTTPS=$(HTTPS) $(BIN)/python manage.py migrate --noinput -v 0
+	HTTPS=$(HTTPS) $(BIN)/python manage.py demo
+	HTTPS=$(HTTPS) $(BIN)/python manage.py serve --host $(HOST) --port $(PORT)
 
 # On a team machine (e.g. your own Spark): its worker, against the team's Postgres and Redis.
 #   make worker MACHINE=spark-1 DATABASE_URL=postgres://... REDIS_URL=redis://...

@@ -10,6 +10,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from sparkdash.secretkey import PUBLIC_KEYS, default_key_path, local_secret_key
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.getenv("SPARKDASH_VAR_DIR", BASE_DIR / "var"))
 # The folders whose datasets and agent fixtures a run may name (os.pathsep-separated); the
@@ -20,11 +22,11 @@ SPARKDASH_DATA_DIRS = [
 
 
 def envbool(name: str, default: str) -> bool:
-    """Read a True/False variable; anything else is a configuration error."""
+    """Read a True/False (or 1/0) variable; anything else is a configuration error."""
     value = os.getenv(name, default)
-    if value not in ("True", "False"):
-        raise ImproperlyConfigured(f"{name} must be True or False, not {value!r}")
-    return value == "True"
+    if value not in ("True", "False", "1", "0"):
+        raise ImproperlyConfigured(f"{name} must be True or False (or 1 or 0), not {value!r}")
+    return value in ("True", "1")
 
 
 def envint(name: str, default: int) -> int:
@@ -53,24 +55,71 @@ def envsecret(name: str, default: str = "") -> str:
     return os.getenv(name, default)
 
 
-DEBUG = envbool("DEBUG", "True")
-SECRET_KEY = envsecret("SECRET_KEY", "dev-only-insecure-key" if DEBUG else "")
+# --- Safe by default (issue 31): DEBUG, the secret key, HTTPS ---
+# DEBUG is off unless the developer turns it on (DEBUG=True or DEBUG=1): its error pages show the
+# settings (database and Redis URLs with their passwords) to anyone who can reach the port.
+DEBUG = envbool("DEBUG", "False")
+# Without SECRET_KEY (or SECRET_KEY_FILE): a random key generated once for this user, kept outside
+# the repository (sparkdash/secretkey.py). Several web servers that share sessions need one key: set it.
+SECRET_KEY = envsecret("SECRET_KEY")
 if not SECRET_KEY:
-    raise ImproperlyConfigured("SECRET_KEY (or SECRET_KEY_FILE) must be set when DEBUG=False")
+    try:
+        SECRET_KEY = local_secret_key(default_key_path())
+    except (OSError, ValueError) as error:
+        raise ImproperlyConfigured(f"no SECRET_KEY set, and the generated key is unusable: {error}") from None
+if not DEBUG and SECRET_KEY in PUBLIC_KEYS:
+    raise ImproperlyConfigured("SECRET_KEY is a published example value: set a long random one")
 ALLOWED_HOSTS = os.getenv("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
 CSRF_TRUSTED_ORIGINS = [o for o in os.getenv("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
-# Production (DEBUG=False) is HTTPS-only by default; behind a TLS-terminating proxy, set
+# Whether browsers reach the site over HTTPS (TLS here or at a proxy). On by default with DEBUG off,
+# so production is HTTPS-only (redirect, secure cookies, HSTS) and `check --deploy` passes; `make
+# run` serves plain HTTP on 127.0.0.1 and sets HTTPS=False. Behind a TLS-terminating proxy, set
 # SECURE_PROXY_SSL_HEADER=1 so the X-Forwarded-Proto header it sends is trusted.
-SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", str(not DEBUG))
-SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = envbool("SECURE_COOKIES", str(not DEBUG))
-SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", str(not DEBUG))
+HTTPS = envbool("HTTPS", str(not DEBUG))
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", str(HTTPS))
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = envbool("SECURE_COOKIES", str(HTTPS))
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 31_536_000 if HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", str(HTTPS))
 # The HSTS preload list is for public domains; a dashboard on a team network does not join it.
 SILENCED_SYSTEM_CHECKS = ["security.W021"]
 if envbool("SECURE_PROXY_SSL_HEADER", "False"):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# --- end of safe by default ---
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
+
+# --- Content-Security-Policy and Permissions-Policy (issue 31) ---
+# Scripts, styles, fonts and Chart.js/Pico are all served from static/ (no inline script or style:
+# tests/test_static_layout.py); the live pages' sockets are same-origin. Pico's icons are data: URIs.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+# No page uses a device or sensor; the launch recipe's Copy button writes the clipboard.
+PERMISSIONS_POLICY: dict[str, list[str]] = {
+    feature: []
+    for feature in (
+        "accelerometer", "autoplay", "bluetooth", "browsing-topics", "camera", "display-capture",
+        "geolocation", "gyroscope", "hid", "magnetometer", "microphone", "midi", "payment", "serial",
+        "usb", "xr-spatial-tracking",
+    )
+} | {"clipboard-write": ["self"]}
+
+# --- Request bodies (issue 31): every body is capped before Django reads it (sparkdash/bodylimit.py),
+# at the largest a form takes (a 5 MB replay file and its fields); form fields other than files
+# are capped at Django's DATA_UPLOAD_MAX_MEMORY_SIZE.
+SPARKDASH_MAX_REQUEST_BYTES = envint("SPARKDASH_MAX_REQUEST_BYTES", 6 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440)
 
 INSTALLED_APPS = [
     "daphne",
@@ -88,7 +137,11 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Safe by default (issue 31): /api/ errors in JSON; CSP and Permissions-Policy on every answer.
+    "sparkdash.middleware.ApiErrorsAsJson",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "django_permissions_policy.PermissionsPolicyMiddleware",
     # Serves static/ from daphne itself: no CDN, no separate file server to set up.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

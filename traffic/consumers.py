@@ -39,6 +39,11 @@ class TrafficConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(group_name(machine_id), self.channel_name)
         await self.accept()
 
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
+        """The socket only sends: what a client sends is dropped unread (never parsed as JSON)."""
+
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "machine_id"):
             with contextlib.suppress(Exception):  # Redis down: the group entry expires by itself

@@ -65,6 +65,11 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             if getattr(self, "resync", None):
                 self.resync.cancel()
 
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
+        """The socket only sends: what a client sends is dropped unread (never parsed as JSON)."""
+
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "run_id"):
             # With Redis down there is nothing to leave; its group entry expires by itself.

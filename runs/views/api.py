@@ -13,6 +13,7 @@ from runs.models import Run, Sample
 from runs.results.chart_samples import chart_samples
 
 SAMPLES_PAGE = 5000
+MAX_POINTS_DIGITS = 9
 
 
 def api_login_required(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
@@ -49,7 +50,9 @@ def run_samples(request: HttpRequest, pk: int) -> JsonResponse:
         return JsonResponse({"error": "after must be an integer"}, status=400)
     # &max_points=N (the run page): a long run's charted series thinned to about N points.
     points = request.GET.get("max_points", "")
-    samples = chart_samples(run, after, int(points)) if points.isdigit() else None
+    # More digits than any chart's width is a whole run: read as no thinning, not as an int.
+    thinned = points.isdigit() and len(points) <= MAX_POINTS_DIGITS
+    samples = chart_samples(run, after, int(points)) if thinned else None
     if samples is None:
         rows = Sample.objects.filter(run=run, seq__gt=after).order_by("seq")[:SAMPLES_PAGE]
         samples = [s.to_dict() for s in rows]

@@ -11,6 +11,7 @@ from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_POST
 
 from engines.access import get_visible_or_404, visible
+from engines.ids import parse_key
 from engines.models import EngineConfig, Machine
 from runs.actions.runs import cancel_run
 from runs.actions.workers import queued_warning
@@ -22,7 +23,8 @@ from runs.results.export import position_columns, position_values, table_respons
 from runs.templatetags.run_format import REASONING_KEYS, REASONING_METRICS, SUMMARY_METRICS, has_reasoning
 
 PAGE_SIZE = 50
-# GET parameter -> lookup; ids must be digits, anything else is ignored rather than a 500.
+# GET parameter -> lookup; ids must be digits, anything else is ignored rather than a 500, and a
+# number no row can have (too big for the database) matches nothing, as an unknown id does.
 FILTERS = {"config": "config_id", "machine": "machine_id", "job": "job", "status": "status"}
 ID_FILTERS = ("config", "machine")
 
@@ -32,9 +34,13 @@ def _filtered(request: HttpRequest) -> tuple[QuerySet[Run], dict[str, str]]:
     chosen: dict[str, str] = {}
     for param, lookup in FILTERS.items():
         value = request.GET.get(param, "")
-        if value and (param not in ID_FILTERS or value.isdigit()):
+        if not value or (param in ID_FILTERS and not value.isdigit()):
+            continue
+        if param in ID_FILTERS and parse_key(value) is None:
+            runs = runs.none()
+        else:
             runs = runs.filter(**{lookup: value})
-            chosen[param] = value
+        chosen[param] = value
     return runs, chosen
 
 

@@ -15,6 +15,7 @@ from django.utils.translation import gettext_noop
 from django.views.decorators.http import require_GET, require_POST
 
 from engines.access import get_visible_or_404, visible
+from engines.ids import parse_key
 from runs.actions.sweeps import start_sweep
 from runs.models import Run, Sweep, SweepExecution
 from runs.results.export import table_response, wants_export
@@ -46,7 +47,7 @@ def sweep_new(request: HttpRequest) -> HttpResponse:
     """The form for a new sweep; GET ?configs=<id>&configs=<id> ticks those configs (the config
     matrix links here)."""
     user = request.user
-    chosen = [pk for pk in request.GET.getlist("configs") if pk.isdigit()]
+    chosen = [pk for pk in request.GET.getlist("configs") if parse_key(pk) is not None]
     initial = {"configs": chosen} if chosen else {}
     return _edit(request, Sweep(created_by=user if user.is_authenticated else None), initial)
 

@@ -7,6 +7,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext
 
 from engines.access import visible
+from engines.ids import parse_key
 from engines.models import EngineConfig
 from runs.actions.tour import TOUR_CONFIGS, TourUnavailable, start_tour, tour_runs
 from runs.models import Run
@@ -19,9 +20,11 @@ def tour_page(request: HttpRequest) -> HttpResponse:
     """?runs=<ids>: the tour those runs make up; without it, what the tour does and its button."""
     if request.method == "POST":
         return _start(request)
-    ids = _ids(request.GET.get("runs", ""))
-    tour = tour_runs(visible(request.user, Run), ids) if ids else None
-    if ids and tour is None:
+    named = _ids(request.GET.get("runs", ""))
+    # An id no row can have (too big for the database) is an unknown run: not a tour either.
+    ids = [pk for pk in named if pk is not None]
+    tour = tour_runs(visible(request.user, Run), ids) if ids and len(ids) == len(named) else None
+    if named and tour is None:
         error = gettext("these runs are not a demo tour")
         return render(request, "runs/tour.html", {"error": error}, status=404)
     unfinished = tour is not None and any(r.finished is None for r in tour.runs)
@@ -37,5 +40,5 @@ def _start(request: HttpRequest) -> HttpResponse:
     return redirect(f"/tour/?runs={','.join(str(pk) for pk in tour.ids)}")
 
 
-def _ids(text: str) -> list[int]:
-    return [int(part) for part in text.split(",") if part.strip().isdigit()]
+def _ids(text: str) -> list[int | None]:
+    return [parse_key(part) for part in text.split(",") if part.strip().isdigit()]

@@ -6,7 +6,6 @@ tokens / decode speed, as the seed did for its 700 tool-call and 1,050 answer to
 """
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from typing import Any
 
 from engines.clients.base import EngineClient, GenerationRequest, as_dict, now
 from engines.words import gettext_noop
+from runs.core import jsonlimits
 from runs.core.jobs.speed import RunProgress
 from runs.core.metrics import request_metrics
 from runs.core.outcomes import Failures, count_outcomes, succeeded
@@ -56,7 +56,9 @@ def parse_jsonl(text: str, max_bytes: int = 5_000_000, max_requests: int = 1000)
 
 def _parse_line(line: str, number: int) -> dict[str, Any]:
     try:
-        body = json.loads(line)
+        body = jsonlimits.loads(line)
+    except jsonlimits.TooDeep as exc:
+        raise Refusal(gettext_noop("line %(number)s: %(error)s"), number=number, error=exc) from None
     except ValueError as exc:
         raise Refusal(gettext_noop("line %(number)s: not JSON (%(error)s)"), number=number,
                       error=exc) from None

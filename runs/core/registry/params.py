@@ -20,6 +20,7 @@ from runs.core.jobs.agent_table import load_fixture
 from runs.core.jobs.agent_table.fixture import FIXTURES_DIR, fixture_dir
 from runs.core.jobs.quality_data import SAMPLE_DATASET
 from runs.core.jobs.replay import parse_jsonl
+from runs.core.jsonlimits import check_depth
 from runs.core.refusal import Refusal
 
 __all__ = [
@@ -150,8 +151,11 @@ class RequestsParam(_Helped):
         if value is None:
             text = gettext_noop("%(name)s: a replay needs recorded requests (a JSONL file of request bodies)")
             raise ParamError(text, name=name)
-        text = value if isinstance(value, str) else "\n".join(json.dumps(v) for v in value)
         try:
+            if not isinstance(value, str):
+                for body in value:
+                    check_depth(body)  # before json.dumps recurses into it
+            text = value if isinstance(value, str) else "\n".join(json.dumps(v) for v in value)
             return parse_jsonl(text)
         except ValueError as exc:
             raise ParamError(gettext_noop("%(name)s: %(reason)s"), name=name, reason=exc) from None
