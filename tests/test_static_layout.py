@@ -1,4 +1,4 @@
-"""The front end's layout rules, kept true: no inline script or style in templates, small JS
+"""The front end's layout rules, kept true: no inline script, style or event handler in templates, small JS
 functions, one view script per job kind, one formatter, and no benchmark hook in what ships.
 
 The JS scan is a brace matcher over the code with its strings, comments and regex literals
@@ -22,7 +22,8 @@ JS = STATIC / "js"
 MAX_FUNCTION_LINES = 40
 # Inline bodies the offline report may keep: a whole static file's contents, inlined by runs/report.py.
 INLINED_FILE = re.compile(r"<(script|style)>\{\{ \w+\|safe \}\}</\1>")
-INLINE = re.compile(r"<style\b|\sstyle=|<script\b(?![^>]*\bsrc=)", re.IGNORECASE)
+# Inline event handlers (onclick=...) too: the Content-Security-Policy allows script files only.
+INLINE = re.compile(r"<style\b|\sstyle=|<script\b(?![^>]*\bsrc=)|\son[a-z]+=", re.IGNORECASE)
 # A whole file's wrapper, `(function () {` or `window.X = (function () {` at the start of a line.
 MODULE_WRAPPER = re.compile(r"^(window\.\w+ = )?\(function \(\) \{$")
 # After these (or at the start), a "/" opens a regex literal rather than dividing.
