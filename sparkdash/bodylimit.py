@@ -13,7 +13,8 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-App = Callable[[Scope, Receive, Send], Awaitable[None]]
+# Any: Django's and Channels' applications each type their scope and messages their own way.
+App = Callable[[Any, Any, Any], Awaitable[None]]
 
 __all__ = ["BodyLimit", "too_big_text"]
 

@@ -15,3 +15,6 @@ urlpatterns = [
     path("", include("runs.urls")),
     path("", include("traffic.urls")),
 ]
+
+# A request over one of Django's body limits is told which (sparkdash/errors.py).
+handler400 = "sparkdash.errors.bad_request"

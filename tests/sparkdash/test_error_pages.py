@@ -157,3 +157,28 @@ def test_it_sends_a_content_security_policy_and_a_permissions_policy_on_every_pa
         assert "connect-src 'self'" in policy and "frame-ancestors 'none'" in policy
         assert "camera=()" in response["Permissions-Policy"], url
         assert "geolocation=()" in response["Permissions-Policy"]
+
+
+def test_it_names_the_form_limit_a_request_passed(alice):
+    fields = {"username": "alice", "password": "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)}
+    # The CSRF check reads the form first, as it does for every browser's post.
+    browser = Client(enforce_csrf_checks=True, raise_request_exception=False)
+    browser.get("/login/")
+    fields["csrfmiddlewaretoken"] = browser.cookies["csrftoken"].value
+    page = browser.post("/login/", fields)
+    assert page.status_code == 400
+    limit = f"larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes (DATA_UPLOAD_MAX_MEMORY_SIZE)"
+    assert limit in page.content.decode()
+    assert "_auth_user_id" not in browser.session
+    browser.force_login(alice)
+    api = browser.post("/api/runs/1", fields)
+    assert api.status_code == 400
+    assert api.json() == {"error": f"bad request: the form's fields are {limit}"}
+
+
+def test_it_answers_a_refused_csrf_check_under_the_api_in_json(alice):
+    client = Client(enforce_csrf_checks=True, raise_request_exception=False)
+    client.force_login(alice)
+    response = client.post("/api/runs/1", {"a": "b"})
+    assert response.status_code == 403
+    assert response.json() == {"error": "forbidden"}
