@@ -109,7 +109,7 @@ CONTENT_SECURITY_POLICY = {
 PERMISSIONS_POLICY: dict[str, list[str]] = {
     feature: []
     for feature in (
-        "accelerometer", "autoplay", "bluetooth", "browsing-topics", "camera", "display-capture",
+        "accelerometer", "autoplay", "browsing-topics", "camera", "display-capture",
         "geolocation", "gyroscope", "hid", "magnetometer", "microphone", "midi", "payment", "serial",
         "usb", "xr-spatial-tracking",
     )

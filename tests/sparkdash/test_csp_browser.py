@@ -1,5 +1,6 @@
-"""The Content-Security-Policy in headless Chromium: the main pages load and run their scripts,
-charts and sockets with no violation in the console, and the policy does refuse an inline script."""
+"""The Content-Security-Policy in headless Chromium: the main pages (and Django's admin) load and
+run their scripts, charts and sockets with no violation in the console, the Permissions-Policy names
+only features Chromium knows, and the policy does refuse an inline script."""
 from __future__ import annotations
 
 import pytest
@@ -8,7 +9,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.wait import WebDriverWait
 
 from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, logged_in_chromium
-from tests.factories import team_world
+from tests.factories import UserFactory, team_world
 from tests.live_server import DaphneLiveServerTestCase
 
 # A page's own scripts ran: the run page's socket or polling said how it got the run, Chart.js drew.
@@ -20,7 +21,9 @@ SCRIPTS_RAN = {
 
 
 def _violations(logged: list[dict]) -> list[str]:
-    return [e["message"] for e in logged if "Content Security Policy" in e["message"]]
+    """Refusals of the CSP, and features of the Permissions-Policy that Chromium does not know."""
+    policies = ("Content Security Policy", "Permissions-Policy")
+    return [e["message"] for e in logged if any(policy in e["message"] for policy in policies)]
 
 
 @pytest.mark.browser
@@ -40,10 +43,13 @@ class ContentSecurityPolicyTest(DaphneLiveServerTestCase):
             "runs:sweep-run": reverse("runs:sweep-run", args=[world.execution.pk]),
             "traffic:page": reverse("traffic:page", args=[world.machine.pk]),
             "runs:tour": reverse("runs:tour"),
+            "admin:index": reverse("admin:index"),
+            "admin:engines_engineconfig_add": reverse("admin:engines_engineconfig_add"),
         }
 
     def test_it_loads_the_main_pages_without_a_policy_violation(self) -> None:
-        with logged_in_chromium(self.live_server_url, self.world.owner) as driver:
+        root = UserFactory(username="root", is_superuser=True, is_staff=True)
+        with logged_in_chromium(self.live_server_url, root) as driver:
             for name, path in self._pages().items():
                 driver.get(self.live_server_url + path)
                 if name in SCRIPTS_RAN:
@@ -53,7 +59,9 @@ class ContentSecurityPolicyTest(DaphneLiveServerTestCase):
                     driver.find_element(By.CSS_SELECTOR, "button[data-copy]").click()
                 logged = driver.get_log("browser")
                 assert _violations(logged) == [], name
-                assert [e for e in logged if e["level"] == "SEVERE"] == [], name
+                # The admin's pages link no icon: Chromium's guess at /favicon.ico is a 404 there.
+                severe = [e for e in logged if e["level"] == "SEVERE" and "favicon.ico" not in e["message"]]
+                assert severe == [], name
 
     def test_it_refuses_an_inline_script(self) -> None:
         with logged_in_chromium(self.live_server_url, self.world.owner) as driver:
