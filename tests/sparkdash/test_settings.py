@@ -98,10 +98,11 @@ def test_it_serves_make_run_on_loopback_only(tmp_path):
     assert "--host 0.0.0.0" in told.stdout
 
 
-@pytest.fixture
-def make_run_server(tmp_path) -> Iterator[tuple[httpx.Client, Path]]:
+@pytest.fixture(scope="module")
+def make_run_server(tmp_path_factory) -> Iterator[tuple[httpx.Client, Path]]:
     """The dashboard as `make run` serves it (its environment, no variable set; the simulator off so
     the test needs no fixed port), with a superuser `root` logged in; its client and HOME."""
+    tmp_path = tmp_path_factory.mktemp("make-run-home")
     port, var = free_port(), tmp_path / "var"
     env = bare_env(tmp_path, SPARKDASH_VAR_DIR=str(var)) | _assignments(_make_run_lines(tmp_path)[-1])
     python = [sys.executable, "manage.py"]
