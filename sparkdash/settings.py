@@ -137,11 +137,12 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # Safe by default (issue 31): /api/ errors in JSON; CSP and Permissions-Policy on every answer.
-    "sparkdash.middleware.ApiErrorsAsJson",
     "django.middleware.security.SecurityMiddleware",
+    # Safe by default (issue 31): CSP and Permissions-Policy on every answer; /api/ errors in JSON
+    # (inside these three, so a JSON error gets their headers too).
     "csp.middleware.CSPMiddleware",
     "django_permissions_policy.PermissionsPolicyMiddleware",
+    "sparkdash.middleware.ApiErrorsAsJson",
     # Serves static/ from daphne itself: no CDN, no separate file server to set up.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

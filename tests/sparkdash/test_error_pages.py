@@ -132,6 +132,7 @@ def test_it_answers_every_api_error_in_json(admin_client, monkeypatch):
     for status, response in answers.items():
         assert response.status_code == status
         assert response["Content-Type"] == "application/json", status
+        assert response["X-Content-Type-Options"] == "nosniff" and "Content-Security-Policy" in response
         assert set(response.json()) == {"error"}
         assert not _leaks(response), status
     assert answers[405].json()["error"] == "method not allowed: use GET"
