@@ -9,6 +9,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from engines.access import User, visible
+from engines.ids import KeysChoiceField
 from engines.matrix import Axes, ModelFile
 from engines.models import Engine, EngineConfig
 
@@ -85,7 +86,7 @@ class MatrixForm(forms.Form):
         widget=forms.TextInput(attrs={"placeholder": _("e.g. none,draft-mtp")}),
         help_text=_("comma-separated; none turns speculative decoding off"),
     )
-    engines = forms.ModelMultipleChoiceField(
+    engines = KeysChoiceField(
         queryset=Engine.objects.none(), required=False, widget=forms.SelectMultiple(attrs={"size": 4}),
         label=_("engines"), help_text=_("none chosen: the base config's engine"),
     )

@@ -18,6 +18,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from engines.access import User, visible
+from engines.ids import KeysChoiceField
 from engines.models import EngineConfig
 from runs.actions.sweeps import clean_jobs
 from runs.core import registry
@@ -70,7 +71,7 @@ class ConfigChoiceField(forms.ModelChoiceField):
         return _config_label(obj)
 
 
-class ConfigsChoiceField(forms.ModelMultipleChoiceField):
+class ConfigsChoiceField(KeysChoiceField):
     """Configs, each offered as "name (engine)"."""
 
     def label_from_instance(self, obj: EngineConfig) -> str:

@@ -183,3 +183,20 @@ def test_it_answers_a_refused_csrf_check_under_the_api_in_json(alice):
     response = client.post("/api/runs/1", {"a": "b"})
     assert response.status_code == 403
     assert response.json() == {"error": "forbidden"}
+
+
+def test_it_refuses_ids_too_big_for_the_database_in_forms_as_invalid_choices(admin_client):
+    world = team_world("alpha")
+    posts = {
+        "/sweeps/new/": {"name": "s", "configs": [OVERFLOW]},
+        f"/sweeps/{world.sweep.pk}/edit/": {"name": "s", "configs": [str(world.config.pk), OVERFLOW]},
+        f"/configs/{world.config.pk}/matrix/": {"lookaheads": "2", "engines": [OVERFLOW]},
+        "/schedules/new/": {"sweep": OVERFLOW},
+        f"/machines/{world.machine.pk}/traffic/conversations/{world.traffic.conversation}/replay/":
+            {"config": OVERFLOW, "reps": "1"},
+    }
+    for url, data in posts.items():
+        response = admin_client.post(url, data)
+        assert response.status_code in (200, 400), (url, response.status_code)
+        assert not _leaks(response)
+    assert "is not a valid value" in admin_client.post("/sweeps/new/", posts["/sweeps/new/"]).content.decode()
