@@ -85,6 +85,7 @@ INSTALLED_APPS = [
     "engines",
     "runs",
     "traffic",
+    "teams",
 ]
 
 MIDDLEWARE = [
