@@ -7,10 +7,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from asgiref.sync import sync_to_async
 from axes.models import AccessAttempt, AccessFailureLog
 from django.conf import settings
+from django.contrib.auth.hashers import make_password
 from django.core.management import call_command
-from django.test import Client, RequestFactory, override_settings
+from django.test import AsyncClient, Client, RequestFactory, override_settings
 from django.urls import reverse
 from django.utils import timezone
 
@@ -212,3 +214,15 @@ def test_it_reads_the_lockout_and_idle_timeout_from_the_environment(tmp_path):
     done = subprocess.run([sys.executable, "manage.py", "shell", "--no-imports", "-c", code],
                           cwd=Path(settings.BASE_DIR), env=env, capture_output=True, text=True, timeout=120)
     assert done.stdout.splitlines()[-1].split() == ["5", "120.0", "1800"], done.stdout + done.stderr
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_it_shows_the_lockout_page_when_served_over_asgi_too():
+    """Daphne serves the site: axes' async middleware path hands the lockout page other arguments."""
+    await sync_to_async(UserFactory)(username="carol", password=make_password(RIGHT))
+    client = AsyncClient()
+    for i in range(LIMIT):
+        await client.post(reverse("login"), {"username": "carol", "password": WRONG % i})
+    response = await client.post(reverse("login"), {"username": "carol", "password": RIGHT})
+    assert response.status_code == 429
+    assert "Try again after" in response.content.decode()
