@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
@@ -40,12 +42,27 @@ def mark_logged_in(sender: object, request: HttpRequest | None, **kwargs: object
 
 
 class IdleTimeoutMiddleware:
-    """Extends a logged-in user's session as they use the site (after AuthenticationMiddleware)."""
+    """Extends a logged-in user's session as they use the site (after AuthenticationMiddleware).
 
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+    Sync and async, like the middleware around it, so that under daphne the chain stays async.
+    """
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
         self.get_response = get_response
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
 
-    def __call__(self, request: HttpRequest) -> HttpResponse:
+    def __call__(self, request: HttpRequest) -> Any:
+        if iscoroutinefunction(self):
+            return self.__acall__(request)
         response = self.get_response(request)
         mark_seen(request)  # after the view: a logout has emptied the session, a login has set it
+        return response
+
+    async def __acall__(self, request: HttpRequest) -> HttpResponse:
+        response = await self.get_response(request)
+        await sync_to_async(mark_seen)(request)  # the session and the user are read from the database
         return response
