@@ -13,8 +13,10 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db.models import ProtectedError
 
 from engines.models import Engine, EngineConfig, Team
@@ -65,7 +67,12 @@ class Command(BaseCommand):
             self.stdout.write("log in with your existing superuser (manage.py changepassword NAME resets it)")
             return
         username = os.getenv("DJANGO_SUPERUSER_USERNAME", "admin")
-        password = os.getenv("DJANGO_SUPERUSER_PASSWORD") or secrets.token_urlsafe(9)
-        user = users.create_superuser(username, os.getenv("DJANGO_SUPERUSER_EMAIL", ""), password)
+        password = os.getenv("DJANGO_SUPERUSER_PASSWORD") or secrets.token_urlsafe(12)
+        email = os.getenv("DJANGO_SUPERUSER_EMAIL", "")
+        try:  # the password rules (AUTH_PASSWORD_VALIDATORS) hold for the demo's login too
+            validate_password(password, users.model(username=username, email=email))
+        except ValidationError as refused:
+            raise CommandError(f"DJANGO_SUPERUSER_PASSWORD refused: {' '.join(refused.messages)}") from None
+        user = users.create_superuser(username, email, password)
         team.members.add(user)
         self.stdout.write(f"created user {username!r} with password {password!r}: log in with these")
