@@ -59,3 +59,23 @@ def launch_refusal(settings: LaunchSettings) -> Words | None:
     """Why these settings may not launch (every refused field), or None."""
     errors = launch_refusals(settings)
     return Words.joined("; ", list(errors.values())) if errors else None
+
+
+def allowlist_markdown() -> str:
+    """The README's list of every kind's allowed extra flags, made from the tables themselves
+    (``python -m engines.recipes.checks`` prints it; a test holds the README to it)."""
+    from engines import kinds  # engines.kinds imports the renderers, which import this package
+
+    tables = [spec.flag_table() for spec in kinds.REGISTRY.values()] + [simulator.ALLOWED_FLAGS]
+    lines: list[str] = []
+    for table in tables:
+        lines += ["", f"**{table.label}** (`{table.kind}`{', as `NAME=value`' if table.env else ''}):", ""]
+        lines += ["| flag | value | what |", "| --- | --- | --- |"]
+        for flag in table.flags:
+            value = "(none)" if flag.value is None else flag.value.describe()
+            lines.append(f"| {', '.join(f'`{name}`' for name in flag.names)} | {value} | {flag.what} |")
+    return "\n".join(lines[1:]) + "\n"
+
+
+if __name__ == "__main__":
+    print(allowlist_markdown(), end="")

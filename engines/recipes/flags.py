@@ -277,7 +277,7 @@ def _checked_argv(table: FlagTable, tokens: list[str]) -> list[str]:
     position = 0
     while position < len(tokens):
         token = tokens[position]
-        name, inline, value = token.partition("=") if token.startswith("--") else (token, "", "")
+        name, inline, value = token.partition("=") if token.startswith("-") else (token, "", "")
         flag = table.by_name.get(name) if token.startswith("-") else None
         if flag is None:
             raise ValueError(_refusal(table, name, token))
