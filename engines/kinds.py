@@ -42,6 +42,7 @@ __all__ = [
 OPENAI_COMPATIBLE = "engines.clients:openai_compatible"
 OLLAMA_NATIVE = "engines.clients:ollama_native"
 SGLANG_NATIVE = "engines.clients:sglang_native"
+EMPTY_FLAGS = "engines.recipes.flags:FlagTable"  # a kind that names no allowlist allows no extra flag
 ClientFactory = Callable[["EngineKind", str, str, float, "httpx.AsyncBaseTransport | None"], "EngineClient"]
 
 
@@ -115,9 +116,8 @@ class EngineKind:
         if self.allowed_flags:
             table: FlagTable = _resolve(self.allowed_flags)
             return table
-        from engines.recipes.flags import FlagTable  # the recipes read this registry
-
-        return FlagTable(self.name, self.label, [])
+        empty: FlagTable = _resolve(EMPTY_FLAGS)(self.name, self.label, [])
+        return empty
 
 
 def _resolve(path: str) -> Any:
