@@ -138,3 +138,12 @@ def test_it_shows_no_bytes_of_a_file_that_is_not_a_model_on_the_config_page(alic
     for page in pages:
         assert "root:" not in page and "SECRET" not in page and "not a GGUF file" not in page
         assert 'id="gguf"' not in page
+
+
+def test_it_lets_only_the_web_servers_own_setting_allow_more_in_the_form(alice_client, engine, monkeypatch):
+    data = form_data(engine, extra_flags="--path /srv/www")
+    response = alice_client.post(reverse("engines:config-create"), data)
+    assert response.status_code == 400 and "--path reads a file" in response.content.decode()
+    monkeypatch.setenv("SPARKDASH_ALLOW_FLAGS", "llama-server:--path")
+    assert alice_client.post(reverse("engines:config-create"), data).status_code == 302
+    assert EngineConfig.objects.get().extra_flags == "--path /srv/www"
