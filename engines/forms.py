@@ -43,6 +43,13 @@ class EngineConfigForm(forms.ModelForm):
             "top_k": _("top k"), "seed": _("seed"), "max_tokens": _("max tokens"),
             "extra_flags": _("extra flags"), "notes": _("notes"),
         }
+        # Shown beside the fields (the model's own help texts stay, so the migrations do too).
+        help_texts = {
+            "model": _("a model name inside the machine's model directories, a hub id (org/name) or an "
+                       "Ollama tag; a path elsewhere is refused"),
+            "extra_flags": _("only the engine kind's allowed flags (listed in the README), as --flag value "
+                             "or --flag=value; Ollama: NAME=value settings"),
+        }
         widgets = {
             "extra_flags": forms.Textarea(attrs={"rows": 2}),
             "notes": forms.Textarea(attrs={"rows": 3}),

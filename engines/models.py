@@ -17,6 +17,9 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from engines import kinds
+from engines.recipes import settings_from_config
+from engines.recipes.checks import launch_refusals
+from engines.templatetags.engine_words import words
 
 DEFAULT_TEAM = "default"
 # Where an engine on the worker's own box listens; always allowed as an engine's host.
@@ -302,7 +305,8 @@ class EngineConfig(models.Model):
         return reverse("runs:config-detail", args=[self.pk])
 
     def clean(self) -> None:
-        errors = thinking_errors(self.thinking, self.thinking_budget, self.reasoning_effort)
+        errors = launch_errors(self)
+        errors |= thinking_errors(self.thinking, self.thinking_budget, self.reasoning_effort)
         if errors:
             raise ValidationError(errors)
 
@@ -343,6 +347,18 @@ class EngineConfig(models.Model):
             "memory_gb": self.machine.memory_gb,
         }
         return data
+
+
+def launch_errors(config: EngineConfig) -> dict[str, str]:
+    """What a config may not launch, by field: extra flags outside its kind's allowlist, a model path
+    outside this machine's model directories (engines.recipes.checks, the check the worker repeats)."""
+    if config.engine_id is None:
+        return {}  # the form says the engine is missing
+    try:
+        settings = settings_from_config(config)
+    except ValueError:
+        return {}  # an empty model: the field's own check says so
+    return {field: str(words(message)) for field, message in launch_refusals(settings).items()}
 
 
 def thinking_errors(thinking: str, budget: int | None, effort: str) -> dict[str, str]:
