@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.http import HttpRequest
 
-from runs.models import Alert, Run, Schedule, Sweep, SweepExecution
+from runs.models import Alert, MetricsToken, Run, Schedule, Sweep, SweepExecution
 from runs.views.schedules import ScheduleForm
 
 
@@ -41,3 +42,16 @@ class AlertAdmin(admin.ModelAdmin):
     list_display = ["id", "config", "label", "delta_pct", "created", "resolved"]
     list_filter = ["resolved"]
     raw_id_fields = ["execution", "config"]
+
+
+@admin.register(MetricsToken)
+class MetricsTokenAdmin(admin.ModelAdmin):
+    """Listed, never made here: a token is shown once, on the team's metrics tokens page or by
+    ``manage.py metricstoken``."""
+
+    list_display = ["name", "team", "created", "created_by", "last_used", "revoked"]
+    list_filter = ["team"]
+    readonly_fields = ["team", "name", "created_by", "last_used"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
