@@ -37,7 +37,7 @@ class Command(BaseCommand):
                 audit.record(None, "revoked", token, team, object_type="metrics token")
             self.stdout.write(f"revoked {len(live)} metrics token(s) named {name!r} of team {team.name}")
             return
-        token, plain = MetricsToken.issue(MetricsToken.PREFIX, team=team, name=name)
-        audit.record(None, "created", token, team, object_type="metrics token")
+        issued, plain = MetricsToken.issue(MetricsToken.PREFIX, team=team, name=name)
+        audit.record(None, "created", issued, team, object_type="metrics token")
         self.stdout.write(f"metrics token {name!r} of team {team.name} (shown once, keep it now):")
         self.stdout.write(plain)
