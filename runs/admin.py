@@ -1,9 +1,11 @@
 """Admin for runs: read-mostly, since runs are written by workers."""
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
+from runs.actions.webhooks import save_refusal
 from runs.models import Alert, MetricsToken, Run, Schedule, Sweep, SweepExecution
 from runs.views.schedules import ScheduleForm
 
@@ -17,8 +19,24 @@ class RunAdmin(admin.ModelAdmin):
     raw_id_fields = ["config", "created_by"]
 
 
+class SweepAdminForm(forms.ModelForm):
+    """The admin's sweep form, with the webhook policy the sweep page applies."""
+
+    class Meta:
+        model = Sweep
+        fields = ["name", "configs", "jobs", "repetitions", "baseline", "webhook_url", "noise_floor_pct",
+                  "created_by", "created"]
+
+    def clean_webhook_url(self) -> str:
+        url = self.cleaned_data.get("webhook_url") or ""
+        if url and (why := save_refusal(url)):
+            raise forms.ValidationError(why)
+        return url
+
+
 @admin.register(Sweep)
 class SweepAdmin(admin.ModelAdmin):
+    form = SweepAdminForm
     list_display = ["name", "repetitions", "baseline", "created"]
     filter_horizontal = ["configs"]
 

@@ -23,7 +23,7 @@ import httpx
 from django.conf import settings
 from django.utils.translation import gettext
 
-__all__ = ["Unresolved", "WebhookRefused", "check_url", "post_json"]
+__all__ = ["Unresolved", "WebhookRefused", "check_url", "post_json", "save_refusal"]
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 SCHEMES = {"http": 80, "https": 443}
@@ -78,6 +78,18 @@ def check_url(url: str) -> tuple[SplitResult, Address]:
             "may not reach (the server's operator can allow networks with SPARKDASH_WEBHOOK_ALLOWED_NETWORKS)"
         ))
     return parts, addresses[0]
+
+
+def save_refusal(url: str) -> str | None:
+    """Why a sweep may not keep ``url`` as its webhook, or None. A name that does not resolve now
+    is kept: each post checks it again, and fails while it does not resolve."""
+    try:
+        check_url(url)
+    except WebhookRefused as exc:
+        return str(exc)
+    except Unresolved:
+        return None
+    return None
 
 
 def post_json(url: str, payload: dict[str, Any], timeout_s: float) -> str:

@@ -20,7 +20,7 @@ from django.utils.translation import gettext_lazy as _
 from engines.access import User, visible
 from engines.models import EngineConfig
 from runs.actions.sweeps import clean_jobs
-from runs.actions.webhooks import Unresolved, WebhookRefused, check_url
+from runs.actions.webhooks import save_refusal
 from runs.core import registry
 from runs.core.registry.params import IntParam, Param, RequestsParam
 from runs.models import Sweep
@@ -157,13 +157,8 @@ class SweepForm(forms.ModelForm):
     def clean_webhook_url(self) -> str:
         """The URL, checked against the webhook policy (runs.actions.webhooks) before it is kept."""
         url = self.cleaned_data.get("webhook_url") or ""
-        if url:
-            try:
-                check_url(url)
-            except WebhookRefused as exc:
-                raise forms.ValidationError(str(exc)) from None
-            except Unresolved:
-                pass  # kept: each post checks it again, and fails while it does not resolve
+        if url and (why := save_refusal(url)):
+            raise forms.ValidationError(why)
         return url
 
     def _clean_name_in_teams(self, cleaned: dict[str, Any]) -> None:

@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from runs.actions.alerts import check_execution, post_alerts
 from runs.models import Alert, Sweep
-from tests.factories import EngineConfigFactory, SweepFactory
+from tests.factories import EngineConfigFactory, SweepFactory, UserFactory
 from tests.runs.actions.test_alerts import BASELINE, nights, scheduled
 
 pytestmark = pytest.mark.django_db
@@ -147,3 +147,17 @@ def test_it_says_only_delivery_failed_whatever_the_connection_did(dns, settings)
     outcome = post_alerts(slow_night(f"http://127.0.0.1:{closed_port}/hook"))  # connection refused
     outcome_unresolved = post_alerts(slow_night("http://gone.invalid/hook"))  # does not resolve
     assert outcome == outcome_unresolved == "delivery failed"
+
+
+def test_it_refuses_an_internal_webhook_in_the_admin_too(client):
+    root = UserFactory(username="root", is_superuser=True, is_staff=True)
+    client.force_login(root)
+    config = EngineConfigFactory()
+    data = {"name": "nightly", "configs": [config.pk], "jobs": '[{"job": "speed"}]', "repetitions": 3,
+            "noise_floor_pct": 3, "webhook_url": "http://169.254.169.254/latest/", "created_0": "2026-01-01",
+            "created_1": "00:00"}
+    response = client.post(reverse("admin:runs_sweep_add"), data)
+    assert response.status_code == 200 and "webhooks may not reach" in response.content.decode()
+    assert not Sweep.objects.exists()
+    client.post(reverse("admin:runs_sweep_add"), data | {"webhook_url": "http://93.184.215.14/hook"})
+    assert Sweep.objects.get().webhook_url == "http://93.184.215.14/hook"
