@@ -22,6 +22,8 @@ class RunAdmin(admin.ModelAdmin):
 class SweepAdminForm(forms.ModelForm):
     """The admin's sweep form, with the webhook policy the sweep page applies."""
 
+    webhook_url = forms.URLField(required=False, max_length=500, assume_scheme="https")
+
     class Meta:
         model = Sweep
         fields = ["name", "configs", "jobs", "repetitions", "baseline", "webhook_url", "noise_floor_pct",
