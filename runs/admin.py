@@ -1,9 +1,12 @@
 """Admin for runs: read-mostly, since runs are written by workers."""
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
+from django.http import HttpRequest
 
-from runs.models import Alert, Run, Schedule, Sweep, SweepExecution
+from runs.actions.webhooks import save_refusal
+from runs.models import Alert, MetricsToken, Run, Schedule, Sweep, SweepExecution
 from runs.views.schedules import ScheduleForm
 
 
@@ -16,8 +19,26 @@ class RunAdmin(admin.ModelAdmin):
     raw_id_fields = ["config", "created_by"]
 
 
+class SweepAdminForm(forms.ModelForm):
+    """The admin's sweep form, with the webhook policy the sweep page applies."""
+
+    webhook_url = forms.URLField(required=False, max_length=500, assume_scheme="https")
+
+    class Meta:
+        model = Sweep
+        fields = ["name", "configs", "jobs", "repetitions", "baseline", "webhook_url", "noise_floor_pct",
+                  "created_by", "created"]
+
+    def clean_webhook_url(self) -> str:
+        url = self.cleaned_data.get("webhook_url") or ""
+        if url and (why := save_refusal(url)):
+            raise forms.ValidationError(why)
+        return url
+
+
 @admin.register(Sweep)
 class SweepAdmin(admin.ModelAdmin):
+    form = SweepAdminForm
     list_display = ["name", "repetitions", "baseline", "created"]
     filter_horizontal = ["configs"]
 
@@ -41,3 +62,16 @@ class AlertAdmin(admin.ModelAdmin):
     list_display = ["id", "config", "label", "delta_pct", "created", "resolved"]
     list_filter = ["resolved"]
     raw_id_fields = ["execution", "config"]
+
+
+@admin.register(MetricsToken)
+class MetricsTokenAdmin(admin.ModelAdmin):
+    """Listed, never made here: a token is shown once, on the team's metrics tokens page or by
+    ``manage.py metricstoken``."""
+
+    list_display = ["name", "team", "created", "created_by", "last_used", "revoked"]
+    list_filter = ["team"]
+    readonly_fields = ["team", "name", "created_by", "last_used"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False

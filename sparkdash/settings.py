@@ -4,6 +4,7 @@ With neither DATABASE_URL nor REDIS_URL set, SparkDash runs on an embedded defau
 SQLite, an in-memory channel layer and an in-process worker. With them, it uses
 Postgres, Redis (channel layer and Celery broker) and real Celery workers.
 """
+import ipaddress
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -286,7 +287,16 @@ SPARKDASH_RELAY_ACTIVE_S = envfloat("SPARKDASH_RELAY_ACTIVE_S", 15.0)
 SPARKDASH_THINKING_ANSWER_BUDGET = envint("SPARKDASH_THINKING_ANSWER_BUDGET", 18_432)
 # A captured request body or answer is cut to this many bytes (on machines that capture bodies).
 SPARKDASH_TRAFFIC_BODY_CAP_BYTES = envint("SPARKDASH_TRAFFIC_BODY_CAP_BYTES", 256 * 1024)
-SPARKDASH_METRICS_TOKEN = envsecret("SPARKDASH_METRICS_TOKEN")  # bearer token for GET /metrics; empty: off
+# Deprecated: one bearer token for GET /metrics that shows EVERY team's series (the operator's own
+# Prometheus). Empty (the default): off; teams use their own metrics tokens (manage.py metricstoken).
+SPARKDASH_METRICS_TOKEN = envsecret("SPARKDASH_METRICS_TOKEN")
+# Networks a sweep's webhook may reach beyond public addresses (comma-separated, e.g. 10.0.0.0/8);
+# empty: loopback, link-local, private and reserved addresses are refused (runs/actions/webhooks.py).
+# A network that does not parse stops the server at start rather than at the first alert.
+SPARKDASH_WEBHOOK_ALLOWED_NETWORKS = [
+    str(ipaddress.ip_network(n.strip(), strict=False))
+    for n in os.getenv("SPARKDASH_WEBHOOK_ALLOWED_NETWORKS", "").split(",") if n.strip()
+]
 
 LOGGING = {
     "version": 1,

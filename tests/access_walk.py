@@ -24,7 +24,8 @@ class Endpoint:
     :param method: GET, or POST for the actions that only take a POST
     :param member_status: what the owner and a teammate get
     :param api: answers 401 JSON rather than redirecting to the login page
-    :param global_: shows every team's figures by design (GET /metrics, token-authenticated)
+    :param scrape: a scrape target (GET /metrics): anonymous gets 401 rather than the login page
+    :param admin_only: a team admin's page: members get member_status (403), a superuser 200
     :param lists: a page without a target lists the team's objects (False: an explanation page,
         e.g. the demo tour's, that shows none; its own tests cover what it refuses)
     :param more: the URL's other arguments, from the world (a conversation page's key)
@@ -34,7 +35,8 @@ class Endpoint:
     method: str = "GET"
     member_status: int = 200
     api: bool = False
-    global_: bool = False
+    scrape: bool = False
+    admin_only: bool = False
     lists: bool = True
     more: Callable[[TeamWorld], dict[str, Any]] | None = None
 

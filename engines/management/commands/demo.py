@@ -40,13 +40,16 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         call_command("loadconfigs", settings.BASE_DIR / "examples" / "demo.yaml", stdout=self.stdout)
-        Engine.objects.filter(name="sim-ollama", simulator=True).update(log_path=str(demo_log_path()))
+        # The demo's names are the default team's (names are unique per team, not across teams).
+        demo = Engine.objects.filter(machine__team=Team.default(), simulator=True)
+        demo.filter(name="sim-ollama").update(log_path=str(demo_log_path()))
         self._retire_old_configs()
         self._login()
 
     def _retire_old_configs(self) -> None:
         for name in OLD_CONFIGS:
-            config = EngineConfig.objects.filter(name=name, engine__simulator=True).first()
+            config = EngineConfig.objects.filter(name=name, engine__simulator=True,
+                                                 engine__machine__team=Team.default()).first()
             if config is None:
                 continue
             try:

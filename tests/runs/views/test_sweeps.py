@@ -6,6 +6,7 @@ import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from django.urls import reverse
 
 from runs.models import Run, Sweep, SweepExecution
@@ -336,3 +337,15 @@ def test_it_says_why_a_sweep_did_not_start(alice_client):
     assert response.status_code == 400
     assert "Not started: configs: choose at least one config" in response.content.decode()
     assert not SweepExecution.objects.exists()
+
+
+def test_it_keeps_sweep_names_unique_per_team_only(alpha, bravo):
+    for world in (alpha, bravo):
+        client = Client()
+        client.force_login(world.teammate)
+        assert client.post(reverse("runs:sweep-new"), form_data([world.config])).status_code == 302
+    again = client.post(reverse("runs:sweep-new"), form_data([bravo.config]))  # bravo's own name now
+    html = again.content.decode()
+    assert again.status_code == 400 and "a sweep named nightly already exists in this team" in html
+    assert "alpha" not in html
+    assert Sweep.objects.filter(name="nightly").count() == 2
