@@ -77,7 +77,8 @@ async def test_it_reads_long_lines_in_linear_time() -> None:
 
 
 def test_it_names_sizes_as_people_say_them() -> None:
-    assert [size_text(n) for n in (MIB, 4 * MIB, 64 * 1024, 1500)] == ["1 MiB", "4 MiB", "64 KiB", "1500 bytes"]
+    sizes = [size_text(n) for n in (MIB, 4 * MIB, 64 * 1024, 1500)]
+    assert sizes == ["1 MiB", "4 MiB", "64 KiB", "1500 bytes"]
 
 
 @pytest.mark.parametrize("kind", list(PATHS))
