@@ -135,6 +135,7 @@ class RelayService:
         if not self.writer.close(CLOSE_TIMEOUT_S):
             log.error("relay stopped with %d traffic records unstored", self.writer.counters().buffered)
         try:
+            self.gate.refresh()  # stores when the tokens used since the last refresh were used
             heartbeat.clear(self.machine.pk)
         except DatabaseError as exc:  # the mark expires by itself after SPARKDASH_RELAY_ACTIVE_S
             log.warning("relay mark of machine %s not cleared: %s", self.machine.name, exc)
