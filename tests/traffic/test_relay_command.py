@@ -187,15 +187,23 @@ def test_it_takes_only_requests_with_a_live_token_and_adds_the_key_only_to_them(
     assert RelayToken.objects.get(name="ci").last_used is not None  # stored when the relay stopped
 
 
-def test_it_listens_on_loopback_only_without_a_token_and_never_adds_the_key(monkeypatch, scripted_engine):
+def test_it_listens_on_loopback_alone_without_a_token_adds_no_key_caps_bodies(monkeypatch, scripted_engine):
     _, scripted = scripted_engine
     answers: list[int] = []
-    served = serve_with(monkeypatch, lambda addresses: answers.append(ask(addresses, "anything").status_code))
-    out = relay()
+
+    def scenario(addresses: dict[str, str]) -> None:
+        answers.append(ask(addresses, "anything").status_code)
+        too_big = b'{"model": "m", "prompt": "' + b"x" * (1024 * 1024) + b'"}'
+        refused = httpx.post(addresses["ollama"] + "/api/generate", content=too_big, timeout=10)
+        answers.append(refused.status_code)
+
+    served = serve_with(monkeypatch, scenario)
+    out = relay("--max-body-mb", "1")
     assert "has no relay token: listening on 127.0.0.1 only, not on its host 192.0.2.10" in out
     assert "open on loopback" in out
     assert all(url.startswith("http://127.0.0.1:") for url in served[0].values())
-    assert answers == [200] and b"authorization" not in scripted.headers[0]
+    assert answers == [200, 413] and len(scripted.headers) == 1
+    assert b"authorization" not in scripted.headers[0]
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.10", "::"])
