@@ -114,7 +114,7 @@ class RelayService:
             raise
         self.writer = RecordWriter(self.machine, engine_id=lambda: self.engine_id)
         beats = heartbeat.Heartbeat(self.tick, settings.SPARKDASH_RELAY_ACTIVE_S / 3)
-        tokens = heartbeat.Heartbeat(self.gate.refresh, REFRESH_S)
+        tokens = heartbeat.Heartbeat(self.gate.refresh, REFRESH_S, "relay token refresh")
         beats.start()
         tokens.start()
         on_ready(self.addresses)
@@ -135,10 +135,13 @@ class RelayService:
         if not self.writer.close(CLOSE_TIMEOUT_S):
             log.error("relay stopped with %d traffic records unstored", self.writer.counters().buffered)
         try:
-            self.gate.refresh()  # stores when the tokens used since the last refresh were used
             heartbeat.clear(self.machine.pk)
         except DatabaseError as exc:  # the mark expires by itself after SPARKDASH_RELAY_ACTIVE_S
             log.warning("relay mark of machine %s not cleared: %s", self.machine.name, exc)
+        try:
+            self.gate.refresh()  # stores when the tokens used since the last refresh were used
+        except DatabaseError as exc:
+            log.warning("relay tokens' last use not stored: %s", exc)
 
     def _resolve(self) -> Upstream:
         self.machine.refresh_from_db(fields=["host", "capture_bodies", "name"])
