@@ -23,6 +23,7 @@ from engines.access import User, get_visible_or_404, visible
 from engines.models import EngineConfig, Machine
 from runs.actions.runs import start_run
 from runs.views.api import api_login_required
+from teams.roles import Role, has_role
 from traffic.models import TrafficRecord
 from traffic.pages import conversation_rows, payload, shown_warnings, window_records
 from traffic.replay import replay_requests
@@ -54,6 +55,7 @@ def traffic_page(request: HttpRequest, pk: int) -> HttpResponse:
         "machine": machine, "data": data, "stats": data["stats"], "warnings": data["warnings"],
         "relay": data["relay"], "window": window, "windows": WINDOW_LABELS,
         "latest": list(reversed(data["records"])),
+        "can_manage_tokens": has_role(request.user, machine.team, Role.ADMIN),
     })
 
 
