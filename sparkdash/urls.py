@@ -14,4 +14,5 @@ urlpatterns = [
     path("", include("engines.urls")),
     path("", include("runs.urls")),
     path("", include("traffic.urls")),
+    path("teams/", include("teams.urls")),
 ]

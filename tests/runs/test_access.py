@@ -10,7 +10,9 @@ from django.test import Client
 from runs.models import Schedule, Sweep
 from runs.routing import websocket_urlpatterns
 from sparkdash.asgi import application
-from tests.access_walk import Endpoint, call, logged_in, posts_without_token, url_names, url_of
+from tests.access_walk import (
+    Endpoint, admin_status, call, logged_in, posts_without_token, url_names, url_of,
+)
 from tests.factories import UserFactory, team_world
 
 # Every URL of the runs app; a URL added without a rule here fails the walk.
@@ -45,7 +47,8 @@ URLS = {
     # A machine's real traffic (the traffic app: another app's URLs, the same access rules).
     "traffic:page": Endpoint("machine"),
     "traffic:records": Endpoint("machine", api=True),
-    "traffic:capture": Endpoint("machine", "POST", 302),
+    # Team admins only (teams.roles): a member gets 403.
+    "traffic:capture": Endpoint("machine", "POST", 403, admin_status=302),
     "traffic:conversations": Endpoint("machine"),
     "traffic:conversation": Endpoint("machine", more=lambda world: {"key": world.traffic.conversation}),
     # Posted without a config: the form's error, on the conversation's page.
@@ -113,7 +116,7 @@ def test_it_hides_another_teams_objects_from_an_outsider(name, alpha, bravo):
 def test_it_shows_a_superuser_everything(name, alpha, bravo):
     admin = UserFactory(username="root", is_superuser=True, is_staff=True, teams=[])
     response = call(logged_in(admin), name, rule(name), alpha)
-    assert response.status_code == rule(name).member_status
+    assert response.status_code == admin_status(rule(name))
     if rule(name).target is None and rule(name).lists:
         assert b"alpha-" in response.content and b"bravo-" in response.content
 
