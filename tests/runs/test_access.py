@@ -10,9 +10,7 @@ from django.test import Client
 from runs.models import Schedule, Sweep
 from runs.routing import websocket_urlpatterns
 from sparkdash.asgi import application
-from tests.access_walk import (
-    Endpoint, admin_status, call, logged_in, posts_without_token, url_names, url_of,
-)
+from tests.access_walk import Endpoint, admin_status, call, logged_in, posts_without_token, url_names, url_of
 from tests.factories import UserFactory, team_world
 
 # Every URL of the runs app; a URL added without a rule here fails the walk.
