@@ -18,6 +18,7 @@ from engines.access import get_visible_or_404
 from engines.forms import EngineConfigForm, MatrixForm
 from engines.models import EngineConfig
 from teams import audit
+from teams.changes import changed_fields, snapshot
 from teams.roles import Role, require_role, require_role_in_each
 
 
@@ -32,13 +33,14 @@ def _get_config(request: HttpRequest, pk: int) -> EngineConfig:
 def _edit(request: HttpRequest, config: EngineConfig | None) -> HttpResponse:
     data = request.POST if request.method == "POST" else None
     form = EngineConfigForm(data, instance=config, user=request.user)
+    before = snapshot(config, form.fields)
     if form.is_valid():
         saved = form.save()
         team = saved.machine.team
         if config is None:
             audit.record(request.user, "created", saved, team, request=request)
-        elif form.changed_data:
-            audit.record(request.user, "changed", saved, team, request=request, fields=form.changed_data)
+        elif fields := changed_fields(before, saved):
+            audit.record(request.user, "changed", saved, team, request=request, fields=fields)
         return redirect(saved)
     ctx = {"form": form, "config": config}
     return render(request, "engines/config_form.html", ctx, status=400 if form.errors else 200)

@@ -21,6 +21,7 @@ from runs.actions.schedules import schedule_status, schedule_statuses, validate_
 from runs.actions.sweeps import record_sweep, sweep_teams
 from runs.models import Alert, Schedule, Sweep
 from runs.results.export import table_response, wants_export
+from teams.changes import changed_fields, snapshot
 from teams.roles import Role, require_role, require_role_in_each
 
 ALERTS_SHOWN = 200
@@ -92,6 +93,7 @@ def _edit(request: HttpRequest, schedule: Schedule | None) -> HttpResponse:
     require_role_in_each(request.user, sweep_teams(schedule.sweep) if schedule else [], Role.MEMBER)
     data = request.POST if request.method == "POST" else None
     form = ScheduleForm(data, instance=schedule, user=request.user)
+    before = snapshot(schedule, form.fields)
     if form.is_valid():
         require_role_in_each(request.user, sweep_teams(form.cleaned_data["sweep"]), Role.MEMBER)
         saved = form.save(commit=False)
@@ -100,8 +102,7 @@ def _edit(request: HttpRequest, schedule: Schedule | None) -> HttpResponse:
         saved.save()
         if schedule is None:
             record_sweep(request.user, "created", saved, saved.sweep, request=request)
-        elif form.changed_data:
-            fields = form.changed_data
+        elif fields := changed_fields(before, saved):
             record_sweep(request.user, "changed", saved, saved.sweep, request=request, fields=fields)
         return redirect("runs:schedule-list")
     ctx = {"form": form, "schedule": schedule}

@@ -22,9 +22,12 @@ from runs.results.export import table_response, wants_export
 from runs.results.sweep_grid import execution_dict
 from runs.views.api import api_login_required
 from runs.views.sweep_form import SweepForm
+from teams.changes import changed_fields, snapshot
 from teams.roles import Role, holds_in_each, require_role_in_each
 
 EXECUTIONS_SHOWN = 50
+# What a "changed" audit event names (the webhook's value is never in the log, only that it changed).
+AUDITED_FIELDS = ("name", "configs", "jobs", "repetitions", "baseline", "webhook_url", "noise_floor_pct")
 # A sweep run's trigger (SweepExecution.Trigger) as the pages translate it.
 TRIGGERS = (gettext_noop("manual"), gettext_noop("schedule"))
 EXPORT_COLUMNS = [
@@ -63,15 +66,15 @@ def _edit(request: HttpRequest, sweep: Sweep, initial: dict[str, Any] | None = N
     require_role_in_each(request.user, sweep_teams(sweep), Role.MEMBER)
     data, files = (request.POST, request.FILES) if request.method == "POST" else (None, None)
     form = SweepForm(data, files, instance=sweep, user=request.user, initial=initial)
+    before = snapshot(sweep, AUDITED_FIELDS)
     if request.method == "POST" and form.is_valid():
         chosen = {config.machine.team for config in form.cleaned_data["configs"]}
         require_role_in_each(request.user, chosen, Role.MEMBER)
-        new = sweep.pk is None
         saved = form.save()
-        if new:
+        if not before:
             record_sweep(request.user, "created", saved, saved, request=request)
-        elif form.changed_data:
-            record_sweep(request.user, "changed", saved, saved, request=request, fields=form.changed_data)
+        elif fields := changed_fields(before, saved):
+            record_sweep(request.user, "changed", saved, saved, request=request, fields=fields)
         return redirect("runs:sweep-detail", saved.pk)
     status = 400 if form.is_bound else 200
     return render(request, "runs/sweep_form.html", {"form": form, "sweep": sweep}, status=status)
