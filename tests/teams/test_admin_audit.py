@@ -8,7 +8,7 @@ from django.urls import reverse
 from engines.models import Machine
 from teams.models import AuditEvent
 from tests.access_walk import logged_in
-from tests.factories import EngineFactory, MachineFactory, TeamFactory, UserFactory
+from tests.factories import EngineFactory, MachineFactory, RunFactory, TeamFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -44,3 +44,12 @@ def test_it_names_an_engines_new_api_key_without_its_value(root):
     event = AuditEvent.objects.get()
     assert event.action == "changed" and "api_key" in event.detail["fields"]
     assert "new-secret-123" not in str(event.detail) and "old-secret" not in str(event.detail)
+
+
+def test_it_records_a_run_deleted_in_the_admin(root):
+    run = RunFactory()
+    response = logged_in(root).post(reverse("admin:runs_run_delete", args=[run.pk]), {"post": "yes"})
+    assert response.status_code == 302
+    event = AuditEvent.objects.get()
+    assert (event.actor, event.action, event.object_type, event.object_id, event.team) == (
+        root, "deleted", "run", str(run.pk), run.machine.team)
