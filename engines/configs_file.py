@@ -18,6 +18,8 @@ from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
 from engines.models import Engine, EngineConfig, Machine, Team
+from teams import audit
+from teams.changes import changed_fields, snapshot
 
 MAX_FILE_BYTES = 1_000_000
 
@@ -89,6 +91,7 @@ def _check_keys(where: str, entry: dict, known: set[str]) -> None:
 
 def _save(where: str, name: str, values: dict[str, Any], scope: models.QuerySet[Any]) -> None:
     obj = scope.filter(name=name).first() or scope.model(name=name)
+    before = snapshot(obj, values)
     for field, value in values.items():
         setattr(obj, field, value)
     try:
@@ -97,6 +100,16 @@ def _save(where: str, name: str, values: dict[str, Any], scope: models.QuerySet[
         field, messages = next(iter(exc.message_dict.items()))
         raise ConfigFileError(f"{where} ({name}).{field}: {' '.join(messages)}") from None
     obj.save()
+    _audit(obj, before)
+
+
+def _audit(obj: models.Model, before: dict[str, Any]) -> None:
+    """The load in the audit log, as the system's (an operator's command, not a person's page)."""
+    team = obj.team if isinstance(obj, Machine) else obj.machine.team  # type: ignore[attr-defined]
+    if not before:
+        audit.record(None, "created", obj, team, via="loadconfigs")
+    elif fields := changed_fields(before, obj):
+        audit.record(None, "changed", obj, team, via="loadconfigs", fields=fields)
 
 
 def _lookup(where: str, objects: models.QuerySet[Any], name: Any) -> Any:

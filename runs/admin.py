@@ -5,18 +5,30 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
+from engines.models import Team
+from runs.actions.sweeps import sweep_teams
 from runs.actions.webhooks import save_refusal
 from runs.models import Alert, MetricsToken, Run, Schedule, Sweep, SweepExecution
 from runs.views.schedules import ScheduleForm
+from teams.admin_audit import AuditedAdmin
+
+
+def _first_team(sweep: Sweep) -> Team | None:
+    """The audit log's team for a sweep edited in the admin (its configs' first team)."""
+    teams = sweep_teams(sweep)
+    return teams[0] if teams else None
 
 
 @admin.register(Run)
-class RunAdmin(admin.ModelAdmin):
+class RunAdmin(AuditedAdmin):
     list_display = ["id", "config", "machine", "job", "status", "progress_done", "progress_total", "created"]
     list_filter = ["status", "job", "machine"]
     list_select_related = ["config", "machine"]
     readonly_fields = ["summary", "provenance", "progress_done", "progress_total", "started", "finished"]
     raw_id_fields = ["config", "created_by"]
+
+    def audit_team(self, obj: Run) -> Team | None:
+        return obj.machine.team
 
 
 class SweepAdminForm(forms.ModelForm):
@@ -37,17 +49,23 @@ class SweepAdminForm(forms.ModelForm):
 
 
 @admin.register(Sweep)
-class SweepAdmin(admin.ModelAdmin):
+class SweepAdmin(AuditedAdmin):
     form = SweepAdminForm
     list_display = ["name", "repetitions", "baseline", "created"]
     filter_horizontal = ["configs"]
 
+    def audit_team(self, obj: Sweep) -> Team | None:
+        return _first_team(obj)
+
 
 @admin.register(Schedule)
-class ScheduleAdmin(admin.ModelAdmin):
+class ScheduleAdmin(AuditedAdmin):
     form = ScheduleForm  # validates the cron line and time zone, as the schedule pages do
     list_display = ["sweep", "cron", "every_seconds", "time_zone", "enabled"]
     list_filter = ["enabled"]
+
+    def audit_team(self, obj: Schedule) -> Team | None:
+        return _first_team(obj.sweep)
 
 
 @admin.register(SweepExecution)

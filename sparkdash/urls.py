@@ -25,4 +25,5 @@ urlpatterns = [
     path("", include("engines.urls")),
     path("", include("runs.urls")),
     path("", include("traffic.urls")),
+    path("teams/", include("teams.urls")),
 ]

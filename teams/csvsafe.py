@@ -10,8 +10,9 @@ is written as it is, since a spreadsheet reads it as that number and nothing mor
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
-__all__ = ["safe_cell"]
+__all__ = ["FORMULA_STARTS", "safe_cell", "safe_row"]
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
@@ -27,3 +28,8 @@ def safe_cell(value: object) -> str:
     if text.startswith(FORMULA_STARTS) and not PLAIN_NUMBER.fullmatch(text):
         return "'" + text
     return text
+
+
+def safe_row(values: Iterable[object]) -> list[str]:
+    """Each cell of ``values`` (an iterable) through :func:`safe_cell`."""
+    return [safe_cell(value) for value in values]

@@ -8,15 +8,21 @@ role cannot do. Superusers hold the admin role in every team.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.auth.models import User as AuthUser
 from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
 from django.utils.translation import gettext
 
 from engines.models import Team
 from teams.models import Role, TeamRole
 
-__all__ = ["Role", "has_role", "require_role", "role_of", "set_role"]
+__all__ = [
+    "Role", "has_role", "holds_in_each", "require_role", "require_role_in_each", "role_of", "set_role",
+    "teams_with_role",
+]
 
 User = AuthUser | AnonymousUser
 RANK = {Role.VIEWER: 1, Role.MEMBER: 2, Role.ADMIN: 3}
@@ -49,6 +55,35 @@ def require_role(user: User, team: Team | None, needed: Role) -> None:
     if not has_role(user, team, needed):
         raise PermissionDenied(gettext("Your role in this team cannot do this (needs %(role)s).")
                                % {"role": needed.label})
+
+
+def require_role_in_each(user: User, teams: Iterable[Team], needed: Role) -> None:
+    """Like :func:`require_role` for an object that spans teams (a sweep's configs): ``needed``
+    in each of ``teams``; with no team at all, ``needed`` in at least one of the user's teams."""
+    if not holds_in_each(user, [team.pk for team in teams], needed):
+        raise PermissionDenied(gettext("Your role in this team cannot do this (needs %(role)s).")
+                               % {"role": needed.label})
+
+
+def holds_in_each(user: User, team_ids: Iterable[int], needed: Role) -> bool:
+    """Whether ``user`` holds ``needed`` in each team of ``team_ids`` (one query); with no team
+    at all, whether they hold it in at least one team."""
+    granted = set(teams_with_role(user, needed).values_list("pk", flat=True))
+    return bool(granted) and set(team_ids) <= granted
+
+
+def teams_with_role(user: User, needed: Role) -> QuerySet[Team]:
+    """The teams where ``user`` holds ``needed`` or a higher role (what a form may offer)."""
+    if not user.is_authenticated:
+        return Team.objects.none()
+    if user.is_superuser:
+        return Team.objects.all()
+    allowed = [role for role, rank in RANK.items() if rank >= RANK[needed]]
+    teams = Team.objects.filter(members=user)
+    rows = TeamRole.objects.filter(user=user)
+    if Role.MEMBER in allowed:  # no row counts as member
+        return teams.exclude(pk__in=rows.exclude(role__in=allowed).values("team_id"))
+    return teams.filter(pk__in=rows.filter(role__in=allowed).values("team_id"))
 
 
 def set_role(user: AuthUser, team: Team, role: Role) -> TeamRole:

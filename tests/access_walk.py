@@ -22,10 +22,11 @@ class Endpoint:
 
     :param target: the TeamWorld attribute whose pk the URL takes (None: a list or form page)
     :param method: GET, or POST for the actions that only take a POST
-    :param member_status: what the owner and a teammate get
+    :param member_status: what the owner and a teammate get (both hold the member role)
+    :param admin_status: what a team admin or a superuser gets, when not ``member_status`` (the
+        admin-only actions: members get 403)
     :param api: answers 401 JSON rather than redirecting to the login page
     :param scrape: a scrape target (GET /metrics): anonymous gets 401 rather than the login page
-    :param admin_only: a team admin's page: members get member_status (403), a superuser 200
     :param lists: a page without a target lists the team's objects (False: an explanation page,
         e.g. the demo tour's, that shows none; its own tests cover what it refuses)
     :param more: the URL's other arguments, from the world (a conversation page's key)
@@ -34,11 +35,16 @@ class Endpoint:
     target: str | None = None
     method: str = "GET"
     member_status: int = 200
+    admin_status: int | None = None
     api: bool = False
     scrape: bool = False
-    admin_only: bool = False
     lists: bool = True
     more: Callable[[TeamWorld], dict[str, Any]] | None = None
+
+
+def admin_status(endpoint: Endpoint) -> int:
+    """What a team admin or a superuser gets from ``endpoint``."""
+    return endpoint.member_status if endpoint.admin_status is None else endpoint.admin_status
 
 
 def _names(patterns: list, namespace: str) -> list[str]:

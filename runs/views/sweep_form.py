@@ -25,6 +25,7 @@ from runs.core import registry
 from runs.core.registry.params import IntParam, Param, RequestsParam
 from runs.models import Sweep
 from runs.views.start_form import param_field, param_help, read_upload
+from teams.roles import Role, teams_with_role
 
 __all__ = ["SweepForm"]
 
@@ -106,6 +107,8 @@ class SweepForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         # Only the user's teams' configs are offered; another team's posted pk is an invalid choice.
         configs = visible(user, EngineConfig.objects.select_related("engine__machine").order_by("name"))
+        # ... on teams where the user holds the member role (a viewer's team's configs are left out).
+        configs = configs.filter(engine__machine__team__in=teams_with_role(user, Role.MEMBER))
         for name in ("configs", "baseline"):
             cast("forms.ModelChoiceField[EngineConfig]", self.fields[name]).queryset = configs
         self.initial["webhook_url"] = ""  # never sent back to the browser

@@ -4,6 +4,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from engines.models import Engine, EngineConfig, Machine, Team
+from teams.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
 
@@ -33,6 +34,18 @@ def test_it_updates_existing_entries_by_name(tmp_path):
     load(tmp_path, CONTRACT)
     load(tmp_path, CONTRACT.replace("lookahead: 4", "lookahead: 12"))
     assert EngineConfig.objects.get().lookahead == 12
+
+
+def test_it_records_what_a_load_created_and_changed_as_the_systems(tmp_path):
+    load(tmp_path, CONTRACT)
+    load(tmp_path, CONTRACT)  # nothing changed: nothing recorded
+    load(tmp_path, CONTRACT.replace("lookahead: 4", "lookahead: 12"))
+    events = AuditEvent.objects.order_by("id")
+    assert [(e.action, e.object_type, e.object_name) for e in events] == [
+        ("created", "machine", "spark-1"), ("created", "engine", "sim"),
+        ("created", "engineconfig", "sim-default"), ("changed", "engineconfig", "sim-default")]
+    assert events.last().detail == {"via": "loadconfigs", "fields": ["lookahead"]}
+    assert {(e.actor_name, e.team_name) for e in events} == {("system", Machine.objects.get().team.name)}
 
 
 def test_it_loads_the_shipped_example_files(settings, monkeypatch):

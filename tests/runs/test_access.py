@@ -10,7 +10,7 @@ from django.test import Client
 from runs.models import MetricsToken, Schedule, Sweep
 from runs.routing import websocket_urlpatterns
 from sparkdash.asgi import application
-from tests.access_walk import Endpoint, call, logged_in, posts_without_token, url_names, url_of
+from tests.access_walk import Endpoint, admin_status, call, logged_in, posts_without_token, url_names, url_of
 from tests.factories import UserFactory, team_world
 
 # Every URL of the runs app; a URL added without a rule here fails the walk.
@@ -29,8 +29,8 @@ URLS = {
     "runs:compare": Endpoint(),
     "runs:compare-configs": Endpoint(),
     "runs:metrics": Endpoint(scrape=True),
-    "runs:metrics-tokens": Endpoint("team", member_status=403, admin_only=True),
-    "runs:metrics-token-revoke": Endpoint("team", "POST", 403, admin_only=True, more=lambda w: {
+    "runs:metrics-tokens": Endpoint("team", member_status=403, admin_status=200),
+    "runs:metrics-token-revoke": Endpoint("team", "POST", 403, admin_status=302, more=lambda w: {
         "token_pk": MetricsToken.issue(MetricsToken.PREFIX, team=w.team, name="walk")[0].pk}),
     "runs:sweep-list": Endpoint(),
     "runs:sweep-new": Endpoint(),
@@ -48,7 +48,8 @@ URLS = {
     # A machine's real traffic (the traffic app: another app's URLs, the same access rules).
     "traffic:page": Endpoint("machine"),
     "traffic:records": Endpoint("machine", api=True),
-    "traffic:capture": Endpoint("machine", "POST", 302),
+    # Team admins only (teams.roles): a member gets 403.
+    "traffic:capture": Endpoint("machine", "POST", 403, admin_status=302),
     "traffic:conversations": Endpoint("machine"),
     "traffic:conversation": Endpoint("machine", more=lambda world: {"key": world.traffic.conversation}),
     # Posted without a config: the form's error, on the conversation's page.
@@ -114,9 +115,7 @@ def test_it_hides_another_teams_objects_from_an_outsider(name, alpha, bravo):
 def test_it_shows_a_superuser_everything(name, alpha, bravo):
     admin = UserFactory(username="root", is_superuser=True, is_staff=True, teams=[])
     response = call(logged_in(admin), name, rule(name), alpha)
-    expected = rule(name).member_status
-    assert response.status_code == ((302 if rule(name).method == "POST" else 200) if rule(name).admin_only
-                                    else expected)
+    assert response.status_code == admin_status(rule(name))
     if rule(name).target is None and rule(name).lists:
         assert b"alpha-" in response.content and b"bravo-" in response.content
 

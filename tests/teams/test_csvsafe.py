@@ -1,6 +1,10 @@
+"""Tests for teams.csvsafe: CSV cells that would start a formula open as text; numbers stay numbers."""
+
+from __future__ import annotations
+
 import pytest
 
-from teams.csvsafe import safe_cell
+from teams.csvsafe import safe_cell, safe_row
 
 pytestmark = pytest.mark.backend_free
 
@@ -18,3 +22,8 @@ def test_it_writes_formula_like_text_as_text(text):
 ])
 def test_it_keeps_numbers_and_plain_text_as_they_are(value, cell):
     assert safe_cell(value) == cell
+
+
+def test_it_writes_each_cell_of_a_row_through_safe_cell():
+    row = ["llama 8B", 3, -2.5, None, "a=b", "=1+1"]
+    assert safe_row(row) == ["llama 8B", "3", "-2.5", "", "a=b", "'=1+1"]
