@@ -8,7 +8,8 @@ config. Superusers see everything, anonymous users nothing.
 
 Every view, JSON API, export, compare picker and the run socket read through `visible`, so a
 lookup of another team's object finds nothing: a 404, never a 403 that would reveal it exists.
-(`GET /metrics` is the exception: machine-to-machine with its own token, global by design.)
+`GET /metrics` reads through it too for a session; a team's metrics token sees that team's
+machines only (runs.results.prometheus).
 """
 from __future__ import annotations
 

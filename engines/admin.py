@@ -10,6 +10,7 @@ from django import forms
 from django.contrib import admin
 
 from engines.models import Engine, EngineConfig, Machine, Team
+from teams.admin_audit import AuditedAdmin
 
 
 class EngineAdminForm(forms.ModelForm):
@@ -42,26 +43,38 @@ class EngineAdminForm(forms.ModelForm):
 
 
 @admin.register(Team)
-class TeamAdmin(admin.ModelAdmin):
+class TeamAdmin(AuditedAdmin):
     list_display = ["name"]
     filter_horizontal = ["members"]
 
+    def audit_team(self, obj: Team) -> Team | None:
+        return obj if obj.pk else None
+
 
 @admin.register(Machine)
-class MachineAdmin(admin.ModelAdmin):
+class MachineAdmin(AuditedAdmin):
     list_display = ["name", "team", "host", "bandwidth_gbps", "memory_gb", "queue_name"]
     list_filter = ["team"]
 
+    def audit_team(self, obj: Machine) -> Team | None:
+        return obj.team
+
 
 @admin.register(Engine)
-class EngineAdmin(admin.ModelAdmin):
+class EngineAdmin(AuditedAdmin):
     form = EngineAdminForm
     list_display = ["name", "kind", "machine", "base_url", "simulator"]
     list_filter = ["kind", "machine", "simulator"]
 
+    def audit_team(self, obj: Engine) -> Team | None:
+        return obj.machine.team
+
 
 @admin.register(EngineConfig)
-class EngineConfigAdmin(admin.ModelAdmin):
+class EngineConfigAdmin(AuditedAdmin):
     list_display = ["name", "engine", "model", "quantization", "speculative_method", "lookahead"]
     list_filter = ["engine"]
     search_fields = ["name", "model"]
+
+    def audit_team(self, obj: EngineConfig) -> Team | None:
+        return obj.machine.team

@@ -1,4 +1,12 @@
-"""Configs as code: upsert machines, engines and configs by name from a YAML file, all or nothing."""
+"""Configs as code: upsert machines, engines and configs by name from a YAML file, all or nothing.
+
+Engine and config names are unique per team, not across teams: a config is upserted by its name
+among its engine's team's configs, an engine among its machine's team's engines. A file may say
+whose it is with a top-level ``team:``; its machines then join that team and its ``engine:`` and
+``machine:`` names are looked up in that team only. Without one, a name that more than one team
+uses is refused with a request for ``team:``. Machine names stay unique across teams (a
+machine's name is its worker's queue and the ``worker`` and ``relay`` commands' argument).
+"""
 from __future__ import annotations
 
 import os
@@ -10,6 +18,8 @@ from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
 from engines.models import Engine, EngineConfig, Machine, Team
+from teams import audit
+from teams.changes import changed_fields, snapshot
 
 MAX_FILE_BYTES = 1_000_000
 
@@ -19,8 +29,10 @@ ENGINE_KEYS = {
     "merge_system_messages",
 }  # fmt: skip
 CONFIG_KEYS = {f.name for f in EngineConfig._meta.fields} - {"id", "created", "updated"}
-# What each section's builder makes of one entry: the model, the entry's name, the field values.
-Built = tuple[type[models.Model], str, dict[str, Any]]
+# What each section's builder makes of one entry: the entry's name, the field values, and the
+# rows an entry of that name updates (the team's, for engines and configs).
+Built = tuple[str, dict[str, Any], models.QuerySet[Any]]
+Builder = Callable[[str, dict, "Team | None"], Built]
 
 
 class _NoAliasLoader(yaml.SafeLoader):
@@ -47,17 +59,18 @@ def load_text(text: str) -> dict[str, int]:
         raise ConfigFileError(f"not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigFileError("top level must be a mapping with machines, engines and configs")
-    _check_keys("top level", data, {"machines", "engines", "configs"})
+    _check_keys("top level", data, {"team", "machines", "engines", "configs"})
     with transaction.atomic():
+        team = Team.objects.get_or_create(name=str(data["team"]))[0] if data.get("team") else None
         counts = {
-            "machines": _apply(data, "machines", MACHINE_KEYS, _machine),
-            "engines": _apply(data, "engines", ENGINE_KEYS, _engine),
-            "configs": _apply(data, "configs", CONFIG_KEYS, _config),
+            "machines": _apply(data, "machines", MACHINE_KEYS, _machine, team),
+            "engines": _apply(data, "engines", ENGINE_KEYS, _engine, team),
+            "configs": _apply(data, "configs", CONFIG_KEYS, _config, team),
         }
     return counts
 
 
-def _apply(data: dict, section: str, keys: set[str], build: Callable[[str, dict], Built]) -> int:
+def _apply(data: dict, section: str, keys: set[str], build: Builder, team: Team | None) -> int:
     entries = data.get(section) or []
     if not isinstance(entries, list):
         raise ConfigFileError(f"{section} must be a list")
@@ -66,7 +79,7 @@ def _apply(data: dict, section: str, keys: set[str], build: Callable[[str, dict]
         if not isinstance(entry, dict) or not entry.get("name"):
             raise ConfigFileError(f"{where}: must be a mapping with a name")
         _check_keys(where, entry, keys)
-        _save(where, *build(where, dict(entry)))
+        _save(where, *build(where, dict(entry), team))
     return len(entries)
 
 
@@ -76,8 +89,9 @@ def _check_keys(where: str, entry: dict, known: set[str]) -> None:
         raise ConfigFileError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(known))})")
 
 
-def _save(where: str, model: type[models.Model], name: str, values: dict[str, Any]) -> None:
-    obj = model._default_manager.filter(name=name).first() or model(name=name)
+def _save(where: str, name: str, values: dict[str, Any], scope: models.QuerySet[Any]) -> None:
+    obj = scope.filter(name=name).first() or scope.model(name=name)
+    before = snapshot(obj, values)
     for field, value in values.items():
         setattr(obj, field, value)
     try:
@@ -86,29 +100,48 @@ def _save(where: str, model: type[models.Model], name: str, values: dict[str, An
         field, messages = next(iter(exc.message_dict.items()))
         raise ConfigFileError(f"{where} ({name}).{field}: {' '.join(messages)}") from None
     obj.save()
+    _audit(obj, before)
 
 
-def _lookup(where: str, model: type[models.Model], name: Any) -> models.Model:
-    found = model._default_manager.filter(name=name).first()
-    if found is None:
-        raise ConfigFileError(f"{where}: no {model.__name__.lower()} named {name!r}")
-    return found
+def _audit(obj: models.Model, before: dict[str, Any]) -> None:
+    """The load in the audit log, as the system's (an operator's command, not a person's page)."""
+    team = obj.team if isinstance(obj, Machine) else obj.machine.team  # type: ignore[attr-defined]
+    if not before:
+        audit.record(None, "created", obj, team, via="loadconfigs")
+    elif fields := changed_fields(before, obj):
+        audit.record(None, "changed", obj, team, via="loadconfigs", fields=fields)
 
 
-def _machine(where: str, entry: dict) -> Built:
+def _lookup(where: str, objects: models.QuerySet[Any], name: Any) -> Any:
+    """The one object of ``objects`` named ``name``: refused when none or several (teams) are."""
+    found = list(objects.filter(name=name)[:2])
+    kind = objects.model.__name__.lower()
+    if not found:
+        raise ConfigFileError(f"{where}: no {kind} named {name!r}")
+    if len(found) > 1:
+        raise ConfigFileError(f"{where}: more than one team has {kind}s named {name!r}: "
+                              "say which team the file is for with a top-level team: NAME")
+    return found[0]
+
+
+def _machine(where: str, entry: dict, team: Team | None) -> Built:
     name = entry.pop("name")
-    # A team is made when first named; a new machine with none joins the default team.
+    # A team is made when first named; a new machine with none joins the file's or the default team.
     if "team" in entry:
         entry["team"] = Team.objects.get_or_create(name=str(entry["team"]))[0]
+    elif team is not None:
+        entry["team"] = team
     elif not Machine.objects.filter(name=name).exists():
         entry["team"] = Team.default()
-    return Machine, name, entry
+    return name, entry, Machine.objects.all()
 
 
-def _engine(where: str, entry: dict) -> Built:
+def _engine(where: str, entry: dict, team: Team | None) -> Built:
     name = entry.pop("name")
+    machines = Machine.objects.all() if team is None else Machine.objects.filter(team=team)
+    machine = _lookup(where, machines, entry.get("machine"))
     values = {
-        "machine": _lookup(where, Machine, entry.get("machine")),
+        "machine": machine,
         "kind": entry.get("kind"),
         "base_url": entry.get("url"),
         "simulator": bool(entry.get("simulator", False)),
@@ -123,10 +156,11 @@ def _engine(where: str, entry: dict) -> Built:
         values["api_key"] = os.environ[variable]
     elif "api_key" in entry:
         values["api_key"] = entry["api_key"]
-    return Engine, name, values
+    return name, values, Engine.objects.filter(machine__team_id=machine.team_id)
 
 
-def _config(where: str, entry: dict) -> Built:
+def _config(where: str, entry: dict, team: Team | None) -> Built:
     name = entry.pop("name")
-    entry["engine"] = _lookup(where, Engine, entry.get("engine"))
-    return EngineConfig, name, entry
+    engines = Engine.objects.all() if team is None else Engine.objects.filter(machine__team=team)
+    engine = entry["engine"] = _lookup(where, engines.select_related("machine"), entry.get("engine"))
+    return name, entry, EngineConfig.objects.filter(engine__machine__team_id=engine.machine.team_id)

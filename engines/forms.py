@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django import forms
+from django.db.models import QuerySet
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -12,8 +13,14 @@ from engines.access import User, visible
 from engines.ids import KeysChoiceField
 from engines.matrix import Axes, ModelFile
 from engines.models import Engine, EngineConfig
+from teams.roles import Role, teams_with_role
 
 __all__ = ["EngineConfigForm", "MatrixForm"]
+
+
+def member_engines(user: User, engines: QuerySet[Engine]) -> QuerySet[Engine]:
+    """The engines among ``engines`` on teams where ``user`` holds the member role or more."""
+    return visible(user, engines).filter(machine__team__in=teams_with_role(user, Role.MEMBER))
 
 
 class EngineConfigForm(forms.ModelForm):
@@ -44,6 +51,13 @@ class EngineConfigForm(forms.ModelForm):
             "top_k": _("top k"), "seed": _("seed"), "max_tokens": _("max tokens"),
             "extra_flags": _("extra flags"), "notes": _("notes"),
         }
+        # Shown beside the fields (the model's own help texts stay, so the migrations do too).
+        help_texts = {
+            "model": _("a model name inside the machine's model directories, a hub id (org/name) or an "
+                       "Ollama tag; a path elsewhere is refused"),
+            "extra_flags": _("only the engine kind's allowed flags (listed in the README), as --flag value "
+                             "or --flag=value; Ollama: NAME=value settings"),
+        }
         widgets = {
             "extra_flags": forms.Textarea(attrs={"rows": 2}),
             "notes": forms.Textarea(attrs={"rows": 3}),
@@ -51,9 +65,10 @@ class EngineConfigForm(forms.ModelForm):
 
     def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # Only the user's teams' engines are offered; another team's posted pk is an invalid choice.
+        # Only the engines of teams where the user may change configs (member role) are offered;
+        # another team's posted pk is an invalid choice.
         field = cast("forms.ModelChoiceField[Engine]", self.fields["engine"])
-        field.queryset = visible(user, Engine.objects.select_related("machine"))
+        field.queryset = member_engines(user, Engine.objects.select_related("machine"))
         self.fields["preheat_s"].required = False  # left out: off
 
     def clean_preheat_s(self) -> int:
@@ -94,7 +109,7 @@ class MatrixForm(forms.Form):
     def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         field = cast("forms.ModelChoiceField[Engine]", self.fields["engines"])
-        field.queryset = visible(user, Engine.objects.select_related("machine").order_by("name"))
+        field.queryset = member_engines(user, Engine.objects.select_related("machine").order_by("name"))
 
     def clean_lookaheads(self) -> list[int]:
         values = []

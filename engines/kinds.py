@@ -6,7 +6,8 @@ Adding an engine kind ("tgi", say):
    speaks /v1/chat/completions, else a new ``EngineClient`` subclass in ``engines/clients/`` and a
    factory for it there, shaped like ``engines.clients.ollama_native``, named by "module:name".
 2. Its launch recipe: ``engines/recipes/tgi.py`` with ``render_tgi(settings) -> Recipe``, built with
-   ``engines.recipes.base.Builder``.
+   ``engines.recipes.base.Builder``, and its ``ALLOWED_FLAGS`` (the extra flags a config may add,
+   ``engines.recipes.flags``; none allowed until it has one).
 3. Its entry in :data:`REGISTRY` below: label, client, renderer ("module:name"), default binary and port, log
    parser, Prometheus prefix, capabilities, cache-fix text, version probe paths.
 4. A migration: ``Engine.kind``'s choices come from here (``makemigrations`` writes it).
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
     from engines.clients.base import EngineClient
     from engines.recipes.base import LaunchSettings, Recipe
+    from engines.recipes.flags import FlagTable
 
 __all__ = [
     "OLLAMA_NATIVE", "OPENAI_COMPATIBLE", "REGISTRY", "SGLANG_NATIVE",
@@ -40,6 +42,7 @@ __all__ = [
 OPENAI_COMPATIBLE = "engines.clients:openai_compatible"
 OLLAMA_NATIVE = "engines.clients:ollama_native"
 SGLANG_NATIVE = "engines.clients:sglang_native"
+EMPTY_FLAGS = "engines.recipes.flags:FlagTable"  # a kind that names no allowlist allows no extra flag
 ClientFactory = Callable[["EngineKind", str, str, float, "httpx.AsyncBaseTransport | None"], "EngineClient"]
 
 
@@ -74,6 +77,8 @@ class EngineKind:
         figures (decode and prefill time, time to first token, drafts) come from /metrics deltas.
     :param startup_metric: the /metrics gauge (labelled ``phase``) in which it tells how long each
         part of its start-up took; None: it tells none.
+    :param allowed_flags: ``"module:name"`` of its extra flags' allowlist (a ``FlagTable``, beside its
+        recipe); empty: no extra flag is allowed.
     """
 
     name: str
@@ -93,6 +98,7 @@ class EngineKind:
     chat_fields: Mapping[str, Any] = field(default_factory=dict)
     figures_from_metrics: bool = False
     startup_metric: str | None = None
+    allowed_flags: str = ""
 
     def make_client(
         self, base_url: str, api_key: str, timeout: float, transport: httpx.AsyncBaseTransport | None
@@ -104,6 +110,14 @@ class EngineKind:
     def render(self, settings: LaunchSettings) -> Recipe:
         """Its launch recipe for these settings; ValueError names a field it cannot run."""
         return _resolve(self.render_with)(settings)
+
+    def flag_table(self) -> FlagTable:
+        """The extra flags a config of this kind may add (an empty table when it names none)."""
+        if self.allowed_flags:
+            table: FlagTable = _resolve(self.allowed_flags)
+            return table
+        empty: FlagTable = _resolve(EMPTY_FLAGS)(self.name, self.label, [])
+        return empty
 
 
 def _resolve(path: str) -> Any:
@@ -120,6 +134,7 @@ REGISTRY: dict[str, EngineKind] = {
         EngineKind(
             name="ollama", label="Ollama", client=OLLAMA_NATIVE,
             render_with="engines.recipes.ollama:render_ollama",
+            allowed_flags="engines.recipes.ollama:ALLOWED_FLAGS",
             default_binary="ollama", default_port=11434,
             log_parser=parse_line,  # its runner is llama.cpp's server, whose lines it passes on
             metrics_prefix=None, lookahead_by="alias", honours_ignore_eos=False,
@@ -131,6 +146,7 @@ REGISTRY: dict[str, EngineKind] = {
         EngineKind(
             name="llama-server", label="llama-server", client=OPENAI_COMPATIBLE,
             render_with="engines.recipes.llama_server:render_llama_server",
+            allowed_flags="engines.recipes.llama_server:ALLOWED_FLAGS",
             default_binary="llama-server", default_port=8080, log_parser=parse_line,
             metrics_prefix="llamacpp:", lookahead_by="relaunch", honours_ignore_eos=True,
             tokenizer="tokenize", needs_num_ctx=False,
@@ -141,6 +157,7 @@ REGISTRY: dict[str, EngineKind] = {
         EngineKind(
             name="sglang", label="SGLang", client=SGLANG_NATIVE,
             render_with="engines.recipes.sglang:render_sglang",
+            allowed_flags="engines.recipes.sglang:ALLOWED_FLAGS",
             default_binary="python3", default_port=30000, log_parser=None,
             metrics_prefix=None, lookahead_by="relaunch", honours_ignore_eos=True,
             tokenizer="tokenize", needs_num_ctx=False,
@@ -156,6 +173,7 @@ REGISTRY: dict[str, EngineKind] = {
         EngineKind(
             name="vllm", label="vLLM", client=OPENAI_COMPATIBLE,
             render_with="engines.recipes.vllm:render_vllm",
+            allowed_flags="engines.recipes.vllm:ALLOWED_FLAGS",
             default_binary="vllm", default_port=8000, log_parser=None,
             metrics_prefix="vllm:", lookahead_by="relaunch", honours_ignore_eos=True,
             tokenizer="tokenize", needs_num_ctx=False,

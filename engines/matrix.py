@@ -123,6 +123,15 @@ def _refusal(config: EngineConfig) -> str:
     return "" if recipe is not None else gettext("no launch recipe: %(reason)s") % {"reason": words(reason)}
 
 
+def _existing(combinations: Sequence[Combination]) -> dict[tuple[int, str], EngineConfig]:
+    """The configs already named as a combination, by (team, name): names are unique per team,
+    so only the team each combination would be made in is looked at, never another team's."""
+    teams = {c.config.engine.machine.team_id for c in combinations}
+    found = EngineConfig.objects.select_related("engine__machine").filter(
+        engine__machine__team_id__in=teams, name__in={c.name for c in combinations})
+    return {(c.engine.machine.team_id, c.name): c for c in found}
+
+
 def plan(base: EngineConfig, axes: Axes) -> list[Combination]:
     """Each combination of the axes with what `create` would do with it.
 
@@ -140,13 +149,14 @@ def plan(base: EngineConfig, axes: Axes) -> list[Combination]:
         )
     combinations = [Combination(config) for config in _combinations(base, axes)]
     names = Counter(c.name for c in combinations)
-    existing = EngineConfig.objects.select_related("engine").in_bulk(list(names), field_name="name")
+    existing = _existing(combinations)
     for combination in combinations:
+        key = (combination.config.engine.machine.team_id, combination.name)
         if names[combination.name] > 1:
             combination.state = "refused"
             combination.reason = gettext("name: another combination has the same name")
-        elif combination.name in existing:
-            combination.state, combination.existing = "exists", existing[combination.name]
+        elif key in existing:
+            combination.state, combination.existing = "exists", existing[key]
             combination.reason = gettext("a config of this name exists: skipped")
         elif reason := _refusal(combination.config):
             combination.state, combination.reason = "refused", reason

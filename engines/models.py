@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -17,6 +18,9 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from engines import kinds
+from engines.recipes import settings_from_config
+from engines.recipes.checks import launch_refusals
+from engines.templatetags.engine_words import words
 
 DEFAULT_TEAM = "default"
 # Where an engine on the worker's own box listens; always allowed as an engine's host.
@@ -108,7 +112,8 @@ class Engine(models.Model):
     """An inference engine's HTTP endpoint on a machine."""
 
     machine = models.ForeignKey(Machine, models.PROTECT, related_name="engines")
-    name = models.CharField(max_length=100, unique=True)
+    # Unique within the machine's team (validate_unique), not across teams.
+    name = models.CharField(max_length=100)
     kind = models.CharField(max_length=20, choices=kinds.choices)  # the engine-kind registry's
     base_url = models.URLField(_("base URL"), max_length=300)
     # Sent as a bearer token; never rendered on a page, in the API or in an export.
@@ -155,6 +160,13 @@ class Engine(models.Model):
         refusal = self.url_refusal()
         if refusal:
             raise ValidationError({"base_url": refusal})
+
+    def validate_unique(self, exclude: Collection[str] | None = None) -> None:
+        super().validate_unique(exclude)
+        if self.machine_id is not None and not {"name", "machine"} & set(exclude or ()):
+            _refuse_name_in_team(self, Engine.objects.filter(machine__team_id=self.machine.team_id),
+                                 gettext("an engine named %(name)s already exists in team %(team)s"),
+                                 self.machine.team)
 
     def url_refusal(self) -> str | None:
         """Why the worker must not fetch base_url, or None: it must point at the engine's machine.
@@ -204,7 +216,8 @@ class EngineConfig(models.Model):
     """One set of engine and sampling settings that runs are measured with."""
 
     engine = models.ForeignKey(Engine, models.PROTECT, related_name="configs")
-    name = models.CharField(max_length=100, unique=True)
+    # Unique within the engine's machine's team (validate_unique), not across teams.
+    name = models.CharField(max_length=100)
     model = models.CharField(max_length=300)
     quantization = models.CharField(max_length=50, blank=True)
     speculative_method = models.CharField(
@@ -302,9 +315,17 @@ class EngineConfig(models.Model):
         return reverse("runs:config-detail", args=[self.pk])
 
     def clean(self) -> None:
-        errors = thinking_errors(self.thinking, self.thinking_budget, self.reasoning_effort)
+        errors = launch_errors(self)
+        errors |= thinking_errors(self.thinking, self.thinking_budget, self.reasoning_effort)
         if errors:
             raise ValidationError(errors)
+
+    def validate_unique(self, exclude: Collection[str] | None = None) -> None:
+        super().validate_unique(exclude)
+        if self.engine_id is not None and not {"name", "engine"} & set(exclude or ()):
+            team = self.engine.machine.team
+            _refuse_name_in_team(self, EngineConfig.objects.filter(engine__machine__team=team),
+                                 gettext("a config named %(name)s already exists in team %(team)s"), team)
 
     @property
     def thinks(self) -> bool | None:
@@ -343,6 +364,31 @@ class EngineConfig(models.Model):
             "memory_gb": self.machine.memory_gb,
         }
         return data
+
+
+def launch_errors(config: EngineConfig) -> dict[str, str]:
+    """What a config may not launch, by field: extra flags outside its kind's allowlist, a model path
+    outside this machine's model directories (engines.recipes.checks, the check the worker repeats)."""
+    if config.engine_id is None:
+        return {}  # the form says the engine is missing
+    try:
+        settings = settings_from_config(config)
+    except ValueError:
+        return {}  # an empty model: the field's own check says so
+    return {field: str(words(message)) for field, message in launch_refusals(settings).items()}
+
+
+def _refuse_name_in_team(obj: models.Model, team_objects: models.QuerySet[Any], message: str,
+                         team: Team) -> None:
+    """Raise a ValidationError on ``name`` when another of ``team_objects`` has ``obj``'s name.
+
+    Names are unique per team: only the team's own objects are looked at, so the error never
+    tells a team that another team has the name. The database cannot say this (the team is
+    two or three joins away), so forms, the admin and the YAML loader check it here.
+    """
+    name = getattr(obj, "name", "")
+    if team_objects.filter(name=name).exclude(pk=obj.pk).exists():
+        raise ValidationError({"name": message % {"name": name, "team": team.name}}, code="unique")
 
 
 def thinking_errors(thinking: str, budget: int | None, effort: str) -> dict[str, str]:

@@ -18,10 +18,10 @@ bandwidth is a floor (a one-core CPU copy), not that the roofline was beaten.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 from engines.gguf_inspect import GGUFError, inspect_header
+from engines.recipes.model_dirs import local_gguf
 
 __all__ = ["GB", "Roofline", "ceiling_tps", "efficiency", "model_findings", "roofline"]
 
@@ -110,15 +110,17 @@ def _held_against(
 
 
 def model_findings(config: Any) -> dict[str, Any] | None:
-    """What a config's GGUF holds (from its header alone) and its ceiling, when the model is a local file.
+    """What a config's GGUF holds (from its header alone) and its ceiling, when the model is a GGUF file
+    inside this machine's model directories (engines.recipes.model_dirs); None for anything else.
 
     :param config: an ``EngineConfig``-like object: ``model`` and ``engine.machine.bandwidth_gbps``
         (and ``measured_bandwidth_gbps``: the measured ceiling ``measured_ceiling_tps`` where set).
     """
-    if not Path(config.model).is_file():
+    path = local_gguf(config.model)  # nothing outside the model directories, nothing but a GGUF, is read
+    if path is None:
         return None
     try:
-        info = inspect_header(config.model).to_dict()
+        info = inspect_header(path).to_dict()
     except GGUFError as exc:
         return {"error": str(exc)}
     machine, per_token = config.engine.machine, info["bytes_per_token"]

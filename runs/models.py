@@ -22,6 +22,7 @@ from engines.access import foreign_configs
 from engines.models import EngineConfig, Machine
 from runs.core.registry import job_choices
 from runs.signals import execution_finished
+from teams.tokens import HashedToken
 
 log = logging.getLogger(__name__)
 
@@ -210,7 +211,8 @@ class Sample(models.Model):
 class Sweep(models.Model):
     """A named set of configs x jobs x repetitions, started together by hand or on a schedule."""
 
-    name = models.CharField(max_length=100, unique=True)
+    # Unique within the teams of its configs (the sweep form checks), not across teams.
+    name = models.CharField(max_length=100)
     configs = models.ManyToManyField(EngineConfig, related_name="sweeps")
     # [{"job": "speed", "params": {...}}, ...]: each job's parameters as runs.jobs validates them.
     jobs = models.JSONField(default=list)
@@ -354,3 +356,18 @@ class Alert(models.Model):
 
     def __str__(self) -> str:
         return f"{self.label} of {self.config_id} in {self.execution_id}"
+
+
+class MetricsToken(HashedToken):
+    """A team's bearer token for ``GET /metrics``: it shows that team's machines' series only.
+
+    A team admin issues it (the metrics tokens page or ``manage.py metricstoken``); it is shown
+    once, stored as its SHA-256, and revoked rather than deleted so the audit log keeps its name.
+    """
+
+    PREFIX = "sdm"
+    team_path = "team__"
+
+    class Meta:
+        ordering = ["team", "-created"]
+        verbose_name = _("metrics token")

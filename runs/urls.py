@@ -2,7 +2,7 @@
 from django.urls import path
 
 from runs.results import prometheus
-from runs.views import api, compare, configs, run_page, schedules, sweeps, tour
+from runs.views import api, compare, configs, metrics_tokens, run_page, schedules, sweeps, tour
 
 app_name = "runs"
 urlpatterns = [
@@ -20,6 +20,9 @@ urlpatterns = [
     path("compare/", compare.compare_page, name="compare"),
     path("compare/configs/", compare.compare_configs_page, name="compare-configs"),
     path("metrics", prometheus.metrics, name="metrics"),
+    path("teams/<int:pk>/metrics-tokens/", metrics_tokens.token_list, name="metrics-tokens"),
+    path("teams/<int:pk>/metrics-tokens/<int:token_pk>/revoke/", metrics_tokens.token_revoke,
+         name="metrics-token-revoke"),
     path("sweeps/", sweeps.sweep_list, name="sweep-list"),
     path("sweeps/new/", sweeps.sweep_new, name="sweep-new"),
     path("sweeps/<int:pk>/", sweeps.sweep_detail, name="sweep-detail"),

@@ -4,7 +4,9 @@ With neither DATABASE_URL nor REDIS_URL set, SparkDash runs on an embedded defau
 SQLite, an in-memory channel layer and an in-process worker. With them, it uses
 Postgres, Redis (channel layer and Celery broker) and real Celery workers.
 """
+import ipaddress
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -134,6 +136,10 @@ INSTALLED_APPS = [
     "engines",
     "runs",
     "traffic",
+    "teams",
+    # Accounts (issue 31): login throttling (axes), and the project package's own signals, after it.
+    "axes",
+    "sparkdash.apps.SparkDashConfig",
 ]
 
 MIDDLEWARE = [
@@ -153,6 +159,10 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Accounts (issue 31): extends a logged-in session as it is used (the idle timeout, sparkdash.idle);
+    # turns a login refused for a lockout into the lockout page (axes: last, as it asks).
+    "sparkdash.idle.IdleTimeoutMiddleware",
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "sparkdash.urls"
@@ -226,9 +236,45 @@ CELERY_TASK_SOFT_TIME_LIMIT = envint("CELERY_TASK_SOFT_TIME_LIMIT", 6 * 3600 - 6
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT + 600}
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 
-AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+# --- Accounts (issue 31): login throttling, password rules, idle sessions (docs/SECURITY.md) ---
+# django-axes refuses a login, right password or not, once a username or an address has
+# AXES_FAILURE_LIMIT failed logins within the cool-off; the lockout lifts AXES_COOLOFF_MINUTES after
+# the last counted failure, or when an admin resets it (the admin's "Access attempts", or
+# `manage.py axes_reset_username NAME` / `axes_reset_ip ADDRESS`).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: a locked-out login never reaches a password check
+    "django.contrib.auth.backends.ModelBackend",
 ]
+AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=envint("AXES_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # each on its own: per user and per address
+# Failures while locked out do not push the end further, so the lockout page can say when it ends.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# Axes' default: a success does not wipe the failures; it would wipe every failure from the same
+# address too, so a member could clear their guesses at a teammate's password by logging in.
+AXES_RESET_ON_SUCCESS = False
+AXES_ENABLE_ACCESS_FAILURE_LOG = True
+AXES_LOCKOUT_CALLABLE = "sparkdash.accounts.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "sparkdash.accounts.client_address"
+AXES_VERBOSE = False  # no banner at every command; the failures are logged by sparkdash.security
+# Reverse proxies in front of SparkDash that append to X-Forwarded-For; 0 (default): the header is
+# ignored and REMOTE_ADDR counts (a client could write the header itself).
+SPARKDASH_TRUSTED_PROXIES = envint("SPARKDASH_TRUSTED_PROXIES", 0)
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": envint("PASSWORD_MIN_LENGTH", 12)},
+    },
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+# An idle timeout, not an absolute one: a logged-in session is extended as it is used (at most every
+# 5 minutes, sparkdash.idle, rather than SESSION_SAVE_EVERY_REQUEST's write on every request).
+# 8 hours: a working day, so a long run watched over lunch keeps its page; a browser left logged in
+# overnight on a shared screen does not.
+SESSION_COOKIE_AGE = envint("SESSION_IDLE_MINUTES", 8 * 60) * 60
+# --- end of Accounts ---
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "runs:home"
 LOGOUT_REDIRECT_URL = "login"
@@ -295,7 +341,16 @@ SPARKDASH_RELAY_ACTIVE_S = envfloat("SPARKDASH_RELAY_ACTIVE_S", 15.0)
 SPARKDASH_THINKING_ANSWER_BUDGET = envint("SPARKDASH_THINKING_ANSWER_BUDGET", 18_432)
 # A captured request body or answer is cut to this many bytes (on machines that capture bodies).
 SPARKDASH_TRAFFIC_BODY_CAP_BYTES = envint("SPARKDASH_TRAFFIC_BODY_CAP_BYTES", 256 * 1024)
-SPARKDASH_METRICS_TOKEN = envsecret("SPARKDASH_METRICS_TOKEN")  # bearer token for GET /metrics; empty: off
+# Deprecated: one bearer token for GET /metrics that shows EVERY team's series (the operator's own
+# Prometheus). Empty (the default): off; teams use their own metrics tokens (manage.py metricstoken).
+SPARKDASH_METRICS_TOKEN = envsecret("SPARKDASH_METRICS_TOKEN")
+# Networks a sweep's webhook may reach beyond public addresses (comma-separated, e.g. 10.0.0.0/8);
+# empty: loopback, link-local, private and reserved addresses are refused (runs/actions/webhooks.py).
+# A network that does not parse stops the server at start rather than at the first alert.
+SPARKDASH_WEBHOOK_ALLOWED_NETWORKS = [
+    str(ipaddress.ip_network(n.strip(), strict=False))
+    for n in os.getenv("SPARKDASH_WEBHOOK_ALLOWED_NETWORKS", "").split(",") if n.strip()
+]
 
 LOGGING = {
     "version": 1,
@@ -305,3 +360,7 @@ LOGGING = {
     # One line per engine request drowns the worker's log.
     "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }
+
+# Accounts (issue 31): failed logins are logged on sparkdash.security (username, address, never the
+# password); axes' own lines say the same with both masked, so only its warnings are kept.
+LOGGING["loggers"]["axes"] = {"level": "WARNING"}  # type: ignore[index]

@@ -22,9 +22,11 @@ class Endpoint:
 
     :param target: the TeamWorld attribute whose pk the URL takes (None: a list or form page)
     :param method: GET, or POST for the actions that only take a POST
-    :param member_status: what the owner and a teammate get
+    :param member_status: what the owner and a teammate get (both hold the member role)
+    :param admin_status: what a team admin or a superuser gets, when not ``member_status`` (the
+        admin-only actions: members get 403)
     :param api: answers 401 JSON rather than redirecting to the login page
-    :param global_: shows every team's figures by design (GET /metrics, token-authenticated)
+    :param scrape: a scrape target (GET /metrics): anonymous gets 401 rather than the login page
     :param lists: a page without a target lists the team's objects (False: an explanation page,
         e.g. the demo tour's, that shows none; its own tests cover what it refuses)
     :param more: the URL's other arguments, from the world (a conversation page's key)
@@ -33,10 +35,16 @@ class Endpoint:
     target: str | None = None
     method: str = "GET"
     member_status: int = 200
+    admin_status: int | None = None
     api: bool = False
-    global_: bool = False
+    scrape: bool = False
     lists: bool = True
     more: Callable[[TeamWorld], dict[str, Any]] | None = None
+
+
+def admin_status(endpoint: Endpoint) -> int:
+    """What a team admin or a superuser gets from ``endpoint``."""
+    return endpoint.member_status if endpoint.admin_status is None else endpoint.admin_status
 
 
 def _names(patterns: list, namespace: str) -> list[str]:

@@ -65,10 +65,11 @@ class Heartbeat:
     the relay keeps passing traffic (and its writer keeps buffering) while Postgres restarts.
     """
 
-    def __init__(self, tick: Callable[[], None], interval_s: float) -> None:
-        self._tick, self._interval_s = tick, interval_s
+    def __init__(self, tick: Callable[[], None], interval_s: float, what: str = "relay heartbeat") -> None:
+        """:param what: what a tick stores, for the log line when the database refuses it."""
+        self._tick, self._interval_s, self._what = tick, interval_s, what
         self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="relay-heartbeat", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=what.replace(" ", "-"), daemon=True)
 
     def start(self) -> None:
         """Start ticking (the first tick comes after one interval: the caller made the first beat)."""
@@ -87,7 +88,7 @@ class Heartbeat:
                     close_old_connections()
                     self._tick()
                 except DatabaseError as exc:
-                    log.warning("relay heartbeat not stored: %s", exc)
+                    log.warning("%s not stored: %s", self._what, exc)
                     with suppress(DatabaseError):
                         connection.close()
         finally:

@@ -1,9 +1,12 @@
-"""The rows of real traffic: one per relayed request, and each machine's relay state."""
+"""The rows of real traffic: one per relayed request, each machine's relay state, and its relay tokens."""
 from __future__ import annotations
+
+from typing import Any, cast
 
 from django.db import models
 
 from engines.models import Engine, Machine
+from teams.tokens import HashedToken
 
 
 class TrafficRecord(models.Model):
@@ -71,3 +74,30 @@ class RelayState(models.Model):
 
     def __str__(self) -> str:
         return f"relay on {self.machine_id}"
+
+
+class RelayToken(HashedToken):
+    """A credential for one machine's relay: shown once to the team admin who issues it, stored as
+    its SHA-256 only, revocable. A request to the relay presents it; only such a request has the
+    engine's stored API key added (traffic.relay.gate)."""
+
+    PREFIX = "sdr"  # "SparkDash relay": says what a leaked token is for
+
+    machine = models.ForeignKey(Machine, models.CASCADE, related_name="relay_tokens")
+
+    class Meta:
+        ordering = ["-created", "-pk"]
+
+    @classmethod
+    def issue_for(cls, machine: Machine, name: str, by: Any = None) -> tuple[RelayToken, str]:
+        """A new token for `machine` named `name`, issued by user `by`: the row and the plain token
+        (never stored: show it once)."""
+        person = by if by is not None and getattr(by, "is_authenticated", False) else None
+        row, plain = cls.issue(cls.PREFIX, machine=machine, team=machine.team, name=name, created_by=person)
+        return cast(RelayToken, row), plain
+
+    @classmethod
+    def live_digests(cls, machine_id: int) -> frozenset[str]:
+        """The digests of `machine_id`'s unrevoked tokens."""
+        rows = cls.objects.filter(machine_id=machine_id, revoked__isnull=True)
+        return frozenset(rows.values_list("digest", flat=True))

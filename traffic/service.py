@@ -1,7 +1,9 @@
 """One machine's relay as a process: its engine followed, its writer, its heartbeat, its fronts served.
 
 `manage.py relay` builds a `RelayService` and calls `run()`. The relay's app (traffic.relay) asks
-`upstream()` for every request: the answer comes from memory, refreshed by each heartbeat.
+`upstream()` for every request: the answer comes from memory, refreshed by each heartbeat. It asks
+the gate (traffic.gate) about each request's relay token, also from memory, refreshed every
+REFRESH_S seconds. Without a live token for the machine the relay may listen on loopback only.
 """
 from __future__ import annotations
 
@@ -19,9 +21,10 @@ from engines.models import Machine
 from runs.models import Run
 from traffic import heartbeat
 from traffic.engine_log import EngineLogWatch
-from traffic.relay.app import build_relay
+from traffic.gate import REFRESH_S, TokenGate, is_loopback
+from traffic.relay.app import RelayApp, build_relay
 from traffic.relay.server import bind, serve_forever, url_of
-from traffic.relay.upstream import Upstream
+from traffic.relay.upstream import Limits, Upstream
 from traffic.upstream import RelaySetupError, resolve_engine, upstream_for
 from traffic.writer import RecordWriter, WriterCounters
 
@@ -44,10 +47,16 @@ class Listen:
 
 
 class RelayService:
-    """The relay of one machine: resolves its engine now (RelaySetupError says why it cannot)."""
+    """The relay of one machine: resolves its engine now (RelaySetupError says why it cannot, or
+    that it may not listen on `listen.host` without a relay token)."""
 
-    def __init__(self, machine: Machine, listen: Listen, engine_name: str | None = None) -> None:
+    def __init__(self, machine: Machine, listen: Listen, engine_name: str | None = None,
+                 limits: Limits | None = None) -> None:  # fmt: skip
         self.machine, self.listen, self.engine_name = machine, listen, engine_name
+        self.limits = limits or Limits()
+        self.gate = TokenGate(machine.pk, open_when_none=is_loopback(listen.host))
+        if not self.gate.open_when_none and not self.gate.live:
+            raise RelaySetupError(no_token_refusal(machine, listen.host))
         self.started: datetime = timezone.now()
         self.engine_id: int | None = None
         self.engine_log = EngineLogWatch()
@@ -105,13 +114,21 @@ class RelayService:
             raise
         self.writer = RecordWriter(self.machine, engine_id=lambda: self.engine_id)
         beats = heartbeat.Heartbeat(self.tick, settings.SPARKDASH_RELAY_ACTIVE_S / 3)
+        tokens = heartbeat.Heartbeat(self.gate.refresh, REFRESH_S, "relay token refresh")
         beats.start()
+        tokens.start()
         on_ready(self.addresses)
-        try:  # one app for both fronts: it tells them by path
-            serve_forever(build_relay(self.upstream, self.writer.put), sockets)
+        try:
+            serve_forever(self.app(), sockets)
         finally:
+            tokens.stop()
             beats.stop()
             self._let_go()
+
+    def app(self) -> RelayApp:
+        """The relay's app: one for both fronts (it tells them by path), its records to the writer."""
+        assert self.writer is not None
+        return build_relay(self.upstream, self.writer.put, self.gate, self.limits)
 
     def _let_go(self) -> None:
         assert self.writer is not None
@@ -121,6 +138,10 @@ class RelayService:
             heartbeat.clear(self.machine.pk)
         except DatabaseError as exc:  # the mark expires by itself after SPARKDASH_RELAY_ACTIVE_S
             log.warning("relay mark of machine %s not cleared: %s", self.machine.name, exc)
+        try:
+            self.gate.refresh()  # stores when the tokens used since the last refresh were used
+        except DatabaseError as exc:
+            log.warning("relay tokens' last use not stored: %s", exc)
 
     def _resolve(self) -> Upstream:
         self.machine.refresh_from_db(fields=["host", "capture_bodies", "name"])
@@ -129,6 +150,16 @@ class RelayService:
         self.engine_id = engine.pk
         self.engine_log.follow(engine.log_path)
         return spec
+
+
+def no_token_refusal(machine: Machine, host: str) -> str:
+    """Why the relay may not listen on `host`: the machine has no live relay token."""
+    return (
+        f"machine {machine.name} has no relay token, so its relay listens on loopback only (127.0.0.1): "
+        f"{host} is reachable from other machines. A team admin issues a token on the machine's Traffic "
+        f"page (Relay tokens) or with manage.py relaytoken --machine {machine.name} --name NAME; then "
+        "start the relay again"
+    )
 
 
 def _listen(listen: Listen) -> list[socket.socket]:

@@ -1,8 +1,8 @@
 """URLs of the traffic app (namespace "traffic"): a machine's Traffic page, its JSON, its
-conversations and their replay."""
+conversations and their replay, its relay tokens."""
 from django.urls import path
 
-from traffic import views
+from traffic import tokens, views
 
 app_name = "traffic"
 urlpatterns = [
@@ -14,4 +14,7 @@ urlpatterns = [
          name="conversation"),
     path("machines/<int:pk>/traffic/conversations/<str:key>/replay/", views.conversation_replay,
          name="replay"),
+    path("machines/<int:pk>/traffic/tokens/", tokens.relay_tokens, name="tokens"),
+    path("machines/<int:pk>/traffic/tokens/<int:token_pk>/revoke/", tokens.revoke_relay_token,
+         name="revoke_token"),
 ]

@@ -23,6 +23,8 @@ from engines.access import User, get_visible_or_404, visible
 from engines.models import EngineConfig, Machine
 from runs.actions.runs import start_run
 from runs.views.api import api_login_required
+from teams import audit
+from teams.roles import Role, has_role, require_role, teams_with_role
 from traffic.models import TrafficRecord
 from traffic.pages import conversation_rows, payload, shown_warnings, window_records
 from traffic.replay import replay_requests
@@ -34,7 +36,7 @@ CONVERSATIONS_WINDOW = "24h"
 
 
 def _machine(request: HttpRequest, pk: int) -> Machine:
-    return get_visible_or_404(request.user, Machine, pk=pk)
+    return get_visible_or_404(request.user, Machine.objects.select_related("team"), pk=pk)
 
 
 def _window(request: HttpRequest, default: str = DEFAULT_WINDOW) -> str:
@@ -54,6 +56,7 @@ def traffic_page(request: HttpRequest, pk: int) -> HttpResponse:
         "machine": machine, "data": data, "stats": data["stats"], "warnings": data["warnings"],
         "relay": data["relay"], "window": window, "windows": WINDOW_LABELS,
         "latest": list(reversed(data["records"])),
+        "can_manage_tokens": has_role(request.user, machine.team, Role.ADMIN),
     })
 
 
@@ -79,10 +82,15 @@ def records_json(request: HttpRequest, pk: int) -> JsonResponse:
 @require_POST
 def capture_bodies(request: HttpRequest, pk: int) -> HttpResponse:
     """POST /machines/<id>/traffic/capture/: turn the capture of request and answer bodies on
-    (capture_bodies=on) or off; the relay reads the setting from the machine."""
+    (capture_bodies=on) or off; the relay reads the setting from the machine. Team admins only."""
     machine = _machine(request, pk)
+    require_role(request.user, machine.team, Role.ADMIN)
+    was = machine.capture_bodies
     machine.capture_bodies = request.POST.get("capture_bodies") == "on"
     machine.save(update_fields=["capture_bodies"])
+    if machine.capture_bodies != was:
+        audit.record(request.user, "changed", machine, machine.team, request=request,
+                     fields=["capture_bodies"], capture_bodies=machine.capture_bodies)
     return redirect("traffic:page", pk=machine.pk)
 
 
@@ -108,6 +116,8 @@ class ReplayForm(forms.Form):
     def __init__(self, user: User, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         configs = visible(user, EngineConfig.objects.select_related("engine__machine"))
+        # A replay is a run: only configs of teams where the user holds the member role.
+        configs = configs.filter(engine__machine__team__in=teams_with_role(user, Role.MEMBER))
         self.fields["config"].queryset = configs.order_by("name")  # type: ignore[attr-defined]
 
 
@@ -142,6 +152,7 @@ def conversation_replay(request: HttpRequest, pk: int, key: str) -> HttpResponse
     """POST .../conversations/<key>/replay/ (config, reps): a replay run of the captured request
     bodies, in the order they arrived, with no warm-up; its live page next."""
     machine = _machine(request, pk)
+    require_role(request.user, machine.team, Role.MEMBER)
     form = ReplayForm(request.user, request.POST)
     if not form.is_valid():
         return _render_conversation(request, machine, key, form, status=400)
@@ -153,7 +164,7 @@ def conversation_replay(request: HttpRequest, pk: int, key: str) -> HttpResponse
         return _render_conversation(request, machine, key, form, status=400)
     params = {"requests": bodies, "reps": form.cleaned_data["reps"], "warmup": 0}
     try:
-        run = start_run(form.cleaned_data["config"], "replay", params, request.user)
+        run = start_run(form.cleaned_data["config"], "replay", params, request.user, request=request)
     except ValueError as exc:
         reason = {"reason": exc}
         form.add_error(None, gettext("the captured requests cannot be replayed: %(reason)s") % reason)

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import httpx
 
 from engines.clients.chunk import Chunk
+from engines.clients.lines import MAX_LINE_BYTES, LineTooLong, bounded_lines
 from engines.clients.reasoning import split_unopened
 from engines.errors import (
     EngineCut,
@@ -344,10 +345,21 @@ def as_float(value: Any) -> float | None:
 
 
 _TAG = re.compile(r"<[^>]*>")
+ERROR_BODY_BYTES = 65536  # of an HTTP error's body, what is read for its message
+
+
+async def _head(response: httpx.Response, limit: int) -> bytes:
+    """At most `limit` bytes of the body: an error page is read for its message, never whole."""
+    kept = bytearray()
+    async for piece in response.aiter_bytes():
+        kept += piece[: limit - len(kept)]
+        if len(kept) >= limit:
+            break
+    return bytes(kept)
 
 
 async def _http_error(response: httpx.Response) -> EngineHTTPError:
-    body = await response.aread()
+    body = await _head(response, ERROR_BODY_BYTES)
     text = " ".join(_TAG.sub(" ", body.decode("utf-8", errors="replace")).split())
     url = response.request.url
     return EngineHTTPError(
@@ -356,16 +368,17 @@ async def _http_error(response: httpx.Response) -> EngineHTTPError:
     )
 
 
-async def _utf8_lines(pieces: AsyncIterator[bytes]) -> AsyncIterator[str]:
-    """Split a byte stream on newlines; each line goes out as soon as its newline arrives."""
-    pending = b""
-    async for piece in pieces:
-        # Splitting bytes, not text, is safe: no multi-byte UTF-8 sequence contains b"\n".
-        *lines, pending = (pending + piece).split(b"\n")
-        for line in lines:
-            yield _decode(line.rstrip(b"\r"))
-    if pending.strip():
-        yield _decode(pending.rstrip(b"\r"))
+async def _utf8_lines(pieces: AsyncIterator[bytes], max_line: int = MAX_LINE_BYTES) -> AsyncIterator[str]:
+    """Split a byte stream on newlines; each line goes out as soon as its newline arrives.
+
+    Splitting bytes, not text, is safe: no multi-byte UTF-8 sequence contains b"\\n". A line
+    longer than `max_line` bytes ends the stream with EngineMalformed (memory stays bounded).
+    """
+    try:
+        async for line in bounded_lines(pieces, max_line):
+            yield _decode(line)
+    except LineTooLong as exc:
+        raise EngineMalformed(f"the engine's answer was refused: {exc} (the clients' line bound)") from None
 
 
 def _decode(raw: bytes) -> str:

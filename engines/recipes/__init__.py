@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from engines.recipes import simulator
 from engines.recipes.base import LaunchSettings, Recipe
-from engines.words import Words
+from engines.recipes.flags import checked
+from engines.words import Words, gettext_noop
 
 __all__ = ["LaunchSettings", "Recipe", "render", "render_config", "settings_from_config"]
 
@@ -27,7 +29,8 @@ def settings_from_config(config: Any) -> LaunchSettings:
     """The launch settings of an ``EngineConfig``-like object (duck-typed; blank text is default).
 
     :param config: has ``model``, ``lookahead``, the optional fields of :class:`LaunchSettings`
-        (missing ones count as unset) and ``engine`` with ``kind``, ``base_url`` and ``binary``.
+        (missing ones count as unset) and ``engine`` with ``kind``, ``base_url``, ``binary`` and
+        (optionally) ``simulator``.
     """
     engine = config.engine
     values = {name: getattr(config, name, None) for name in OPTIONAL}
@@ -38,6 +41,7 @@ def settings_from_config(config: Any) -> LaunchSettings:
         model=config.model.strip(),
         binary=(getattr(engine, "binary", "") or "").strip(),
         lookahead=getattr(config, "lookahead", 0) or 0,
+        simulator=bool(getattr(engine, "simulator", False)),
         **values,
     )
 
@@ -45,11 +49,23 @@ def settings_from_config(config: Any) -> LaunchSettings:
 def render(settings: LaunchSettings) -> Recipe:
     """The recipe that starts ``settings.kind`` with these settings (its renderer in engines.kinds).
 
+    A simulator engine's extra flags are the simulator's (checked against its allowlist), not
+    the kind's: the recipe shown is the real engine's without them.
+
     :raises ValueError: for settings the engine cannot run; the message starts with the field.
     """
     from engines import kinds  # engines.kinds imports the renderers, which import this package
 
-    return kinds.get(settings.kind).render(settings)
+    if not settings.simulator:
+        return kinds.get(settings.kind).render(settings)
+    extra = checked(simulator.ALLOWED_FLAGS, settings.extra_flags)
+    recipe = kinds.get(settings.kind).render(settings.with_(extra_flags=""))
+    if extra:
+        recipe.notes.append(Words(
+            gettext_noop("extra_flags (%(flags)s) are the SparkDash simulator's, which stands in for this "
+                         "engine: not rendered"), flags=" ".join(extra),
+        ))
+    return recipe
 
 
 def render_config(config: Any) -> tuple[Recipe | None, str]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from engines.recipes.flags import checked
 from engines.words import Words, gettext_noop
 
 __all__ = [
@@ -85,8 +86,10 @@ class LaunchSettings:
         speculative flags for llama-server, vLLM and SGLang; draft_num_predict 0 in Ollama's alias).
     :param thinking: "" (the engine's default), "off", "on" or "budget" (``thinking_budget`` tokens).
     :param reasoning_parser: vLLM/SGLang's; empty: guessed from the model name when thinking is set.
-    :param extra_flags: typed as on a command line; split with ``shlex`` and appended verbatim.
+    :param extra_flags: typed as on a command line; each flag must be in the kind's allowlist
+        (``engines.recipes.flags``), and only the checked tokens are appended.
     :param metrics: turn on the Prometheus endpoint where the engine needs a flag for it.
+    :param simulator: the SparkDash simulator stands in for the engine: the extra flags are its own.
     """
 
     kind: str
@@ -114,6 +117,7 @@ class LaunchSettings:
     reasoning_parser: str = ""
     extra_flags: str = ""
     metrics: bool = True
+    simulator: bool = False
 
     def __post_init__(self) -> None:
         from engines import kinds  # engines.kinds imports the renderers, which import this module
@@ -151,6 +155,7 @@ class LaunchSettings:
 
 
 def split_extra_flags(extra_flags: str) -> list[str]:
+    """A command line split like a shell would (an engine's binary); ValueError names extra_flags."""
     try:
         return shlex.split(extra_flags)
     except ValueError as exc:
@@ -192,7 +197,10 @@ class Builder:
             )
 
     def build(self, base_url: str = "") -> Recipe:
-        extra = split_extra_flags(self.settings.extra_flags)
+        """The recipe, with the extra flags the kind's allowlist lets through (ValueError otherwise)."""
+        from engines import kinds  # engines.kinds imports the renderers, which import this module
+
+        extra = checked(kinds.get(self.settings.kind).flag_table(), self.settings.extra_flags)
         return Recipe(
             kind=self.settings.kind,
             argv=self.argv + extra,

@@ -3,10 +3,69 @@
 from __future__ import annotations
 
 from engines.recipes.base import Builder, LaunchSettings, Recipe
+from engines.recipes.flags import Choice, Either, Flag, FlagTable, Int, Num, Pattern
 from engines.recipes.reasoning import render_llama_reasoning
 from engines.words import Words, gettext_noop
 
-__all__ = ["SPEC_TYPES", "render_llama_server"]
+__all__ = ["ALLOWED_FLAGS", "SPEC_TYPES", "render_llama_server"]
+
+LAYERS = Either((Int(0, 10_000), Choice(("auto", "all"))))
+# The extra flags a config may add (engines.recipes.flags), as common/arg.cpp of b11434 spells them.
+ALLOWED_FLAGS = FlagTable("llama-server", "llama-server", [
+    Flag(("-ngl", "--gpu-layers", "--n-gpu-layers"), LAYERS, gettext_noop("layers kept in VRAM")),
+    Flag(("-ngld", "--gpu-layers-draft", "--n-gpu-layers-draft"), LAYERS,
+         gettext_noop("the draft model's layers kept in VRAM")),
+    Flag(("-fa", "--flash-attn"), Choice(("on", "off", "auto")), gettext_noop("flash attention")),
+    Flag(("-lm", "--load-mode"), Choice(("auto", "none", "mmap", "mlock", "mmap+mlock")),
+         gettext_noop("how the weights are loaded (mmap, mlock)")),
+    Flag(("-b", "--batch-size"), Int(1, 1_048_576), gettext_noop("logical batch size")),
+    Flag(("-ub", "--ubatch-size"), Int(1, 1_048_576), gettext_noop("physical batch size")),
+    Flag(("-tb", "--threads-batch"), Int(1, 1024), gettext_noop("threads for prompt processing")),
+    Flag(("--jinja",), None, gettext_noop("the model's Jinja chat template")),
+    Flag(("--no-jinja",), None, gettext_noop("no Jinja chat template")),
+    Flag(("--reasoning-format",), Choice(("none", "deepseek", "deepseek-legacy", "auto")),
+         gettext_noop("where reasoning goes in the answer")),
+    Flag(("--rope-scaling",), Choice(("none", "linear", "yarn")), gettext_noop("RoPE scaling method")),
+    Flag(("--rope-scale",), Num(0, 1000, above=True), gettext_noop("RoPE context scaling factor")),
+    Flag(("--rope-freq-base",), Num(0, 1e9, above=True), gettext_noop("RoPE base frequency")),
+    Flag(("--rope-freq-scale",), Num(0, 1000, above=True), gettext_noop("RoPE frequency scaling factor")),
+    Flag(("--yarn-orig-ctx",), Int(0, 10_000_000), gettext_noop("YaRN original context")),
+    Flag(("--yarn-ext-factor",), Num(-1, 100), gettext_noop("YaRN extrapolation mix")),
+    Flag(("--yarn-attn-factor",), Num(-1, 100), gettext_noop("YaRN attention magnitude")),
+    Flag(("--yarn-beta-slow",), Num(-1, 1000), gettext_noop("YaRN high correction dim")),
+    Flag(("--yarn-beta-fast",), Num(-1, 1000), gettext_noop("YaRN low correction dim")),
+    Flag(("-sm", "--split-mode"), Choice(("none", "layer", "row", "tensor")),
+         gettext_noop("how the model is split across GPUs")),
+    Flag(("-ts", "--tensor-split"),
+         Pattern(r"\d+(\.\d+)?(,\d+(\.\d+)?)*", gettext_noop("numbers separated by commas")),
+         gettext_noop("the share of the model on each GPU")),
+    Flag(("-mg", "--main-gpu"), Int(0, 63), gettext_noop("the GPU for the whole model or its small tensors")),
+    Flag(("-dev", "--device"),
+         Pattern(r"[A-Za-z0-9_]+(,[A-Za-z0-9_]+)*", gettext_noop("device names, comma-separated")),
+         gettext_noop("the devices to offload to")),
+    Flag(("--numa",), Choice(("distribute", "isolate", "numactl")), gettext_noop("NUMA placement")),
+    Flag(("-cmoe", "--cpu-moe"), None, gettext_noop("all MoE expert weights on the CPU")),
+    Flag(("-ncmoe", "--n-cpu-moe"), Int(0, 10_000),
+         gettext_noop("the MoE expert weights of the first N layers on the CPU")),
+    Flag(("--swa-full",), None, gettext_noop("a full-size sliding-window-attention cache")),
+    Flag(("-nkvo", "--no-kv-offload"), None, gettext_noop("the KV cache stays on the CPU")),
+    Flag(("-kvu", "--kv-unified"), None, gettext_noop("one KV buffer shared by all sequences")),
+    Flag(("-cb", "--cont-batching"), None, gettext_noop("continuous batching")),
+    Flag(("-nocb", "--no-cont-batching"), None, gettext_noop("no continuous batching")),
+    Flag(("--context-shift",), None, gettext_noop("shift the context when it is full")),
+    Flag(("--no-context-shift",), None, gettext_noop("no context shift")),
+    Flag(("--cache-reuse",), Int(0, 10_000_000),
+         gettext_noop("minimum chunk reused from the cache by KV shifting")),
+    Flag(("-ctxcp", "--ctx-checkpoints"), Int(0, 1024), gettext_noop("context checkpoints per slot")),
+    Flag(("--poll",), Int(0, 100), gettext_noop("polling level while waiting for work")),
+    Flag(("--prio",), Int(-1, 2), gettext_noop("process priority (-1 low to 2 high)")),
+    Flag(("-fit", "--fit"), Choice(("on", "off")), gettext_noop("fit unset settings into device memory")),
+    Flag(("-to", "--timeout"), Int(1, 86_400), gettext_noop("server read/write timeout (s)")),
+    Flag(("--temp", "--temperature"), Num(0, 5), gettext_noop("default sampling temperature")),
+    Flag(("-s", "--seed"), Int(-1, 4_294_967_295), gettext_noop("default sampling seed")),
+    Flag(("--no-warmup",), None, gettext_noop("no warm-up run at start")),
+    Flag(("--no-webui",), None, gettext_noop("no web UI")),
+])  # fmt: skip
 
 # common/speculative.cpp (b11434): the names --spec-type accepts, comma-separated.
 SPEC_TYPES = (

@@ -10,11 +10,38 @@ from __future__ import annotations
 import hashlib
 import re
 
-from engines.recipes.base import Builder, LaunchSettings, Recipe, split_extra_flags
+from engines.recipes import flags
+from engines.recipes.base import Builder, LaunchSettings, Recipe
+from engines.recipes.flags import Choice, Flag, FlagTable, Int, Pattern
 from engines.recipes.reasoning import checked
 from engines.words import Words, gettext_noop
 
-__all__ = ["alias_name", "render_ollama"]
+__all__ = ["ALLOWED_FLAGS", "alias_name", "render_ollama"]
+
+BOOL = Choice(("0", "1", "false", "true"))
+DURATION = Pattern(r"-1|\d+(\.\d+)?|(\d+(\.\d+)?(h|m|s|ms))+", gettext_noop("a duration: -1, 300, 5m, 1h30m"))
+DEVICES = Pattern(r"-1|[A-Za-z0-9-]+(,[A-Za-z0-9-]+)*", gettext_noop("GPU numbers or ids, comma-separated"))
+# `ollama serve` takes no flags: a config's extra flags are NAME=value service variables, these only
+# (envconfig/config.go); OLLAMA_HOST, OLLAMA_MODELS, OLLAMA_ORIGINS and the loader's are refused.
+ALLOWED_FLAGS = FlagTable("ollama", "Ollama", [
+    Flag(("OLLAMA_FLASH_ATTENTION",), BOOL, gettext_noop("flash attention")),
+    Flag(("OLLAMA_KV_CACHE_TYPE",), Choice(("f16", "q8_0", "q4_0")), gettext_noop("KV cache type")),
+    Flag(("OLLAMA_NUM_PARALLEL",), Int(1, 1024), gettext_noop("parallel requests per model")),
+    Flag(("OLLAMA_CONTEXT_LENGTH",), Int(128, 10_000_000), gettext_noop("default context length")),
+    Flag(("OLLAMA_KEEP_ALIVE",), DURATION, gettext_noop("how long a model stays loaded")),
+    Flag(("OLLAMA_MAX_KEEP_ALIVE",), DURATION, gettext_noop("the longest keep-alive a request may ask")),
+    Flag(("OLLAMA_LOAD_TIMEOUT",), DURATION, gettext_noop("how long a load may stall")),
+    Flag(("OLLAMA_MAX_LOADED_MODELS",), Int(0, 64), gettext_noop("models loaded at once")),
+    Flag(("OLLAMA_MAX_QUEUE",), Int(1, 1_000_000), gettext_noop("requests queued at most")),
+    Flag(("OLLAMA_SCHED_SPREAD",), BOOL, gettext_noop("spread a model over all GPUs")),
+    Flag(("OLLAMA_GPU_OVERHEAD",), Int(0, 10**15), gettext_noop("VRAM kept free per GPU (bytes)")),
+    Flag(("OLLAMA_MULTIUSER_CACHE",), BOOL, gettext_noop("prompt cache for many users")),
+    Flag(("OLLAMA_NOPRUNE",), BOOL, gettext_noop("no pruning of model blobs at start")),
+    Flag(("OLLAMA_DEBUG",), Choice(("0", "1", "2", "false", "true")), gettext_noop("debug logging")),
+    Flag(("CUDA_VISIBLE_DEVICES",), DEVICES, gettext_noop("the NVIDIA GPUs it sees")),
+    Flag(("HIP_VISIBLE_DEVICES",), DEVICES, gettext_noop("the AMD GPUs it sees")),
+    Flag(("ROCR_VISIBLE_DEVICES",), DEVICES, gettext_noop("the AMD GPUs it sees (ROCr)")),
+], env=True)  # fmt: skip
 
 # Ollama chooses draft-mtp or draft-dflash itself from the model (llm/llama_server.go), so a
 # speculative_method only says whether a separate draft model is expected.
@@ -22,7 +49,6 @@ METHODS = {
     "none": None, "mtp": False, "draft-mtp": False, "dflash": True, "draft-dflash": True,
     "draft": True, "draft-simple": True, "draft-model": True, "draft_model": True,
 }  # fmt: skip
-ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def render_ollama(settings: LaunchSettings) -> Recipe:
@@ -86,13 +112,10 @@ def _environment(b: Builder, s: LaunchSettings) -> None:
                 "(not verified in Ollama's source)"
             )
         )
-    # extra_flags: NAME=value sets the service environment; anything else goes on the command line.
-    for token in split_extra_flags(s.extra_flags):
-        if ENV_ASSIGNMENT.match(token):
-            name, _, value = token.partition("=")
-            b.env[name] = value
-        else:
-            b.argv.append(token)
+    # extra_flags: allowed NAME=value service variables (checked); ollama serve takes no flags.
+    for token in flags.checked(ALLOWED_FLAGS, s.extra_flags):
+        name, _, value = token.partition("=")
+        b.env[name] = value
 
 
 def _set(env: dict[str, str], name: str, value: object) -> None:

@@ -3,10 +3,72 @@
 from __future__ import annotations
 
 from engines.recipes.base import Builder, LaunchSettings, Recipe
+from engines.recipes.flags import Choice, Flag, FlagTable, Int, Name, Num
 from engines.recipes.reasoning import render_reasoning_parser
 from engines.words import Words, gettext_noop
 
-__all__ = ["ALGORITHMS", "render_sglang"]
+__all__ = ["ALGORITHMS", "ALLOWED_FLAGS", "render_sglang"]
+
+WINDOW = Int(1, 1024)
+# The extra flags a config may add (engines.recipes.flags), as server_args.py spells them.
+ALLOWED_FLAGS = FlagTable("sglang", "SGLang", [
+    Flag(("--mem-fraction-static",), Num(0, 1, above=True),
+         gettext_noop("share of memory for weights and KV cache")),
+    Flag(("--max-running-requests",), Int(1, 65_536), gettext_noop("requests run at once")),
+    Flag(("--max-queued-requests",), Int(1, 1_000_000), gettext_noop("requests waiting at most")),
+    Flag(("--max-total-tokens",), Int(1, 100_000_000), gettext_noop("tokens in the KV pool")),
+    Flag(("--chunked-prefill-size",), Int(-1, 10_000_000), gettext_noop("prefill chunk size (-1: off)")),
+    Flag(("--max-prefill-tokens",), Int(1, 10_000_000), gettext_noop("tokens per prefill batch")),
+    Flag(("--disable-radix-cache",), None, gettext_noop("no prefix (radix) cache")),
+    Flag(("--cuda-graph-max-bs",), Int(1, 4096), gettext_noop("largest batch captured in a CUDA graph")),
+    Flag(("--disable-cuda-graph",), None, gettext_noop("no CUDA graphs")),
+    Flag(("--disable-cuda-graph-padding",), None, gettext_noop("no padding to a captured batch size")),
+    Flag(("--device",), Choice(("cuda", "cpu", "xpu", "hpu", "npu", "mps")), gettext_noop("the device")),
+    Flag(("--attention-backend",), Name(), gettext_noop("attention kernels (also a config field)")),
+    Flag(("--disable-overlap-schedule",), None, gettext_noop("no CPU/GPU overlap scheduler")),
+    Flag(("--dtype",), Choice(("auto", "half", "float16", "bfloat16", "float", "float32")),
+         gettext_noop("weights and activations data type")),
+    Flag(("--sleep-on-idle",), None, gettext_noop("the idle scheduler sleeps")),
+    Flag(("--tp-size", "--tensor-parallel-size"), Int(1, 64), gettext_noop("tensor-parallel GPUs")),
+    Flag(("--dp-size", "--data-parallel-size"), Int(1, 64), gettext_noop("data-parallel replicas")),
+    Flag(("--pp-size", "--pipeline-parallel-size"), Int(1, 64), gettext_noop("pipeline stages")),
+    Flag(("--schedule-policy",), Choice(("lpm", "random", "fcfs", "dfs-weight", "lof", "priority")),
+         gettext_noop("scheduling policy")),
+    Flag(("--schedule-conservativeness",), Num(0, 10), gettext_noop("how conservative admission is")),
+    Flag(("--page-size",), Int(1, 4096), gettext_noop("tokens per KV page")),
+    Flag(("--enable-torch-compile",), None, gettext_noop("torch.compile")),
+    Flag(("--torch-compile-max-bs",), Int(1, 4096), gettext_noop("largest batch compiled")),
+    Flag(("--enable-mixed-chunk",), None, gettext_noop("prefill and decode in one batch")),
+    Flag(("--enable-dp-attention",), None, gettext_noop("data-parallel attention")),
+    Flag(("--num-continuous-decode-steps",), Int(1, 1024), gettext_noop("decode steps per scheduling round")),
+    Flag(("--stream-interval",), Int(1, 1000), gettext_noop("tokens per streamed chunk")),
+    Flag(("--random-seed",), Int(0, 4_294_967_295), gettext_noop("random seed")),
+    Flag(("--cpu-offload-gb",), Int(0, 100_000), gettext_noop("weights offloaded to the CPU (GB)")),
+    Flag(("--enable-hierarchical-cache",), None, gettext_noop("host-memory prefix cache")),
+    Flag(("--hicache-ratio",), Num(0, 100, above=True),
+         gettext_noop("host cache size as a multiple of the device's")),
+    Flag(("--hicache-size",), Int(0, 1_000_000), gettext_noop("host cache size (GB)")),
+    Flag(("--disable-chunked-prefix-cache",), None, gettext_noop("no chunked prefix cache")),
+    Flag(("--speculative-ngram-min-match-window-size",), WINDOW, gettext_noop("NGRAM: shortest match")),
+    Flag(("--speculative-ngram-max-match-window-size",), WINDOW, gettext_noop("NGRAM: longest match")),
+    Flag(("--speculative-ngram-min-bfs-breadth",), Int(1, 64), gettext_noop("NGRAM: narrowest draft tree")),
+    Flag(("--speculative-ngram-max-bfs-breadth",), Int(1, 64), gettext_noop("NGRAM: widest draft tree")),
+    Flag(("--speculative-ngram-match-type",), Choice(("BFS", "PROB")),
+         gettext_noop("NGRAM: how drafts are picked")),
+    Flag(("--speculative-ngram-branch-length",), WINDOW, gettext_noop("NGRAM: branch length")),
+    Flag(("--speculative-ngram-capacity",), Int(1, 1_000_000_000), gettext_noop("NGRAM: cache capacity")),
+    Flag(("--speculative-accept-threshold-single",), Num(0, 1),
+         gettext_noop("accept a single draft token above this")),
+    Flag(("--speculative-accept-threshold-acc",), Num(0, 1),
+         gettext_noop("accept drafts above this accumulated")),
+    Flag(("--sampling-backend",), Choice(("flashinfer", "pytorch")), gettext_noop("sampling kernels")),
+    Flag(("--grammar-backend",), Choice(("xgrammar", "outlines", "llguidance", "none")),
+         gettext_noop("structured output backend")),
+    Flag(("--tool-call-parser",), Name(), gettext_noop("a built-in tool-call parser")),
+    Flag(("--log-level",), Choice(("debug", "info", "warning", "error", "critical")),
+         gettext_noop("log level")),
+    Flag(("--skip-server-warmup",), None, gettext_noop("no warm-up request at start")),
+])  # fmt: skip
 
 ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH")
 ALIASES = {

@@ -5,10 +5,59 @@ from __future__ import annotations
 import json
 
 from engines.recipes.base import Builder, LaunchSettings, Recipe, split_extra_flags
+from engines.recipes.flags import Choice, Flag, FlagTable, Int, Name, Num
 from engines.recipes.reasoning import render_reasoning_parser
 from engines.words import Words, gettext_noop
 
-__all__ = ["render_vllm", "speculative_config"]
+__all__ = ["ALLOWED_FLAGS", "render_vllm", "speculative_config"]
+
+DTYPES = Choice(("auto", "half", "float16", "bfloat16", "float", "float32"))
+# The extra flags a config may add (engines.recipes.flags); booleans take their --no- form too.
+ALLOWED_FLAGS = FlagTable("vllm", "vLLM", [
+    Flag(("--gpu-memory-utilization",), Num(0, 1, above=True),
+         gettext_noop("share of GPU memory vLLM may use")),
+    Flag(("--max-num-seqs",), Int(1, 65_536), gettext_noop("sequences per iteration")),
+    Flag(("--max-model-len",), Int(128, 10_000_000), gettext_noop("context length")),
+    Flag(("--enforce-eager",), None, gettext_noop("eager mode, no CUDA graphs")),
+    Flag(("--no-enforce-eager",), None, gettext_noop("CUDA graphs allowed")),
+    Flag(("--dtype",), DTYPES, gettext_noop("weights and activations data type")),
+    Flag(("--block-size",), Choice(("1", "8", "16", "32", "64", "128", "256")),
+         gettext_noop("KV cache block size")),
+    Flag(("--distributed-executor-backend",), Choice(("mp", "uni", "ray")),
+         gettext_noop("how workers are run")),
+    Flag(("-tp", "--tensor-parallel-size"), Int(1, 64), gettext_noop("tensor-parallel GPUs")),
+    Flag(("-pp", "--pipeline-parallel-size"), Int(1, 64), gettext_noop("pipeline stages")),
+    Flag(("-dp", "--data-parallel-size"), Int(1, 64), gettext_noop("data-parallel replicas")),
+    Flag(("-ep", "--enable-expert-parallel"), None, gettext_noop("expert parallelism for MoE layers")),
+    Flag(("--cpu-offload-gb",), Num(0, 100_000), gettext_noop("weights offloaded to the CPU (GiB)")),
+    Flag(("--kv-cache-memory-bytes",), Int(1, 10**15), gettext_noop("KV cache size in bytes")),
+    Flag(("--enable-chunked-prefill",), None, gettext_noop("chunked prefill")),
+    Flag(("--no-enable-chunked-prefill",), None, gettext_noop("no chunked prefill")),
+    Flag(("--max-num-partial-prefills",), Int(1, 1024), gettext_noop("concurrent partial prefills")),
+    Flag(("--long-prefill-token-threshold",), Int(0, 10_000_000), gettext_noop("a long prompt, in tokens")),
+    Flag(("--scheduling-policy",), Choice(("fcfs", "priority")), gettext_noop("scheduling policy")),
+    Flag(("--async-scheduling",), None, gettext_noop("asynchronous scheduling")),
+    Flag(("--no-async-scheduling",), None, gettext_noop("no asynchronous scheduling")),
+    Flag(("--stream-interval",), Int(1, 1000), gettext_noop("tokens per streamed chunk")),
+    Flag(("--optimization-level",), Choice(("0", "1", "2", "3")), gettext_noop("compilation effort")),
+    Flag(("--max-cudagraph-capture-size",), Int(1, 65_536),
+         gettext_noop("largest batch captured in a CUDA graph")),
+    Flag(("--disable-sliding-window",), None, gettext_noop("no sliding window")),
+    Flag(("--disable-cascade-attn",), None, gettext_noop("no cascade attention")),
+    Flag(("--disable-custom-all-reduce",), None, gettext_noop("NCCL all-reduce only")),
+    Flag(("--calculate-kv-scales",), None, gettext_noop("compute FP8 KV scales")),
+    Flag(("--tokenizer-mode",), Choice(("auto", "hf", "slow", "mistral")),
+         gettext_noop("tokenizer implementation")),
+    Flag(("--enable-auto-tool-choice",), None, gettext_noop("the model chooses tool calls")),
+    Flag(("--tool-call-parser",), Name(), gettext_noop("a built-in tool-call parser")),
+    Flag(("--max-logprobs",), Int(0, 100_000), gettext_noop("most log probabilities returned")),
+    Flag(("--seed",), Int(0, 4_294_967_295), gettext_noop("random seed")),
+    Flag(("--disable-log-stats",), None, gettext_noop("no periodic statistics in the log")),
+    Flag(("--uvicorn-log-level",), Choice(("critical", "error", "warning", "info", "debug", "trace")),
+         gettext_noop("the HTTP server's log level")),
+    Flag(("--disable-uvicorn-access-log",), None, gettext_noop("no HTTP access log")),
+    Flag(("--max-log-len",), Int(0, 1_000_000), gettext_noop("prompt characters logged")),
+])  # fmt: skip
 
 # --speculative-config "method" values (vllm/config/speculative.py); any "*_mtp" is accepted too.
 METHODS = {

@@ -40,11 +40,11 @@ from collections import defaultdict
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 from django.dispatch import receiver
 from django.utils import timezone
 
 from engines.words import Words, gettext_noop
+from runs.actions.webhooks import post_json
 from runs.core.hardware import throttled_s
 from runs.core.outcomes import over_failed_share
 from runs.core.readings import Metric
@@ -289,8 +289,8 @@ def _alert_dict(alert: Alert) -> dict[str, Any]:
 def post_alerts(execution: SweepExecution) -> str | None:
     """Post the sweep run's not yet posted alerts to its webhook once; never raises.
 
-    Returns the outcome recorded on them ("HTTP 200", "failed: ..."), or None when there was
-    nothing to post (no webhook, no alerts, or another caller posted them).
+    Returns the outcome recorded on them ("delivered (HTTP 200)", "delivery failed ..."), or None
+    when there was nothing to post (no webhook, no alerts, or another caller posted them).
     """
     url = execution.sweep.webhook_url
     unsent = Alert.objects.filter(execution=execution, webhook_outcome="")
@@ -307,15 +307,9 @@ def post_alerts(execution: SweepExecution) -> str | None:
 
 
 def _post(url: str, payload: dict[str, Any]) -> str:
-    try:
-        response = httpx.post(url, json=payload, timeout=WEBHOOK_TIMEOUT_S)
-    except Exception as exc:  # the webhook is best effort: any failure is recorded, never raised
-        outcome = f"failed: {type(exc).__name__}: {exc}"
-    else:
-        outcome = f"HTTP {response.status_code}"
-        if not response.is_success:
-            outcome = f"failed: {outcome}"
-    return _redact(outcome, url)[:300]
+    """Post through the webhook policy (runs.actions.webhooks): checked again now, since a host
+    name may resolve elsewhere than when the sweep was saved; the outcome names no port or error."""
+    return _redact(post_json(url, payload, WEBHOOK_TIMEOUT_S), url)[:300]
 
 
 def _redact(text: str, url: str) -> str:

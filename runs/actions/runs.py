@@ -5,6 +5,7 @@ from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
+from django.http import HttpRequest
 from django.utils.translation import gettext
 
 from engines import kinds
@@ -14,6 +15,7 @@ from runs.jobs import validate_params
 from runs.models import Run, SweepExecution
 from runs.worker import dispatch
 from runs.worker.engine_session import LOOKAHEAD_NEEDS_RELAUNCH
+from teams import audit
 
 
 def start_run(
@@ -24,12 +26,15 @@ def start_run(
     *,
     execution: SweepExecution | None = None,
     repetition: int | None = None,
+    request: HttpRequest | None = None,
 ) -> Run:
     """Create a queued run and hand it to the config's machine once the row is committed.
 
     Raises ValueError (naming the field) for an unknown job or out-of-range parameters, and
     for a machine whose relay is serving real traffic (Machine.relay_refusal).
     Inside an outer transaction (a sweep) the run is handed over when that one commits.
+    The audit log says who started it (``user``; None: the system, e.g. a schedule) and from
+    which address (``request``).
     """
     clean = validate_params(job, params or {})
     engine = config.engine
@@ -53,10 +58,20 @@ def start_run(
             execution=execution,
             repetition=repetition,
         )
+        audit.record(user, "started", run, engine.machine.team, request=request, job=job,
+                     sweep_run=execution.pk if execution else None)
         dispatch.enqueue_on_commit(run)
     return run
 
 
-def cancel_run(run: Run) -> bool:
-    """Mark a queued or running run cancelled (now finished); a running job stops at its next flush."""
-    return Run.objects.cancel(run.pk)
+def cancel_run(
+    run: Run, user: User | AnonymousUser | None = None, request: HttpRequest | None = None
+) -> bool:
+    """Mark a queued or running run cancelled (now finished); a running job stops at its next flush.
+
+    A run that was cancelled (not one already finished) goes in the audit log as ``user``'s.
+    """
+    cancelled = Run.objects.cancel(run.pk)
+    if cancelled:
+        audit.record(user, "cancelled", run, run.machine.team, request=request)
+    return cancelled

@@ -15,15 +15,17 @@ from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
+from django.http import HttpRequest
 from django.utils.translation import gettext
 
-from engines.models import EngineConfig
+from engines.models import EngineConfig, Team
 from runs.actions.runs import start_run
 from runs.core.registry import JOB_ORDER
 from runs.jobs import validate_params
 from runs.models import Schedule, Sweep, SweepExecution
+from teams import audit
 
-__all__ = ["clean_jobs", "start_sweep"]
+__all__ = ["clean_jobs", "record_sweep", "start_sweep", "sweep_teams"]
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +65,25 @@ def _job_entry(entry: Any) -> tuple[str, dict[str, Any]]:
     return job, params
 
 
+def sweep_teams(sweep: Sweep) -> list[Team]:
+    """The teams whose machines the sweep's configs run on (none for a sweep without configs)."""
+    if sweep.pk is None:
+        return []
+    return list(Team.objects.filter(machines__engines__configs__sweeps=sweep).distinct())
+
+
+def record_sweep(actor: Any, action: str, obj: Any, sweep: Sweep, *,
+                 request: HttpRequest | None = None, **detail: Any) -> None:
+    """An audit event about ``obj`` (the sweep, its schedule or sweep run) for each team the sweep
+    spans, so each of those teams' admins sees it; one without a team when it spans none."""
+    teams: list[Team | None] = [*sweep_teams(sweep)] or [None]
+    for team in teams:
+        audit.record(actor, action, obj, team, request=request, **detail)
+
+
 def start_sweep(
     sweep: Sweep, trigger: str = SweepExecution.Trigger.MANUAL, schedule: Schedule | None = None,
-    user: User | AnonymousUser | None = None,
+    user: User | AnonymousUser | None = None, request: HttpRequest | None = None,
 ) -> SweepExecution:
     """Queue every run of the sweep in one transaction; they are handed over, in order, on commit.
 
@@ -80,19 +98,20 @@ def start_sweep(
         execution = SweepExecution.objects.create(
             sweep=sweep, trigger=trigger, schedule=schedule, created_by=user
         )
+        record_sweep(user, "started", execution, sweep, request=request, trigger=trigger)
         for config in configs:
             for entry in jobs:
-                _queue_cell(execution, config, entry, sweep.repetitions, user)
+                _queue_cell(execution, config, entry, sweep.repetitions, user, request)
     return execution
 
 
 def _queue_cell(
     execution: SweepExecution, config: EngineConfig, entry: dict[str, Any], reps: int,
-    user: User | None,
+    user: User | None, request: HttpRequest | None,
 ) -> None:
     for repetition in range(1, reps + 1):
         try:
             start_run(config, entry["job"], entry["params"], user,
-                               execution=execution, repetition=repetition)
+                      execution=execution, repetition=repetition, request=request)
         except ValueError as exc:
             raise ValueError(f"{config.name}, {entry['job']}: {exc}") from None

@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
+from django.http import HttpRequest
 from django.utils.translation import gettext
 
 from engines.models import EngineConfig
@@ -83,12 +84,16 @@ def has_tour(configs: QuerySet[EngineConfig]) -> bool:
     return True
 
 
-def start_tour(configs: QuerySet[EngineConfig], user: User | AnonymousUser | None = None) -> Tour:
+def start_tour(
+    configs: QuerySet[EngineConfig],
+    user: User | AnonymousUser | None = None,
+    request: HttpRequest | None = None,
+) -> Tour:
     """Queue the tour's runs: each config's speed run first, so the comparison is ready soonest."""
     demo = demo_configs(configs)
-    speed = [start_run(config, "speed", SPEED_PARAMS, user) for config in demo]
-    sweeps = [start_run(config, "lookahead", SWEEP_PARAMS, user) for config in demo]
-    warnings = [start_run(demo[0], job, {}, user) for job in WARNING_JOBS]
+    speed = [start_run(config, "speed", SPEED_PARAMS, user, request=request) for config in demo]
+    sweeps = [start_run(config, "lookahead", SWEEP_PARAMS, user, request=request) for config in demo]
+    warnings = [start_run(demo[0], job, {}, user, request=request) for job in WARNING_JOBS]
     return Tour(speed, sweeps, warnings)
 
 

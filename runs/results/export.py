@@ -1,4 +1,7 @@
-"""CSV and JSON downloads of any table a page shows: `?format=csv` or `?format=json` on its URL."""
+"""CSV and JSON downloads of any table a page shows: `?format=csv` or `?format=json` on its URL.
+
+Every CSV cell goes through teams.csvsafe.safe_cell: formula-like text is written as text.
+"""
 from __future__ import annotations
 
 import csv
@@ -9,6 +12,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from runs.core.scoring.table import POSITION_KEY
+from teams.csvsafe import safe_cell
 
 FORMATS = ("csv", "json")
 
@@ -31,7 +35,8 @@ def table_response(
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=list(columns), extrasaction="ignore")
         writer.writeheader()
-        writer.writerows(rows)
+        # Text that a spreadsheet would run as a formula (a config named "=1+1") opens as text.
+        writer.writerows({c: safe_cell(row.get(c)) for c in columns} for row in rows)
         response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}.{fmt}"'
     return response

@@ -6,8 +6,12 @@ counts of runs by status come with them, and each latest run's energy (joules pe
 and per request, absent where no power was read) and seconds throttled (absent without
 telemetry). Two queries, however many runs there are.
 
-Access: a logged-in session, or `Authorization: Bearer <SPARKDASH_METRICS_TOKEN>` (empty: off).
-Labels hold names only: no engine URL, API key or webhook URL is ever written.
+Access, each seeing its own teams' series only (the runs on their machines, and their counts):
+a logged-in session (the user's teams; a superuser all), or `Authorization: Bearer <token>`
+with a team's metrics token (runs.models.MetricsToken: that team's). The deprecated
+SPARKDASH_METRICS_TOKEN, when the operator sets it, sees every team. Any other token gets the
+same 401 as none, whether it is unknown or revoked. Labels hold names only (the team's among
+them, since names are unique per team): no engine URL, API key or webhook URL is ever written.
 """
 from __future__ import annotations
 
@@ -15,43 +19,52 @@ import hmac
 from collections.abc import Iterator
 
 from django.conf import settings
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
 from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from engines.access import visible
 from runs.core import registry
 from runs.core.hardware import energy_of, throttled_s
-from runs.models import Run
+from runs.models import MetricsToken, Run
 from runs.results.scorecard import latest_succeeded
 
 __all__ = ["LatestFiguresCollector", "metrics", "render_metrics"]
 
-LABELS = ("config", "machine", "engine", "engine_kind", "simulator", "job")
+LABELS = ("team", "config", "machine", "engine", "engine_kind", "simulator", "job")
 
 
-def latest_runs() -> list[Run]:
-    """Each config's latest succeeded run per job (EvalPlus: per dataset), in one query."""
-    runs = latest_succeeded(1).select_related("config__engine", "machine").only(
+def latest_runs(among: QuerySet[Run]) -> list[Run]:
+    """Each config's latest succeeded run per job (EvalPlus: per dataset) among ``among``, in one query."""
+    runs = latest_succeeded(1, among=among).select_related("config__engine", "machine__team").only(
         "pk", "job", "summary", "warnings", "finished", "created", "config__name", "config__engine__name",
-        "config__engine__kind", "config__engine__simulator", "machine__name",
+        "config__engine__kind", "config__engine__simulator", "machine__name", "machine__team__name",
     )
-    return list(runs.order_by("config__name", "job", "pk"))
+    return list(runs.order_by("machine__team__name", "config__name", "job", "pk"))
 
 
 def _labels(run: Run) -> list[str]:
     engine = run.config.engine
     simulator = "true" if engine.simulator else "false"
-    return [run.config.name, run.machine.name, engine.name, engine.kind, simulator, run.job]
+    return [run.machine.team.name, run.config.name, run.machine.name, engine.name, engine.kind, simulator,
+            run.job]
 
 
 class LatestFiguresCollector(Collector):
-    """Yields the figure families of the latest runs, their finish times and the run counts."""
+    """Yields the figure families of the latest runs, their finish times and the run counts.
+
+    :param among: the runs the scraper may see (its team's, or its user's teams')
+    """
+
+    def __init__(self, among: QuerySet[Run]) -> None:
+        self.among = among
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        runs = latest_runs()
+        runs = latest_runs(self.among)
         for job, figure in ((spec.name, f) for spec in registry.JOBS.values() for f in spec.exported):
             labels = [*LABELS, *figure.extra_labels]
             family = GaugeMetricFamily(figure.name, figure.documentation, labels=labels)
@@ -82,7 +95,7 @@ class LatestFiguresCollector(Collector):
         return family
 
     def _by_status(self) -> GaugeMetricFamily:
-        counts = dict(Run.objects.order_by().values_list("status").annotate(n=Count("pk")))
+        counts = dict(self.among.order_by().values_list("status").annotate(n=Count("pk")))
         family = GaugeMetricFamily("sparkdash_runs", "Runs in the database by status", labels=["status"])
         for status in Run.Status.values:
             family.add_metric([status], counts.get(status, 0))
@@ -126,30 +139,43 @@ def _hardware(runs: list[Run]) -> Iterator[GaugeMetricFamily]:
     yield failed
 
 
-def render_metrics() -> bytes:
-    """The text exposition, from a private registry (nothing of the process's default one)."""
+def render_metrics(among: QuerySet[Run]) -> bytes:
+    """The text exposition of ``among``'s runs, from a private registry (nothing of the process's
+    default one)."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(LatestFiguresCollector())
+    registry.register(LatestFiguresCollector(among))
     return generate_latest(registry)
 
 
-def _authorized(request: HttpRequest) -> bool:
+def scraped_runs(request: HttpRequest) -> QuerySet[Run] | None:
+    """The runs this scrape may see, or None: a session's teams', a team token's team's, or (the
+    deprecated SPARKDASH_METRICS_TOKEN) every team's."""
     if request.user.is_authenticated:
-        return True
-    token = getattr(settings, "SPARKDASH_METRICS_TOKEN", "")
+        return visible(request.user, Run)
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    given = given.strip()
+    if scheme.lower() != "bearer" or not given:
+        return None
+    everyone = getattr(settings, "SPARKDASH_METRICS_TOKEN", "")
     # compare_digest: the time taken does not tell how much of a guess was right.
-    return bool(token) and scheme.lower() == "bearer" and hmac.compare_digest(given.strip(), token)
+    if everyone and hmac.compare_digest(given.encode(), everyone.encode()):
+        return Run.objects.all()
+    token = MetricsToken.live(given)
+    if token is None:
+        return None
+    MetricsToken.objects.filter(pk=token.pk).update(last_used=timezone.now())
+    return Run.objects.filter(machine__team_id=token.team_id)
 
 
 @require_GET
 def metrics(request: HttpRequest) -> HttpResponse:
-    """The Prometheus scrape target; 401 without a session or the bearer token."""
-    if not _authorized(request):
+    """The Prometheus scrape target; 401 without a session or a live bearer token."""
+    among = scraped_runs(request)
+    if among is None:
         response = HttpResponse(
-            "401 Unauthorized: log in, or send Authorization: Bearer <SPARKDASH_METRICS_TOKEN>\n",
+            "401 Unauthorized: log in, or send Authorization: Bearer <your team's metrics token>\n",
             status=401, content_type="text/plain; charset=utf-8",
         )
         response["WWW-Authenticate"] = 'Bearer realm="sparkdash"'
         return response
-    return HttpResponse(render_metrics(), content_type=CONTENT_TYPE_LATEST)
+    return HttpResponse(render_metrics(among), content_type=CONTENT_TYPE_LATEST)

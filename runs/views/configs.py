@@ -27,6 +27,7 @@ from runs.results.export import table_response, wants_export
 from runs.results.scorecard import SCORECARD_COLUMNS, scorecard, scorecard_export
 from runs.views.schedules import alert_rows
 from runs.views.start_form import StartJobForm
+from teams.roles import Role, require_role
 
 RECENT_RUNS = 5
 HOME_ALERTS = 20
@@ -127,7 +128,8 @@ def config_list(request: HttpRequest) -> HttpResponse:
 
 
 def _get_config(request: HttpRequest, pk: int) -> EngineConfig:
-    return get_visible_or_404(request.user, EngineConfig.objects.select_related("engine__machine"), pk=pk)
+    configs = EngineConfig.objects.select_related("engine__machine__team")
+    return get_visible_or_404(request.user, configs, pk=pk)
 
 
 def _render_detail(request: HttpRequest, config: EngineConfig, form: StartJobForm) -> HttpResponse:
@@ -153,12 +155,13 @@ def config_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def config_start_run(request: HttpRequest, pk: int) -> HttpResponse:
-    """Queue a run of this config (any job) and go to its live page."""
+    """Queue a run of this config (any job) and go to its live page (member role needed)."""
     config = _get_config(request, pk)
+    require_role(request.user, config.machine.team, Role.MEMBER)
     form = StartJobForm(request.POST, request.FILES)
     if form.is_valid():
         try:
-            run = start_run(config, form.cleaned_data["job"], form.params(), request.user)
+            run = start_run(config, form.cleaned_data["job"], form.params(), request.user, request=request)
         except ValueError as exc:
             form.add_start_error(exc)
         else:

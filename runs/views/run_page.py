@@ -21,6 +21,7 @@ from runs.models import Run
 from runs.results.comparison import SelectionError, parse_selection
 from runs.results.export import position_columns, position_values, table_response, wants_export
 from runs.templatetags.run_format import REASONING_KEYS, REASONING_METRICS, SUMMARY_METRICS, has_reasoning
+from teams.roles import Role, require_role
 
 PAGE_SIZE = 50
 # GET parameter -> lookup; ids must be digits, anything else is ignored rather than a 500, and a
@@ -124,7 +125,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
 
 
 def _get_run(request: HttpRequest, pk: int) -> Run:
-    runs = Run.objects.select_related("config__engine__machine", "machine")
+    runs = Run.objects.select_related("config__engine__machine", "machine__team")
     return get_visible_or_404(request.user, runs, pk=pk)
 
 
@@ -143,8 +144,10 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    """Cancel a queued or running run (member role needed)."""
     run = _get_run(request, pk)
-    cancel_run(run)
+    require_role(request.user, run.machine.team, Role.MEMBER)
+    cancel_run(run, request.user, request)
     return redirect(run)
 
 

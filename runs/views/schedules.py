@@ -18,8 +18,11 @@ from engines.access import User, get_visible_or_404, visible
 from engines.templatetags.engine_words import words
 from runs.actions import alerts
 from runs.actions.schedules import schedule_status, schedule_statuses, validate_cron, validate_time_zone
+from runs.actions.sweeps import record_sweep, sweep_teams
 from runs.models import Alert, Schedule, Sweep
 from runs.results.export import table_response, wants_export
+from teams.changes import changed_fields, snapshot
+from teams.roles import Role, require_role, require_role_in_each
 
 ALERTS_SHOWN = 200
 DEFAULT_CRON = Schedule._meta.get_field("cron").default
@@ -86,13 +89,21 @@ def schedule_list(request: HttpRequest) -> HttpResponse:
 
 
 def _edit(request: HttpRequest, schedule: Schedule | None) -> HttpResponse:
+    """The schedule's form: the member role in its sweep's teams, before and after the edit."""
+    require_role_in_each(request.user, sweep_teams(schedule.sweep) if schedule else [], Role.MEMBER)
     data = request.POST if request.method == "POST" else None
     form = ScheduleForm(data, instance=schedule, user=request.user)
+    before = snapshot(schedule, form.fields)
     if form.is_valid():
+        require_role_in_each(request.user, sweep_teams(form.cleaned_data["sweep"]), Role.MEMBER)
         saved = form.save(commit=False)
         if schedule is None and request.user.is_authenticated:
             saved.created_by = request.user
         saved.save()
+        if schedule is None:
+            record_sweep(request.user, "created", saved, saved.sweep, request=request)
+        elif fields := changed_fields(before, saved):
+            record_sweep(request.user, "changed", saved, saved.sweep, request=request, fields=fields)
         return redirect("runs:schedule-list")
     ctx = {"form": form, "schedule": schedule}
     return render(request, "runs/schedule_form.html", ctx, status=400 if form.errors else 200)
@@ -112,7 +123,9 @@ def schedule_edit(request: HttpRequest, pk: int) -> HttpResponse:
 def schedule_delete(request: HttpRequest, pk: int) -> HttpResponse:
     """GET asks for confirmation; POST deletes the schedule (and its beat task)."""
     schedule = get_visible_or_404(request.user, Schedule.objects.select_related("sweep"), pk=pk)
+    require_role_in_each(request.user, sweep_teams(schedule.sweep), Role.MEMBER)
     if request.method == "POST":
+        record_sweep(request.user, "deleted", schedule, schedule.sweep, request=request)
         schedule.delete()
         return redirect("runs:schedule-list")
     return render(request, "runs/schedule_confirm_delete.html", {"schedule": schedule})
@@ -165,7 +178,10 @@ def alert_export(alert_list: list[Alert]) -> list[dict[str, Any]]:
 @login_required
 @require_POST
 def alert_resolve(request: HttpRequest, pk: int) -> HttpResponse:
-    alerts.resolve(get_visible_or_404(request.user, Alert, pk=pk))
+    found = Alert.objects.select_related("config__engine__machine__team")
+    alert = get_visible_or_404(request.user, found, pk=pk)
+    require_role(request.user, alert.config.machine.team, Role.MEMBER)
+    alerts.resolve(alert)
     back = request.POST.get("next", "")
     if url_has_allowed_host_and_scheme(back, {request.get_host()}, request.is_secure()):
         return redirect(back)

@@ -21,10 +21,12 @@ from engines.access import User, visible
 from engines.ids import KeysChoiceField
 from engines.models import EngineConfig
 from runs.actions.sweeps import clean_jobs
+from runs.actions.webhooks import save_refusal
 from runs.core import registry
 from runs.core.registry.params import IntParam, Param, RequestsParam
 from runs.models import Sweep
 from runs.views.start_form import param_field, param_help, read_upload
+from teams.roles import Role, teams_with_role
 
 __all__ = ["SweepForm"]
 
@@ -105,7 +107,9 @@ class SweepForm(forms.ModelForm):
     def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Only the user's teams' configs are offered; another team's posted pk is an invalid choice.
-        configs = visible(user, EngineConfig.objects.select_related("engine").order_by("name"))
+        configs = visible(user, EngineConfig.objects.select_related("engine__machine").order_by("name"))
+        # ... on teams where the user holds the member role (a viewer's team's configs are left out).
+        configs = configs.filter(engine__machine__team__in=teams_with_role(user, Role.MEMBER))
         for name in ("configs", "baseline"):
             cast("forms.ModelChoiceField[EngineConfig]", self.fields[name]).queryset = configs
         self.initial["webhook_url"] = ""  # never sent back to the browser
@@ -151,7 +155,27 @@ class SweepForm(forms.ModelForm):
             self.instance.webhook_url = ""
         elif cleaned.get("webhook_url"):
             self.instance.webhook_url = cleaned["webhook_url"]
+        self._clean_name_in_teams(cleaned)
         return cleaned
+
+    def clean_webhook_url(self) -> str:
+        """The URL, checked against the webhook policy (runs.actions.webhooks) before it is kept."""
+        url = self.cleaned_data.get("webhook_url") or ""
+        if url and (why := save_refusal(url)):
+            raise forms.ValidationError(why)
+        return url
+
+    def _clean_name_in_teams(self, cleaned: dict[str, Any]) -> None:
+        """Sweep names are unique within the teams of the sweep's configs, not across teams:
+        another team's sweep of the same name is neither in the way nor mentioned."""
+        configs, name = cleaned.get("configs"), cleaned.get("name")
+        if not configs or not name:
+            return
+        teams = {config.engine.machine.team_id for config in configs}
+        same = Sweep.objects.filter(name=name, configs__engine__machine__team_id__in=teams)
+        if same.exclude(pk=self.instance.pk).exists():
+            message = gettext("a sweep named %(name)s already exists in this team") % {"name": name}
+            self.add_error("name", message)
 
     def _clean_job(self, job: str, cleaned: dict[str, Any]) -> dict[str, Any] | None:
         """The job's entry if its box is ticked, its params validated; an error goes to its field."""

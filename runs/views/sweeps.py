@@ -16,14 +16,19 @@ from django.views.decorators.http import require_GET, require_POST
 
 from engines.access import get_visible_or_404, visible
 from engines.ids import parse_key
-from runs.actions.sweeps import start_sweep
+from engines.models import EngineConfig
+from runs.actions.sweeps import record_sweep, start_sweep, sweep_teams
 from runs.models import Run, Sweep, SweepExecution
 from runs.results.export import table_response, wants_export
 from runs.results.sweep_grid import execution_dict
 from runs.views.api import api_login_required
 from runs.views.sweep_form import SweepForm
+from teams.changes import changed_fields, snapshot
+from teams.roles import Role, holds_in_each, require_role_in_each
 
 EXECUTIONS_SHOWN = 50
+# What a "changed" audit event names (the webhook's value is never in the log, only that it changed).
+AUDITED_FIELDS = ("name", "configs", "jobs", "repetitions", "baseline", "webhook_url", "noise_floor_pct")
 # A sweep run's trigger (SweepExecution.Trigger) as the pages translate it.
 TRIGGERS = (gettext_noop("manual"), gettext_noop("schedule"))
 EXPORT_COLUMNS = [
@@ -58,10 +63,20 @@ def sweep_edit(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _edit(request: HttpRequest, sweep: Sweep, initial: dict[str, Any] | None = None) -> HttpResponse:
+    """The sweep's form: the member role in each team its configs run on, before and after the edit."""
+    require_role_in_each(request.user, sweep_teams(sweep), Role.MEMBER)
     data, files = (request.POST, request.FILES) if request.method == "POST" else (None, None)
     form = SweepForm(data, files, instance=sweep, user=request.user, initial=initial)
+    before = snapshot(sweep, AUDITED_FIELDS)
     if request.method == "POST" and form.is_valid():
-        return redirect("runs:sweep-detail", form.save().pk)
+        chosen = {config.machine.team for config in form.cleaned_data["configs"]}
+        require_role_in_each(request.user, chosen, Role.MEMBER)
+        saved = form.save()
+        if not before:
+            record_sweep(request.user, "created", saved, saved, request=request)
+        elif fields := changed_fields(before, saved):
+            record_sweep(request.user, "changed", saved, saved, request=request, fields=fields)
+        return redirect("runs:sweep-detail", saved.pk)
     status = 400 if form.is_bound else 200
     return render(request, "runs/sweep_form.html", {"form": form, "sweep": sweep}, status=status)
 
@@ -85,22 +100,29 @@ def sweep_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def _detail(request: HttpRequest, pk: int, error: str = "") -> HttpResponse:
     """The sweep, its configs and its latest runs; `error` says why starting it failed (400)."""
     sweep = get_visible_or_404(request.user, Sweep.objects.select_related("baseline"), pk=pk)
+    configs = sweep.configs.select_related("engine__machine").order_by("name")
     ctx = {
-        "sweep": sweep,
-        "configs": sweep.configs.select_related("engine__machine").order_by("name"),
-        "executions": _executions(sweep),
-        "error": error,
+        "sweep": sweep, "configs": configs, "executions": _executions(sweep), "error": error,
+        "can_run": _may_run(request, configs),
     }
     return render(request, "runs/sweep_detail.html", ctx, status=400 if error else 200)
+
+
+def _may_run(request: HttpRequest, configs: QuerySet[EngineConfig]) -> bool:
+    """Whether the page offers the sweep's start and edit buttons (the member role in the teams
+    of its configs, read from the configs the page shows: one query)."""
+    return holds_in_each(request.user, {config.engine.machine.team_id for config in configs}, Role.MEMBER)
 
 
 @login_required
 @require_POST
 def sweep_start(request: HttpRequest, pk: int) -> HttpResponse:
-    """Start now: queue every run of the sweep and go to its live grid."""
+    """Start now: queue every run of the sweep and go to its live grid (member role in each of its
+    configs' teams)."""
     sweep = get_visible_or_404(request.user, Sweep, pk=pk)
+    require_role_in_each(request.user, sweep_teams(sweep), Role.MEMBER)
     try:
-        execution = start_sweep(sweep, user=request.user)
+        execution = start_sweep(sweep, user=request.user, request=request)
     except ValueError as exc:
         return _detail(request, pk, error=str(exc))
     return redirect("runs:sweep-run", execution.pk)

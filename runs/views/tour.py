@@ -9,8 +9,9 @@ from django.utils.translation import gettext
 from engines.access import visible
 from engines.ids import parse_key
 from engines.models import EngineConfig
-from runs.actions.tour import TOUR_CONFIGS, TourUnavailable, start_tour, tour_runs
+from runs.actions.tour import TOUR_CONFIGS, TourUnavailable, demo_configs, start_tour, tour_runs
 from runs.models import Run
+from teams.roles import Role, require_role_in_each
 
 REFRESH_S = 3  # the page reloads while a run of the tour is unfinished
 
@@ -33,8 +34,16 @@ def tour_page(request: HttpRequest) -> HttpResponse:
 
 
 def _start(request: HttpRequest) -> HttpResponse:
+    """Start the tour: its runs need the member role in the demo configs' teams."""
+    configs = visible(request.user, EngineConfig)
     try:
-        tour = start_tour(visible(request.user, EngineConfig), request.user)
+        teams = {config.machine.team for config in demo_configs(configs)}
+    except TourUnavailable:
+        pass  # start_tour says what is missing
+    else:
+        require_role_in_each(request.user, teams, Role.MEMBER)
+    try:
+        tour = start_tour(configs, request.user, request)
     except (TourUnavailable, ValueError) as exc:
         return render(request, "runs/tour.html", {"error": str(exc), "configs": TOUR_CONFIGS}, status=400)
     return redirect(f"/tour/?runs={','.join(str(pk) for pk in tour.ids)}")

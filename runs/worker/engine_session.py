@@ -38,7 +38,10 @@ from engines.lifecycle import (
 from engines.logparse import parse_line, read_new_lines
 from engines.metrics_text import startup_phases
 from engines.models import EngineConfig, EngineSession
-from engines.recipes import LaunchSettings, Recipe, render, settings_from_config
+from engines.recipes import LaunchSettings, Recipe, render, settings_from_config, simulator
+from engines.recipes.checks import launch_refusal
+from engines.recipes.flags import checked
+from engines.recipes.model_dirs import resolve_model
 from engines.simulator.cache import MIB_PER_TOKEN
 from engines.words import gettext_noop
 from runs.core.worded import warning
@@ -153,6 +156,7 @@ class RunEngine:
             await client.aclose()
 
     async def _start_managed(self, launch: LaunchSettings) -> None:
+        launch = checked_launch(launch)
         missing = None if self.engine.simulator else missing_model(launch.model)
         if missing:  # before anything starts: the engine would take its whole start-up to say so
             raise EngineStartError(missing)
@@ -164,7 +168,9 @@ class RunEngine:
             raise MachineBusy(f"port {parts.port} is already taken: stop what listens there first")
         log_path = Path(settings.VAR_DIR) / "engine-logs" / f"run-{self.run_obj.pk}.log"
         env = os.environ | recipe.env
-        self.process = ManagedEngine(recipe.argv, env=env, log_path=log_path, on_line=self.on_line)
+        self.process = ManagedEngine(
+            recipe.argv, env=env, cwd=engine_cwd(), log_path=log_path, on_line=self.on_line
+        )
         try:
             await self.process.start()
             self.startup_s = await self.process.wait_healthy(
@@ -227,6 +233,25 @@ class RunEngine:
             await _tail_command(self.engine.log_command, self.on_line)
 
 
+def checked_launch(launch: LaunchSettings) -> LaunchSettings:
+    """The settings a managed engine starts with, checked again on this machine right before the
+    start (a row written behind the form's back included): extra flags in the allowlist, models
+    inside this machine's model directories (names resolved there). EngineStartError otherwise."""
+    refusal = launch_refusal(launch)
+    if refusal is not None:
+        raise EngineStartError(f"launch refused: {refusal}")
+    if launch.simulator:  # the simulator never opens its model
+        return launch
+    return launch.with_(model=resolve_model(launch.model), draft_model=resolve_model(launch.draft_model))
+
+
+def engine_cwd() -> Path:
+    """An empty folder the engine starts in, so a name it resolves itself finds no file of ours."""
+    folder = Path(settings.VAR_DIR) / "engine-cwd"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 LOOKAHEAD_NEEDS_RELAUNCH = (
     "a lookahead sweep sets the length by relaunching the engine (llama-server ignores per-request "
     "lengths): make this engine managed, or use Ollama, where SparkDash creates a Modelfile alias"
@@ -244,12 +269,12 @@ def simulator_recipe(launch: LaunchSettings, config: EngineConfig) -> Recipe:
     """The SparkDash simulator started like an engine, sized like the config's model.
 
     Its flags follow from the config and machine (simulator_flags); the config's extra flags
-    come last, so a test can still pin a speed or an acceptance.
+    (the simulator's allowlist only) come last, so a test can still pin a speed or an acceptance.
     """
     argv = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py"), "simengine"]
     argv += ["--host", launch.host, "--port", str(launch.port)]
     argv += simulator_flags(config, launch.lookahead)
-    return Recipe(kind="simulator", argv=argv + shlex.split(config.extra_flags or ""))
+    return Recipe(kind="simulator", argv=argv + checked(simulator.ALLOWED_FLAGS, config.extra_flags or ""))
 
 
 def simulator_flags(config: EngineConfig, lookahead: int) -> list[str]:

@@ -5,7 +5,6 @@ import asyncio
 import functools
 import hashlib
 import subprocess
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -15,6 +14,7 @@ from engines.clients import EngineClient
 from engines.gguf_inspect import GGUFError, inspect_header
 from engines.models import EngineConfig
 from engines.recipes import render_config
+from engines.recipes.model_dirs import local_file, local_gguf
 from engines.roofline import roofline
 
 if TYPE_CHECKING:
@@ -52,9 +52,9 @@ async def collect_provenance(client: EngineClient, config: EngineConfig) -> dict
 
 
 def model_file(model: str) -> dict[str, Any] | None:
-    """Size and SHA-256 of the model when it is a file on this machine (a GGUF path)."""
-    path = Path(model)
-    if not path.is_file():
+    """Size and SHA-256 of the model when it is a file inside this machine's model directories."""
+    path = local_file(model)
+    if path is None:
         return None
     stat = path.stat()
     sha256 = _sha256(str(path), stat.st_size, stat.st_mtime)
@@ -107,8 +107,8 @@ def roofline_for(
 
 @functools.lru_cache(maxsize=32)
 def _gguf_bytes_per_token(model: str) -> int | None:
-    path = Path(model)
-    if not path.is_file():
+    path = local_gguf(model)  # a GGUF inside this machine's model directories, nothing else
+    if path is None:
         return None
     try:
         return inspect_header(path).bytes_per_token

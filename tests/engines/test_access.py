@@ -18,6 +18,8 @@ URLS = {
 # The project's own URLs: public on purpose (the admin has its own staff login); the login page
 # has the language switcher and the scripts' catalogue too.
 PUBLIC = {"login", "logout", "set_language", "javascript-catalog"}
+# The account pages: a logged-in user's own password (tests/sparkdash/test_accounts.py).
+ACCOUNT = {"password_change", "password_change_done"}
 NAMES = url_names("engines")
 
 
@@ -29,7 +31,14 @@ def rule(name):
 
 def test_it_has_a_rule_for_every_url():
     assert set(NAMES) == set(URLS)
-    assert set(url_names("")) == PUBLIC
+    assert set(url_names("")) == PUBLIC | ACCOUNT
+
+
+@pytest.mark.parametrize("name", sorted(ACCOUNT))
+def test_it_sends_anonymous_users_from_the_account_pages_to_the_login_page(name):
+    response = Client().get(resolve_url(name))
+    assert response.status_code == 302
+    assert response["Location"].startswith(resolve_url(settings.LOGIN_URL) + "?next=")
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -72,7 +81,7 @@ def test_it_shows_a_superuser_everything(name, alpha, bravo):
         assert b"alpha-" in response.content and b"bravo-" in response.content
 
 
-@pytest.mark.parametrize("name", [*NAMES, *sorted(PUBLIC)])
+@pytest.mark.parametrize("name", [*NAMES, *sorted(PUBLIC), "password_change"])
 def test_it_refuses_a_post_without_the_csrf_token(name, alpha):
     client = logged_in(alpha.owner, enforce_csrf_checks=True)
     endpoint = URLS.get(name, Endpoint())

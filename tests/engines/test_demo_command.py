@@ -1,6 +1,9 @@
+from io import StringIO
+
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
+from django.contrib.auth.password_validation import validate_password
+from django.core.management import CommandError, call_command
 
 from engines.access import visible
 from engines.management.commands.demo import demo_log_path
@@ -25,6 +28,23 @@ def test_it_puts_the_demo_user_and_machine_in_the_default_team(monkeypatch):
     teammate = UserFactory(username="guest")  # a user of the default team, not a superuser
     demo_configs = EngineConfig.objects.filter(engine__machine__name__in=["demo-box", "demo-box-2"])
     assert visible(teammate, EngineConfig).filter(pk__in=demo_configs).count() == 2
+
+
+def test_it_refuses_a_demo_password_that_breaks_the_password_rules(monkeypatch):
+    monkeypatch.setenv("DJANGO_SUPERUSER_USERNAME", "demo")
+    monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", "password")
+    with pytest.raises(CommandError, match=r"DJANGO_SUPERUSER_PASSWORD refused: .*too short.*too common"):
+        call_command("demo")
+    assert not get_user_model().objects.filter(username="demo").exists()
+
+
+def test_it_creates_the_demo_login_with_a_password_the_rules_accept(monkeypatch):
+    monkeypatch.delenv("DJANGO_SUPERUSER_PASSWORD", raising=False)
+    out = StringIO()
+    call_command("demo", stdout=out)
+    password = out.getvalue().split("with password ")[1].split("'")[1]
+    validate_password(password)
+    assert get_user_model().objects.get(username="admin").check_password(password)
 
 
 def test_it_adds_an_existing_superuser_to_the_default_team():

@@ -4,6 +4,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from engines.models import Engine, EngineConfig, Machine, Team
+from teams.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
 
@@ -33,6 +34,18 @@ def test_it_updates_existing_entries_by_name(tmp_path):
     load(tmp_path, CONTRACT)
     load(tmp_path, CONTRACT.replace("lookahead: 4", "lookahead: 12"))
     assert EngineConfig.objects.get().lookahead == 12
+
+
+def test_it_records_what_a_load_created_and_changed_as_the_systems(tmp_path):
+    load(tmp_path, CONTRACT)
+    load(tmp_path, CONTRACT)  # nothing changed: nothing recorded
+    load(tmp_path, CONTRACT.replace("lookahead: 4", "lookahead: 12"))
+    events = AuditEvent.objects.order_by("id")
+    assert [(e.action, e.object_type, e.object_name) for e in events] == [
+        ("created", "machine", "spark-1"), ("created", "engine", "sim"),
+        ("created", "engineconfig", "sim-default"), ("changed", "engineconfig", "sim-default")]
+    assert events.last().detail == {"via": "loadconfigs", "fields": ["lookahead"]}
+    assert {(e.actor_name, e.team_name) for e in events} == {("system", Machine.objects.get().team.name)}
 
 
 def test_it_loads_the_shipped_example_files(settings, monkeypatch):
@@ -120,3 +133,37 @@ def test_it_sets_an_engines_system_message_merge_and_keeps_it_when_left_out(tmp_
     assert Engine.objects.get().merge_system_messages
     load(tmp_path, CONTRACT)
     assert Engine.objects.get().merge_system_messages
+
+
+def team_file(team, machine):
+    """CONTRACT for one team: its own machine, and an engine and a config with the same names as
+    every other team's."""
+    return f"team: {team}\n" + CONTRACT.replace("spark-1", machine).replace("name: sim-default", "name: qwen")
+
+
+def test_it_loads_a_config_of_the_same_name_for_two_teams(tmp_path):
+    load(tmp_path, team_file("alpha", "alpha-box"))
+    load(tmp_path, team_file("bravo", "bravo-box"))
+    load(tmp_path, team_file("alpha", "alpha-box").replace("lookahead: 4", "lookahead: 8"))
+    configs = {c.engine.machine.team.name: c for c in EngineConfig.objects.filter(name="qwen")}
+    assert sorted(configs) == ["alpha", "bravo"]
+    assert (configs["alpha"].lookahead, configs["bravo"].lookahead) == (8, 4)  # upserted in its team only
+    assert configs["alpha"].engine.machine.name == "alpha-box"
+    assert Engine.objects.filter(name="sim").count() == 2
+
+
+def test_it_looks_up_names_in_the_files_team_only(tmp_path):
+    load(tmp_path, team_file("alpha", "alpha-box"))
+    bravo_config = "team: bravo\nconfigs: [{name: qwen, engine: sim, model: demo}]\n"
+    with pytest.raises(CommandError, match=r"configs\[0\]: no engine named 'sim'"):
+        load(tmp_path, bravo_config)
+    assert EngineConfig.objects.count() == 1
+
+
+def test_it_asks_which_team_when_a_name_is_in_two(tmp_path):
+    load(tmp_path, team_file("alpha", "alpha-box"))
+    load(tmp_path, team_file("bravo", "bravo-box"))
+    asked = r"configs\[0\]: more than one team has engines named 'sim'.*team: NAME"
+    with pytest.raises(CommandError, match=asked):
+        load(tmp_path, "configs: [{name: new, engine: sim, model: demo}]\n")
+    assert not EngineConfig.objects.filter(name="new").exists()

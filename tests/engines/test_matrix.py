@@ -7,7 +7,7 @@ from engines import matrix
 from engines.matrix import Axes, ModelFile
 from engines.models import EngineConfig
 from engines.recipes import render_config
-from tests.factories import EngineConfigFactory, EngineFactory
+from tests.factories import EngineConfigFactory, EngineFactory, MachineFactory, TeamFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -54,6 +54,15 @@ def test_it_skips_names_that_already_exist(base):
     matrix.create(plan)
     taken.refresh_from_db()
     assert taken.lookahead == 2 and EngineConfig.objects.filter(name="qwen3-la0").exists()
+
+
+def test_it_makes_a_name_that_only_another_team_has(base):
+    elsewhere = EngineFactory(machine=MachineFactory(team=TeamFactory(name="other")))
+    EngineConfigFactory(name="qwen3-la8", engine=elsewhere)
+    plan = matrix.plan(base, Axes(lookaheads=[8]))
+    assert [(c.name, c.state, c.existing) for c in plan] == [("qwen3-la8", "new", None)]
+    matrix.create(plan)
+    assert EngineConfig.objects.filter(name="qwen3-la8").count() == 2
 
 
 def test_it_refuses_a_combination_with_no_launch_recipe(base, ollama):

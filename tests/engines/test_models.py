@@ -1,8 +1,10 @@
 import pytest
 from django.core.exceptions import ValidationError
+from django.test import Client
+from django.urls import reverse
 
-from engines.models import Engine
-from tests.factories import EngineConfigFactory, EngineFactory, MachineFactory
+from engines.models import Engine, EngineConfig
+from tests.factories import EngineConfigFactory, EngineFactory, MachineFactory, TeamFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -75,3 +77,45 @@ def test_it_refuses_thinking_settings_that_do_not_fit(thinking, field, message):
     with pytest.raises(ValidationError) as raised:
         config_with(**thinking).full_clean()
     assert message in " ".join(raised.value.message_dict[field])
+
+
+# --- Names are unique per team, not across teams ------------------------------------------------
+
+
+def config_form(engine, name="qwen", **values):
+    data = {"name": name, "engine": engine.pk, "model": "qwen3-8b", "lookahead": 0, "temperature": 0,
+            "seed": 0, "max_tokens": 256}
+    return data | values
+
+
+def post_config(user, engine, name="qwen"):
+    client = Client()
+    client.force_login(user)
+    return client.post(reverse("engines:config-create"), config_form(engine, name))
+
+
+def test_it_saves_a_config_of_the_same_name_in_two_teams_through_the_form(alpha, bravo):
+    for world in (alpha, bravo):
+        response = post_config(world.teammate, world.engine)
+        assert response.status_code == 302, response.content.decode()[:2000]
+    saved = EngineConfig.objects.filter(name="qwen")
+    assert sorted(c.engine.machine.team.name for c in saved) == ["alpha-team", "bravo-team"]
+
+
+def test_it_refuses_a_name_taken_in_the_own_team_without_a_word_of_other_teams(alpha, bravo):
+    response = post_config(bravo.teammate, bravo.engine, name=alpha.config.name)  # alpha's name: fine
+    assert response.status_code == 302
+    taken = post_config(bravo.teammate, bravo.engine, name=alpha.config.name)  # now bravo's own
+    html = taken.content.decode()
+    assert taken.status_code == 400
+    assert f"a config named {alpha.config.name} already exists in team bravo-team" in html
+    assert "alpha-team" not in html and "alpha-box" not in html
+    assert EngineConfig.objects.filter(name=alpha.config.name).count() == 2  # nothing more written
+
+
+def test_it_keeps_engine_names_unique_per_team():
+    team_a, team_b = TeamFactory(name="a"), TeamFactory(name="b")
+    EngineFactory(name="llama", machine=MachineFactory(team=team_a))
+    EngineFactory.build(name="llama", machine=MachineFactory(team=team_b)).full_clean()
+    with pytest.raises(ValidationError, match="an engine named llama already exists in team a"):
+        EngineFactory.build(name="llama", machine=MachineFactory(team=team_a)).full_clean()

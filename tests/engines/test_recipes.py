@@ -24,7 +24,9 @@ REFERENCE = {
     "ollama": "ollama_env_and_modelfile.txt",
 }
 REMOVED_LLAMA_FLAGS = {"--draft", "--draft-n", "--draft-max", "--draft-min", "--draft-n-min"}
-EXTRA = "--extra-flag 1"
+# An allowed extra flag per kind (engines.recipes.<kind>.ALLOWED_FLAGS), appended after the rendered ones.
+EXTRA = {"llama-server": "-ngl 99", "vllm": "--enforce-eager", "sglang": "--disable-cuda-graph",
+         "ollama": "OLLAMA_FLASH_ATTENTION=1"}
 # One value per optional field; each is set alone, then all together.
 FIELDS = {
     "quantization": ["fp8", "Q4_K_M"],
@@ -40,7 +42,7 @@ FIELDS = {
     "attention_backend": ["flashinfer"],
     "moe_backend": ["triton"],
     "thinking": ["on", "off"],
-    "extra_flags": [EXTRA],
+    "extra_flags": ["(the kind's EXTRA)"],
 }
 # Speculative variants that each engine can run: (speculative_method, draft_model).
 SPECULATIVE = {
@@ -78,12 +80,13 @@ def _settings(kind: str, method: str = "", draft: str = "", **values) -> LaunchS
 
 
 def _matrix(kind: str) -> list[LaunchSettings]:
-    everything = {name: values[0] for name, values in FIELDS.items()}
+    fields = FIELDS | {"extra_flags": [EXTRA[kind]]}
+    everything = {name: values[0] for name, values in fields.items()}
     cases = []
     for method, draft in SPECULATIVE[kind]:
         cases.append(_settings(kind, method, draft))
         cases.append(_settings(kind, method, draft, **everything))
-        cases += [_settings(kind, method, draft, **{n: v}) for n, vs in FIELDS.items() for v in vs]
+        cases += [_settings(kind, method, draft, **{n: v}) for n, vs in fields.items() for v in vs]
     return cases
 
 
@@ -325,10 +328,10 @@ def test_it_round_trips_the_command_line_through_shlex(kind):
 
 
 def test_it_quotes_awkward_values_in_the_shell_snippet():
-    settings = _settings("llama-server", model="/models/my model's.gguf", extra_flags="--alias 'a b' -fa on")
+    settings = _settings("llama-server", model="/models/my model's.gguf", extra_flags="'-fa' on --prio=2")
     recipe = render(settings)
     assert recipe.argv[2] == "/models/my model's.gguf"
-    assert recipe.argv[-4:] == ["--alias", "a b", "-fa", "on"]
+    assert recipe.argv[-4:] == ["-fa", "on", "--prio", "2"]
     assert shlex.split(recipe.command_line()) == recipe.argv
     ollama = render(_settings("ollama", "mtp", lookahead=2, kv_cache_dtype="q8_0 x"))
     assert "export OLLAMA_KV_CACHE_TYPE='q8_0 x'" in ollama.shell()

@@ -20,8 +20,9 @@ from tests.factories import EngineConfigFactory, EngineFactory, RunFactory, Swee
 from tests.real_engine import GEMMA_270M, requires_engine
 
 SECRET = "sk-very-secret-key-123"
-# session, user, machines, engines, running, queued, recent runs, nightly, alerts, alert count
-HOME_QUERIES = 10
+# session, user, machines, engines, running, queued, recent runs, nightly, alerts, alert count,
+# the machines where the user may resolve an alert (teams.templatetags.team_roles)
+HOME_QUERIES = 11
 
 pytestmark = pytest.mark.django_db
 

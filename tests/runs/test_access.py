@@ -7,10 +7,10 @@ from django.contrib.auth.models import AnonymousUser
 from django.shortcuts import resolve_url
 from django.test import Client
 
-from runs.models import Schedule, Sweep
+from runs.models import MetricsToken, Schedule, Sweep
 from runs.routing import websocket_urlpatterns
 from sparkdash.asgi import application
-from tests.access_walk import Endpoint, call, logged_in, posts_without_token, url_names, url_of
+from tests.access_walk import Endpoint, admin_status, call, logged_in, posts_without_token, url_names, url_of
 from tests.factories import UserFactory, team_world
 
 # Every URL of the runs app; a URL added without a rule here fails the walk.
@@ -28,7 +28,10 @@ URLS = {
     "runs:tour": Endpoint(lists=False),
     "runs:compare": Endpoint(),
     "runs:compare-configs": Endpoint(),
-    "runs:metrics": Endpoint(global_=True),
+    "runs:metrics": Endpoint(scrape=True),
+    "runs:metrics-tokens": Endpoint("team", member_status=403, admin_status=200),
+    "runs:metrics-token-revoke": Endpoint("team", "POST", 403, admin_status=302, more=lambda w: {
+        "token_pk": MetricsToken.issue(MetricsToken.PREFIX, team=w.team, name="walk")[0].pk}),
     "runs:sweep-list": Endpoint(),
     "runs:sweep-new": Endpoint(),
     "runs:sweep-detail": Endpoint("sweep"),
@@ -45,7 +48,8 @@ URLS = {
     # A machine's real traffic (the traffic app: another app's URLs, the same access rules).
     "traffic:page": Endpoint("machine"),
     "traffic:records": Endpoint("machine", api=True),
-    "traffic:capture": Endpoint("machine", "POST", 302),
+    # Team admins only (teams.roles): a member gets 403.
+    "traffic:capture": Endpoint("machine", "POST", 403, admin_status=302),
     "traffic:conversations": Endpoint("machine"),
     "traffic:conversation": Endpoint("machine", more=lambda world: {"key": world.traffic.conversation}),
     # Posted without a config: the form's error, on the conversation's page.
@@ -73,7 +77,7 @@ def test_it_has_a_rule_for_every_url():
 def test_it_refuses_anonymous_users(name, alpha):
     endpoint = rule(name)
     response = call(Client(), name, endpoint, alpha)
-    if endpoint.api or endpoint.global_:
+    if endpoint.api or endpoint.scrape:
         assert response.status_code == 401
         assert alpha.config.name not in response.content.decode()
         if endpoint.api:
@@ -90,7 +94,7 @@ def test_it_serves_the_owner_and_a_teammate(name, role, alpha, bravo):
     response = call(logged_in(getattr(alpha, role)), name, endpoint, alpha)
     assert response.status_code == endpoint.member_status
     assert posts_without_token(response) <= 0
-    if endpoint.target is None and not endpoint.global_ and endpoint.lists:
+    if endpoint.target is None and endpoint.lists:
         assert b"alpha-" in response.content
         assert b"bravo-" not in response.content
 
@@ -101,8 +105,6 @@ def test_it_hides_another_teams_objects_from_an_outsider(name, alpha, bravo):
     response = call(logged_in(bravo.owner), name, endpoint, alpha)
     if endpoint.target is not None:
         assert response.status_code == 404
-    elif endpoint.global_:
-        assert response.status_code == 200  # /metrics: every team's figures, by design
     elif endpoint.lists:
         assert response.status_code == 200
         assert b"bravo-" in response.content
@@ -113,7 +115,7 @@ def test_it_hides_another_teams_objects_from_an_outsider(name, alpha, bravo):
 def test_it_shows_a_superuser_everything(name, alpha, bravo):
     admin = UserFactory(username="root", is_superuser=True, is_staff=True, teams=[])
     response = call(logged_in(admin), name, rule(name), alpha)
-    assert response.status_code == rule(name).member_status
+    assert response.status_code == admin_status(rule(name))
     if rule(name).target is None and rule(name).lists:
         assert b"alpha-" in response.content and b"bravo-" in response.content
 

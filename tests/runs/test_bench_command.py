@@ -5,6 +5,7 @@ from django.core.management import CommandError, call_command
 
 from engines.simulator import SimProfile, serve_in_thread
 from runs.core.metrics import REQUEST_METRICS
+from runs.models import Run
 from tests.factories import EngineConfigFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -49,3 +50,15 @@ def test_it_rejects_an_unknown_config_and_bad_parameters(inprocess):
     EngineConfigFactory(name="c")
     with pytest.raises(CommandError, match="reps must be between 1 and 50"):
         call_command("bench", "c", "--reps", "0")
+
+
+def test_it_asks_which_team_when_two_teams_have_the_config_name(alpha, bravo):
+    for world in (alpha, bravo):
+        EngineConfigFactory(engine=world.engine, name="qwen")
+    before = Run.objects.count()
+    asked = r"more than one team has a config named 'qwen' \(alpha-team, bravo-team\): give --team"
+    with pytest.raises(CommandError, match=asked):
+        call_command("bench", "qwen")
+    with pytest.raises(CommandError, match="no config named 'qwen' in team 'nobody'"):
+        call_command("bench", "qwen", "--team", "nobody")
+    assert Run.objects.count() == before

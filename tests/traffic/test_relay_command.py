@@ -1,8 +1,13 @@
 """`manage.py relay`: the bad invocations it refuses with a clear reason; serving both fronts, end to end."""
 from __future__ import annotations
 
+import io
+import json
+import re
 import signal
+import time
 
+import httpx
 import ollama
 import openai
 import pytest
@@ -14,7 +19,11 @@ from runs.actions.runs import start_run
 from runs.models import Run
 from tests.factories import EngineConfigFactory, EngineFactory, MachineFactory, RunFactory
 from tests.traffic.conftest import database_down, postgres_only, relay_process, wait_for
-from traffic.models import RelayState, TrafficRecord
+from tests.traffic.relay.scripted import Scripted, engine
+from traffic.gate import REFRESH_S
+from traffic.models import RelayState, RelayToken, TrafficRecord
+from traffic.relay import RelayServer
+from traffic.relay.server import url_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -102,3 +111,131 @@ def test_it_leaves_the_callers_sigterm_handler_as_it_was():
     with pytest.raises(CommandError, match="is running run"):
         call_command("relay", "--machine", "spark-1", "--ollama-port", "0", "--openai-port", "0")
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+# --- The relay's own credential, through the command (served in this process, on any backend) ---
+
+STORED_KEY = "sk-stored-engine-key"
+ANSWER = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"},
+                                  "finish_reason": "stop"}]}).encode()  # fmt: skip
+
+
+@pytest.fixture
+def scripted_engine():
+    """A machine (host 192.0.2.10, not this box) whose engine is a scripted OpenAI server on loopback
+    holding a stored API key."""
+    scripted = Scripted([ANSWER], "application/json")
+    with engine(scripted) as url:
+        machine = MachineFactory(name="spark-1", host="192.0.2.10")
+        EngineFactory(machine=machine, base_url=url, kind="llama-server", api_key=STORED_KEY)
+        yield machine, scripted
+
+
+def serve_with(monkeypatch, scenario) -> list[dict[str, str]]:
+    """`manage.py relay` serves in this process while `scenario(addresses)` runs, then stops."""
+    served: list[dict[str, str]] = []
+
+    def serve(app, sockets):
+        with RelayServer(app, sockets):
+            served.append({"ollama": url_of(sockets[0]), "openai": url_of(sockets[1])})
+            scenario(served[0])
+
+    monkeypatch.setattr("traffic.service.serve_forever", serve)
+    return served
+
+
+def ask(addresses: dict[str, str], token: str | None = None) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    return httpx.post(addresses["openai"] + "/v1/chat/completions", json=body, headers=headers, timeout=10)
+
+
+def relay(*args: str) -> str:
+    out = io.StringIO()
+    ports = ("--ollama-port", "0", "--openai-port", "0")
+    call_command("relay", "--machine", "spark-1", *ports, *args, stdout=out)
+    return out.getvalue()
+
+
+def test_it_takes_only_requests_with_a_live_token_and_adds_the_key_only_to_them(monkeypatch, scripted_engine):
+    machine, scripted = scripted_engine
+    agents, agents_plain = RelayToken.issue_for(machine, "agents")
+    _, ci_plain = RelayToken.issue_for(machine, "ci")
+    seen: dict[str, object] = {}
+
+    def scenario(addresses: dict[str, str]) -> None:
+        seen["refused"] = [ask(addresses).status_code, ask(addresses, "sdr_wrong").status_code]
+        seen["refused_reached"] = len(scripted.headers)
+        seen["allowed"] = ask(addresses, agents_plain).status_code
+        agents.revoke()
+        revoked_at = time.monotonic()
+        while ask(addresses, agents_plain).status_code != 401:
+            assert time.monotonic() - revoked_at < REFRESH_S + 3, "the revoked token still works"
+            time.sleep(0.2)
+        seen["revoked_after_s"] = time.monotonic() - revoked_at
+        seen["other"] = ask(addresses, ci_plain).status_code
+
+    serve_with(monkeypatch, scenario)
+    out = relay("--host", "127.0.0.1")  # with a token it would listen on the machine's host
+    assert "requests must present one of its 2 relay token(s)" in out
+    assert seen["refused"] == [401, 401] and seen["refused_reached"] == 0
+    assert seen["allowed"] == 200 and seen["other"] == 200
+    assert seen["revoked_after_s"] <= REFRESH_S + 3
+    assert all(headers[b"authorization"] == f"Bearer {STORED_KEY}".encode() for headers in scripted.headers)
+    assert not any(plain.encode() in value for headers in scripted.headers for value in headers.values()
+                   for plain in (agents_plain, ci_plain))  # fmt: skip
+    assert RelayToken.objects.get(name="ci").last_used is not None  # stored when the relay stopped
+
+
+def test_it_listens_on_loopback_alone_without_a_token_adds_no_key_caps_bodies(monkeypatch, scripted_engine):
+    _, scripted = scripted_engine
+    answers: list[int] = []
+
+    def scenario(addresses: dict[str, str]) -> None:
+        answers.append(ask(addresses, "anything").status_code)
+        too_big = b'{"model": "m", "prompt": "' + b"x" * (1024 * 1024) + b'"}'
+        refused = httpx.post(addresses["ollama"] + "/api/generate", content=too_big, timeout=10)
+        answers.append(refused.status_code)
+
+    served = serve_with(monkeypatch, scenario)
+    out = relay("--max-body-mb", "1")
+    assert "has no relay token: listening on 127.0.0.1 only, not on its host 192.0.2.10" in out
+    assert "open on loopback" in out
+    assert all(url.startswith("http://127.0.0.1:") for url in served[0].values())
+    assert answers == [200, 413] and len(scripted.headers) == 1
+    assert b"authorization" not in scripted.headers[0]
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.10", "::"])
+def test_it_refuses_to_listen_elsewhere_without_a_token(monkeypatch, scripted_engine, host):
+    machine, _ = scripted_engine
+    RelayToken.issue_for(machine, "old")[0].revoke()  # a revoked token is no token
+    served = serve_with(monkeypatch, lambda addresses: None)
+    with pytest.raises(CommandError, match=rf"machine spark-1 has no relay token, so its relay listens on "
+                                           rf"loopback only \(127.0.0.1\): {re.escape(host)} is reachable"):
+        relay("--host", host)
+    assert served == [] and not RelayState.objects.exists()
+    assert Machine.objects.get(pk=machine.pk).relay_heartbeat is None
+
+
+def test_it_listens_elsewhere_with_a_token_and_refuses_all_once_it_is_revoked(monkeypatch, scripted_engine):
+    machine, scripted = scripted_engine
+    token, plain = RelayToken.issue_for(machine, "agents")
+    answers: list[int] = []
+
+    def scenario(addresses: dict[str, str]) -> None:
+        local = {front: url.replace("0.0.0.0", "127.0.0.1") for front, url in addresses.items()}
+        answers.append(ask(local, plain).status_code)
+        token.revoke()
+        time.sleep(REFRESH_S + 0.5)
+        answers.extend([ask(local).status_code, ask(local, plain).status_code])  # not open: closed
+
+    served = serve_with(monkeypatch, scenario)
+    relay("--host", "0.0.0.0")
+    assert served[0]["openai"].startswith("http://0.0.0.0:")
+    assert answers == [200, 401, 401] and len(scripted.headers) == 1
+
+
+def test_it_refuses_a_size_option_below_one_mib():
+    with pytest.raises(CommandError, match="must be a whole number of MiB, at least 1"):
+        relay("--max-body-mb", "0")

@@ -9,7 +9,7 @@ from runs.actions.runs import start_run
 from tests.factories import EngineConfigFactory, EngineFactory, MachineFactory, RelayRecordFactory
 from tests.traffic.conftest import wait_for
 from traffic.heartbeat import Heartbeat
-from traffic.models import RelayState
+from traffic.models import RelayState, RelayToken
 from traffic.service import Listen, RelayService
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -42,6 +42,7 @@ def test_it_keeps_its_engine_when_the_next_one_cannot_be_told():
 def test_it_marks_the_machine_busy_and_stores_its_state_at_every_heartbeat(writers):
     config = EngineConfigFactory()
     machine = config.engine.machine
+    RelayToken.issue_for(machine, "agents")  # an address other than loopback needs one
     relay = RelayService(machine, Listen("10.0.0.5", 11434, 8090))
     relay.writer = writers(machine, interval_s=0.05)
     relay.writer.put(RelayRecordFactory.build())

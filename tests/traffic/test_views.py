@@ -11,8 +11,10 @@ from django.utils import timezone
 
 from engines.models import Machine
 from runs.models import Run
+from teams.models import AuditEvent, Role
 from tests.access_walk import logged_in
 from tests.factories import EngineConfigFactory, EngineFactory, TrafficRecordFactory
+from tests.teams.people import person
 from traffic.models import RelayState, TrafficRecord
 
 pytestmark = pytest.mark.django_db
@@ -203,15 +205,40 @@ def test_it_shows_why_captured_requests_cannot_be_replayed(alpha, no_dispatch):
     assert not Run.objects.filter(job="replay").exists()
 
 
-def test_it_turns_body_capture_on_and_off(alpha):
-    client = logged_in(alpha.teammate)
+def test_it_lets_a_team_admin_turn_body_capture_on_and_off(alpha):
+    admin = person(alpha.team, Role.ADMIN, "alpha_admin")
+    client = logged_in(admin)
     url = reverse("traffic:capture", args=[alpha.machine.pk])
-    assert client.post(url, {"capture_bodies": "on"}).status_code == 302
+    assert client.post(url, {"capture_bodies": "on"}, REMOTE_ADDR="10.9.8.7").status_code == 302
     alpha.machine.refresh_from_db()
     assert alpha.machine.capture_bodies
     client.post(url, {})
     alpha.machine.refresh_from_db()
     assert not alpha.machine.capture_bodies
+    events = AuditEvent.objects.order_by("id")
+    assert [(e.actor, e.action, e.object_type, e.detail["capture_bodies"]) for e in events] == [
+        (admin, "changed", "machine", True), (admin, "changed", "machine", False)]
+    assert events[0].address == "10.9.8.7"
+
+
+def test_it_refuses_body_capture_to_a_member_and_shows_no_switch(alpha):
+    client = logged_in(alpha.teammate)
+    url = reverse("traffic:capture", args=[alpha.machine.pk])
+    assert client.post(url, {"capture_bodies": "on"}).status_code == 403
+    alpha.machine.refresh_from_db()
+    assert not alpha.machine.capture_bodies and not AuditEvent.objects.exists()
+    page = client.get(reverse("traffic:page", args=[alpha.machine.pk])).content.decode()
+    assert f'action="{url}"' not in page
+
+
+def test_it_refuses_a_replay_to_a_viewer_and_shows_no_form(alpha, no_dispatch):
+    conversation(alpha.machine)
+    viewer = person(alpha.team, Role.VIEWER, "alpha_viewer")
+    url = reverse("traffic:replay", args=[alpha.machine.pk, "ab" * 16])
+    assert logged_in(viewer).post(url, {"config": alpha.config.pk, "reps": "1"}).status_code == 403
+    assert not Run.objects.filter(job="replay").exists()
+    page = logged_in(viewer).get(reverse("traffic:conversation", args=[alpha.machine.pk, "ab" * 16]))
+    assert page.status_code == 200 and f'action="{url}"' not in page.content.decode()
 
 
 def test_it_links_the_traffic_page_from_home_and_the_config_page(alpha):

@@ -6,11 +6,12 @@ SGLang), streams the answer back chunk by chunk in the client's format, and hand
 `TrafficRecord` per request to a sink that must never block.
 """
 from .app import RelayApp, build_relay
+from .gate import Admission, Gate, open_gate
 from .record import ToolCall, TrafficRecord, new_key
 from .server import RelayServer, bind, serve_forever
-from .upstream import Upstream
+from .upstream import Limits, Upstream
 
 __all__ = [
-    "RelayApp", "RelayServer", "ToolCall", "TrafficRecord", "Upstream", "bind", "build_relay", "new_key",
-    "serve_forever",
+    "Admission", "Gate", "Limits", "RelayApp", "RelayServer", "ToolCall", "TrafficRecord", "Upstream", "bind",
+    "build_relay", "new_key", "open_gate", "serve_forever",
 ]

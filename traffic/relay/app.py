@@ -9,19 +9,22 @@ engine request closed at once, and its record says so.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
+from dataclasses import replace
 from typing import Any
 
 from . import meta
 from .counters import Counters, Ticket
 from .exchange import Exchange
-from .http import BadBody, Http, Receive, Send
+from .gate import REFUSED_MESSAGE, Admission, Gate, Refusals, open_gate, presented_token
+from .http import BadBody, BodyTooLarge, Http, Receive, Send
 from .meter import Meter
 from .record import TrafficRecord
 from .render import ollama_error, openai_error
 from .translate import BadRequest
-from .upstream import Upstream, UpstreamError, Wire
+from .upstream import Limits, Upstream, UpstreamError, Wire
 
 __all__ = ["CLIENT_GONE", "GENERATION", "RelayApp", "build_relay"]
 
@@ -39,9 +42,12 @@ NO_ENGINE = Upstream(base_url="", api="openai")  # stands in when upstream() fai
 class RelayApp:
     """The ASGI app; `aclose()` closes its pooled connections to engines."""
 
-    def __init__(self, upstream: Callable[[], Upstream], sink: Callable[[TrafficRecord], None]) -> None:
-        self.upstream, self.sink, self.wire = upstream, sink, Wire()
+    def __init__(self, upstream: Callable[[], Upstream], sink: Callable[[TrafficRecord], None],
+                 gate: Gate = open_gate, limits: Limits | None = None) -> None:  # fmt: skip
+        self.upstream, self.sink, self.gate = upstream, sink, gate
+        self.wire = Wire(limits)
         self.counters = Counters(self.wire)
+        self.refusals = Refusals()
         self.settling: set[asyncio.Task[None]] = set()  # records waiting for the engine's counters
 
     async def __call__(self, scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
@@ -49,16 +55,13 @@ class RelayApp:
             return await self._lifespan(receive, send)
         if scope["type"] != "http":
             return None
-        http, path, method = Http(receive, send), scope["path"], scope["method"]
+        http, path, method = Http(receive, send, _content_length(scope)), scope["path"], scope["method"]
         front = "openai" if path.startswith("/v1/") else "ollama"
-        try:
-            up = self.upstream()
-        except Exception as exc:  # the machine has no engine to relay to now: say so, in its shape
-            log.exception("no upstream for %s", path)
-            up = NO_ENGINE
-            failure = f"no engine to relay to: {exc}"[:300]
-        else:
-            failure = ""
+        admission = self.gate(presented_token(scope))
+        if admission is Admission.REFUSED and not (path == "/" and method in ("GET", "HEAD")):
+            self.refusals.note(_client(scope))
+            return await _refuse(http, front)
+        up, failure = self._engine(path, admission)
         try:
             if path in GENERATION and method == "POST":
                 return await self._generate(http, scope, front, up, failure)
@@ -67,8 +70,22 @@ class RelayApp:
             return await self._meta(http, method, path, up)
         except (BadBody, BadRequest) as exc:
             await _error(http, front, 400, str(exc))
+        except BodyTooLarge as exc:
+            await _error(http, front, 413, str(exc))
         except UpstreamError as exc:
             await _error(http, front, exc.status, exc.message)
+
+    def _engine(self, path: str, admission: Admission) -> tuple[Upstream, str]:
+        """The engine for this request (with its stored API key only for a request that presented
+        the relay token), and why there is none ("" when there is)."""
+        try:
+            up = self.upstream()
+        except Exception as exc:  # the machine has no engine to relay to now: say so, in its shape
+            log.exception("no upstream for %s", path)
+            return NO_ENGINE, f"no engine to relay to: {exc}"[:300]
+        if admission is not Admission.WITH_KEY and up.api_key:
+            up = replace(up, api_key="")
+        return up, ""
 
     async def aclose(self) -> None:
         """Hand on the records still waiting for counters, then close the connections to engines."""
@@ -97,7 +114,8 @@ class RelayApp:
             ("GET", "/v1/models"): lambda: meta.models(self.wire, up),
         }
         if (method, path) == ("POST", "/api/show"):
-            return await http.respond(200, await meta.model_details(self.wire, up, await http.json_body()))
+            body = await http.json_body(self.wire.limits.max_body)
+            return await http.respond(200, await meta.model_details(self.wire, up, body))
         if (method, path) in answers:
             return await http.respond(200, await answers[method, path]())
         front = "openai" if path.startswith("/v1/") else "ollama"
@@ -110,7 +128,7 @@ class RelayApp:
         meter = Meter(front, scope["path"], _client(scope), up)
         ticket = self.counters.start(up) if not failure else None
         try:
-            body = await http.json_body()
+            body = await http.json_body(self.wire.limits.max_body)
             if failure:
                 meter.request(body)
                 meter.rec.upstream = ""
@@ -119,9 +137,10 @@ class RelayApp:
             exchange = Exchange(http, self.wire, up, meter, front, scope["path"])
             if await _until_disconnect(http, exchange.run(body)):
                 meter.failed(meter.rec.status if http.started else GONE_STATUS, CLIENT_GONE)
-        except (BadBody, BadRequest) as exc:
-            meter.failed(400, str(exc))
-            await _error(http, front, 400, str(exc))
+        except (BadBody, BadRequest, BodyTooLarge) as exc:
+            status = 413 if isinstance(exc, BodyTooLarge) else 400
+            meter.failed(status, str(exc))
+            await _error(http, front, status, str(exc))
         except Exception as exc:  # the client gets an answer, and the record says why
             log.exception("relaying %s failed", scope["path"])
             meter.failed(500 if not http.started else meter.rec.status, f"relay error: {exc!r}"[:300])
@@ -157,10 +176,13 @@ class RelayApp:
             log.exception("the traffic sink refused record %s", record.key)
 
 
-def build_relay(upstream: Callable[[], Upstream], sink: Callable[[TrafficRecord], None]) -> RelayApp:
+def build_relay(upstream: Callable[[], Upstream], sink: Callable[[TrafficRecord], None],
+                gate: Gate = open_gate, limits: Limits | None = None) -> RelayApp:  # fmt: skip
     """The relay: `upstream()` names the engine for each request, `sink` gets every request's
-    record (also failed ones) and must not block (a queue put)."""
-    return RelayApp(upstream, sink)
+    record (also failed ones) and must not block (a queue put). `gate` decides per request from
+    the token it presents (traffic.relay.gate; by default no token is checked and the engine's
+    stored API key is never added); `limits` bound what it reads."""
+    return RelayApp(upstream, sink, gate, limits)
 
 
 async def _until_disconnect(http: Http, work: Coroutine[Any, Any, None]) -> bool:
@@ -186,6 +208,18 @@ def _client(scope: MutableMapping[str, Any]) -> str:
     address = f"{peer[0]}:{peer[1]}" if peer else ""
     agent = next((v.decode(errors="replace") for k, v in scope.get("headers", []) if k == b"user-agent"), "")
     return f"{address} {agent}".strip()[:200]
+
+
+def _content_length(scope: MutableMapping[str, Any]) -> int:
+    value = dict(scope.get("headers") or []).get(b"content-length", b"0")
+    return int(value) if value.isdigit() else 0
+
+
+async def _refuse(http: Http, front: str) -> None:
+    """401 in the front's error shape: the client presented no live relay token."""
+    body = ollama_error(REFUSED_MESSAGE) if front == "ollama" else openai_error(401, REFUSED_MESSAGE)
+    challenge = [(b"www-authenticate", b'Bearer realm="SparkDash relay"')]
+    await http.respond_bytes(401, "application/json", json.dumps(body).encode(), challenge)
 
 
 async def _error(http: Http, front: str, status: int, message: str) -> None:

@@ -169,7 +169,7 @@ class Exchange:
 def _json(raw: bytes) -> dict[str, Any]:
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         data = None
     if not isinstance(data, dict):
         raise StreamError(f"malformed engine chunk: {raw[:120].decode(errors='replace')}")

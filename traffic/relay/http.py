@@ -5,7 +5,9 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-__all__ = ["BadBody", "Http", "Receive", "Send"]
+from engines.clients.lines import size_text
+
+__all__ = ["BadBody", "BodyTooLarge", "Http", "Receive", "Send"]
 
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -17,28 +19,46 @@ class BadBody(Exception):
     """The client's body is not a JSON object."""
 
 
+class BodyTooLarge(Exception):
+    """The client's body is longer than the relay takes (a 413; the message names the limit)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the request body exceeded {size_text(limit)} (the relay's --max-body-mb)")
+
+
 class Http:
     """One client request: read its JSON body, answer it whole or as a stream."""
 
-    def __init__(self, receive: Receive, send: Send) -> None:
-        self.receive, self.send = receive, send
+    def __init__(self, receive: Receive, send: Send, declared_length: int = 0) -> None:
+        """:param declared_length: the request's Content-Length (0 when it gave none)."""
+        self.receive, self.send, self.declared_length = receive, send, declared_length
         self.started = False
         # The client has its answer's end (Ollama's done line, OpenAI's finishing chunk): a
         # client that leaves now has lost nothing, though the engine's last bytes are still due.
         self.answered = False
 
-    async def json_body(self) -> dict[str, Any]:
-        """The request's body as a JSON object (an empty body is {})."""
-        raw, more = b"", True
+    async def json_body(self, limit: int) -> dict[str, Any]:
+        """The request's body as a JSON object (an empty body is {}); BodyTooLarge past `limit`
+        bytes, told by its Content-Length before anything is read, or while reading."""
+        if self.declared_length > limit:
+            raise BodyTooLarge(limit)
+        parts: list[bytes] = []
+        size, more = 0, True
         while more:
             message = await self.receive()
             if message["type"] == "http.disconnect":
                 raise BadBody("the client went away before its request was read")
-            raw, more = raw + message.get("body", b""), message.get("more_body", False)
+            part, more = message.get("body", b""), message.get("more_body", False)
+            size += len(part)
+            if size > limit:
+                raise BodyTooLarge(limit)
+            parts.append(part)
         try:
-            body = json.loads(raw or b"{}")
+            body = json.loads(b"".join(parts) or b"{}")
         except ValueError:
             raise BadBody("the request body is not JSON") from None
+        except RecursionError:
+            raise BadBody("the request body is nested too deeply") from None
         if not isinstance(body, dict):
             raise BadBody("the request body must be a JSON object")
         return body

@@ -14,11 +14,14 @@ from typing import Any, Literal
 
 import httpx
 
-__all__ = ["StreamError", "Upstream", "UpstreamError", "Wire", "error_message"]
+from engines.clients.lines import MIB, LineTooLong, bounded_lines, size_text
+
+__all__ = ["Limits", "StreamError", "Upstream", "UpstreamError", "Wire", "error_message"]
 
 CONNECT_TIMEOUT_S = 10.0
 # A long prompt can keep an engine silent for minutes before its first token.
 READ_TIMEOUT_S = 600.0
+ERROR_BODY_BYTES = 65536  # of an engine's HTTP error, what is read for its message
 
 
 @dataclass(frozen=True)
@@ -67,11 +70,25 @@ def error_message(raw: bytes) -> str:
     return str(error)[:300]
 
 
+@dataclass(frozen=True)
+class Limits:
+    """The relay's bounds on what it reads (`manage.py relay --max-body-mb --max-line-mb`).
+
+    :param max_body: a client's request body, and an engine's whole (not streamed) answer.
+    :param max_line: one line of an engine's streamed answer. Larger than an engine client's:
+        Ollama's /api/generate ends with the whole context's token ids on one line.
+    """
+
+    max_body: int = 16 * MIB
+    max_line: int = 4 * MIB
+
+
 class Wire:
     """One pooled HTTP client to whichever engine each request names; made on first use."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: Limits | None = None) -> None:
         self._http: httpx.AsyncClient | None = None
+        self.limits = limits or Limits()
 
     def http(self) -> httpx.AsyncClient:
         """The shared client, created in the running loop."""
@@ -92,7 +109,34 @@ class Wire:
         self, up: Upstream, method: str, path: str, body: dict[str, Any] | None = None
     ) -> AsyncIterator[AsyncIterator[bytes]]:
         """The answer's lines as they arrive (without their newline); leaving the block closes the
-        connection, which is how an engine learns that the client went away."""
+        connection, which is how an engine learns that the client went away. A line longer than
+        `limits.max_line` ends the stream with a StreamError that names the bound."""
+        async with self._answer(up, method, path, body) as response:
+            yield _lines(response, self.limits.max_line)
+
+    async def read(self, up: Upstream, method: str, path: str, body: dict[str, Any] | None = None) -> bytes:
+        """A whole answer's bytes (UpstreamError for HTTP errors, transport failures, and an answer
+        longer than `limits.max_body`)."""
+        async with self._answer(up, method, path, body) as response:
+            whole = await _head(response, self.limits.max_body + 1)
+        if len(whole) > self.limits.max_body:
+            limit = size_text(self.limits.max_body)
+            raise UpstreamError(502, f"the engine's answer to {path} exceeded {limit} (--max-body-mb)")
+        return whole
+
+    async def json(self, up: Upstream, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        """A whole answer as JSON; a body that is not JSON is a 502."""
+        raw = await self.read(up, method, path, body)
+        try:
+            return json.loads(raw)
+        except (ValueError, RecursionError):
+            raise UpstreamError(502, f"the engine's answer to {path} is not JSON: {raw[:100]!r}") from None
+
+    @asynccontextmanager
+    async def _answer(
+        self, up: Upstream, method: str, path: str, body: dict[str, Any] | None
+    ) -> AsyncIterator[httpx.Response]:
+        """The engine's response, its body not yet read; an HTTP error status is an UpstreamError."""
         request = self.http().build_request(method, _url(up, path), json=body, headers=_headers(up))
         try:
             response = await self.http().send(request, stream=True)
@@ -100,25 +144,12 @@ class Wire:
             raise _unreachable(up, exc) from exc
         try:
             if response.status_code >= 400:
-                raw = await _read(response)
+                raw = await _read_error(response)
                 message = f"the engine answered HTTP {response.status_code}: {error_message(raw)}"
                 raise UpstreamError(response.status_code, message)
-            yield _lines(response)
+            yield response
         finally:
             await response.aclose()
-
-    async def read(self, up: Upstream, method: str, path: str, body: dict[str, Any] | None = None) -> bytes:
-        """A whole answer's bytes (UpstreamError for HTTP errors and transport failures)."""
-        async with self.stream(up, method, path, body) as lines:
-            return b"\n".join([line async for line in lines])
-
-    async def json(self, up: Upstream, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-        """A whole answer as JSON; a body that is not JSON is a 502."""
-        raw = await self.read(up, method, path, body)
-        try:
-            return json.loads(raw)
-        except ValueError:
-            raise UpstreamError(502, f"the engine's answer to {path} is not JSON: {raw[:100]!r}") from None
 
 
 def _url(up: Upstream, path: str) -> str:
@@ -127,31 +158,42 @@ def _url(up: Upstream, path: str) -> str:
 
 def _headers(up: Upstream) -> dict[str, str]:
     # Identity: a compressed stream would be held back by the decoder until a block fills.
+    # Nothing of the client's request goes on (its relay token included): only what is built here.
     headers = {"Accept-Encoding": "identity"}
     if up.api_key:
         headers["Authorization"] = f"Bearer {up.api_key}"
     return headers
 
 
-async def _read(response: httpx.Response) -> bytes:
+async def _head(response: httpx.Response, limit: int) -> bytes:
+    """The body's first `limit` bytes at most (a transport failure is a 502)."""
+    kept = bytearray()
     try:
-        return await response.aread()
-    except httpx.HTTPError:
+        async for piece in response.aiter_bytes():
+            kept += piece[: limit - len(kept)]
+            if len(kept) >= limit:
+                break
+    except httpx.HTTPError as exc:
+        raise UpstreamError(502, f"the engine's answer broke off: {exc or type(exc).__name__}") from exc
+    return bytes(kept)
+
+
+async def _read_error(response: httpx.Response) -> bytes:
+    try:
+        return await _head(response, ERROR_BODY_BYTES)
+    except UpstreamError:
         return b""
 
 
-async def _lines(response: httpx.Response) -> AsyncIterator[bytes]:
-    """Split the body on newlines; each line leaves as soon as its newline arrives."""
-    pending = b""
+async def _lines(response: httpx.Response, max_line: int) -> AsyncIterator[bytes]:
+    """Each line leaves as soon as its newline arrives (engines.clients.lines: linear, bounded)."""
     try:
-        async for piece in response.aiter_bytes():
-            *lines, pending = (pending + piece).split(b"\n")
-            for line in lines:
-                yield line.rstrip(b"\r")
+        async for line in bounded_lines(response.aiter_bytes(), max_line):
+            yield line
     except httpx.HTTPError as exc:
         raise StreamError(f"the engine's answer broke off: {exc or type(exc).__name__}") from exc
-    if pending.strip():
-        yield pending.rstrip(b"\r")
+    except LineTooLong as exc:
+        raise StreamError(f"the engine's answer was cut: {exc} (the relay's --max-line-mb)") from None
 
 
 def _unreachable(up: Upstream, exc: Exception) -> UpstreamError:

@@ -13,8 +13,10 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db.models import ProtectedError
 
 from engines.models import Engine, EngineConfig, Team
@@ -38,13 +40,16 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         call_command("loadconfigs", settings.BASE_DIR / "examples" / "demo.yaml", stdout=self.stdout)
-        Engine.objects.filter(name="sim-ollama", simulator=True).update(log_path=str(demo_log_path()))
+        # The demo's names are the default team's (names are unique per team, not across teams).
+        demo = Engine.objects.filter(machine__team=Team.default(), simulator=True)
+        demo.filter(name="sim-ollama").update(log_path=str(demo_log_path()))
         self._retire_old_configs()
         self._login()
 
     def _retire_old_configs(self) -> None:
         for name in OLD_CONFIGS:
-            config = EngineConfig.objects.filter(name=name, engine__simulator=True).first()
+            config = EngineConfig.objects.filter(name=name, engine__simulator=True,
+                                                 engine__machine__team=Team.default()).first()
             if config is None:
                 continue
             try:
@@ -65,7 +70,12 @@ class Command(BaseCommand):
             self.stdout.write("log in with your existing superuser (manage.py changepassword NAME resets it)")
             return
         username = os.getenv("DJANGO_SUPERUSER_USERNAME", "admin")
-        password = os.getenv("DJANGO_SUPERUSER_PASSWORD") or secrets.token_urlsafe(9)
-        user = users.create_superuser(username, os.getenv("DJANGO_SUPERUSER_EMAIL", ""), password)
+        password = os.getenv("DJANGO_SUPERUSER_PASSWORD") or secrets.token_urlsafe(12)
+        email = os.getenv("DJANGO_SUPERUSER_EMAIL", "")
+        try:  # the password rules (AUTH_PASSWORD_VALIDATORS) hold for the demo's login too
+            validate_password(password, users.model(username=username, email=email))
+        except ValidationError as refused:
+            raise CommandError(f"DJANGO_SUPERUSER_PASSWORD refused: {' '.join(refused.messages)}") from None
+        user = users.create_superuser(username, email, password)
         team.members.add(user)
         self.stdout.write(f"created user {username!r} with password {password!r}: log in with these")

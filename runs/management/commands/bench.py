@@ -21,6 +21,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("config", help="config name")
+        parser.add_argument("--team", help="the config's team (needed when several teams have the name)")
         parser.add_argument("--job", default=registry.DEFAULT_JOB, choices=list(registry.JOBS))
         for name, (param, jobs) in registry.params_by_name().items():
             kind = Path if isinstance(param, RequestsParam) else int if isinstance(param, IntParam) else str
@@ -30,9 +31,7 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait at most")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        config = EngineConfig.objects.filter(name=options["config"]).first()
-        if config is None:
-            raise CommandError(f"no config named {options['config']!r}")
+        config = find_config(options["config"], options["team"])
         params = {k: options[k] for k in registry.params_by_name() if options[k] is not None}
         for name in params:
             if isinstance(params[name], Path):
@@ -64,3 +63,17 @@ def _read_text(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CommandError(f"cannot read {path}: {exc}") from None
+
+
+def find_config(name: str, team: str | None) -> EngineConfig:
+    """The config named ``name`` (in ``team`` when given): names are unique per team only."""
+    configs = EngineConfig.objects.filter(name=name).select_related("engine__machine__team")
+    if team:
+        configs = configs.filter(engine__machine__team__name=team)
+    found = list(configs[:2])
+    if not found:
+        raise CommandError(f"no config named {name!r}" + (f" in team {team!r}" if team else ""))
+    if len(found) > 1:
+        teams = ", ".join(sorted({c.engine.machine.team.name for c in configs}))
+        raise CommandError(f"more than one team has a config named {name!r} ({teams}): give --team")
+    return found[0]

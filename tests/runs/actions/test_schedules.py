@@ -21,6 +21,7 @@ from runs.actions import schedules
 from runs.actions.schedules import FIRE_TASK, schedule_status, validate_cron, validate_time_zone
 from runs.models import Run, Schedule, SweepExecution
 from runs.tasks import fire_schedule
+from teams.models import AuditEvent
 from tests.factories import EngineConfigFactory, RunFactory, ScheduleFactory, SweepFactory
 from tests.processes import stop_process
 from tests.runs.celery_helpers import celery_worker, requires_celery, worker_env
@@ -178,6 +179,16 @@ def test_it_fires_the_sweep_of_a_schedule(sweep, no_dispatch):
     assert (execution.trigger, execution.schedule_id) == ("schedule", schedule.pk)
     assert execution.sweep_id == sweep.pk
     assert execution.runs.filter(status=Run.Status.QUEUED).count() == 2
+
+
+@pytest.mark.django_db
+def test_it_records_a_scheduled_start_as_the_systems(sweep, no_dispatch):
+    execution = SweepExecution.objects.get(pk=fire_schedule(ScheduleFactory(sweep=sweep).pk))
+    events = AuditEvent.objects.order_by("id")
+    assert [(e.action, e.object_type) for e in events] == [("started", "sweepexecution")] + [
+        ("started", "run")] * 2
+    assert events[0].object_id == str(execution.pk) and events[0].detail == {"trigger": "schedule"}
+    assert {(e.actor, e.actor_name, e.address) for e in events} == {(None, "system", None)}
 
 
 @pytest.mark.django_db

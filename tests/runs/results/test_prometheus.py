@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import io
+
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -23,6 +26,13 @@ API_KEY = "sk-engine-secret-91"
 WEBHOOK = "https://hooks.example.org/services/T000/B000/very-secret"
 
 
+def team_token(team, name="prometheus"):
+    """A team's metrics token, issued as the metricstoken command does; returns the plain token."""
+    out = io.StringIO()
+    call_command("metricstoken", team=team.name, name=name, stdout=out)
+    return out.getvalue().strip().splitlines()[-1]
+
+
 def scrape(client, **headers):
     return client.get(reverse("runs:metrics"), **headers)
 
@@ -36,7 +46,8 @@ def parse(response):
 
 def labels(config, job, **extra):
     engine = config.engine
-    base = {"config": config.name, "machine": engine.machine.name, "engine": engine.name,
+    base = {"team": engine.machine.team.name, "config": config.name, "machine": engine.machine.name,
+            "engine": engine.name,
             "engine_kind": engine.kind, "simulator": "false", "job": job}
     return tuple(sorted((base | extra).items()))
 
@@ -126,16 +137,15 @@ def test_it_reads_the_token_from_a_file(tmp_path, monkeypatch):
     assert envsecret("SPARKDASH_METRICS_TOKEN") == TOKEN
 
 
-def test_it_scrapes_in_as_many_queries_for_more_runs(client, config, settings, django_assert_max_num_queries):
-    settings.SPARKDASH_METRICS_TOKEN = TOKEN
-    auth = {"HTTP_AUTHORIZATION": f"Bearer {TOKEN}"}
-    # The latest runs, the counts by status.
-    with django_assert_max_num_queries(2):
+def test_it_scrapes_in_as_many_queries_for_more_runs(client, config, django_assert_max_num_queries):
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {team_token(config.machine.team)}"}
+    # The token, its last use, the latest runs, the counts by status.
+    with django_assert_max_num_queries(4):
         scrape(client, **auth)
     for other in (EngineConfigFactory() for _ in range(5)):
         speed_runs(other, *[50.0] * 10)
     speed_runs(config, *[50.0] * 30)
-    with django_assert_max_num_queries(2):
+    with django_assert_max_num_queries(4):
         values, _ = parse(scrape(client, **auth))
     assert sum(1 for name, _ in values if name == "sparkdash_ttft_seconds") == 6
 
@@ -166,3 +176,50 @@ def test_it_exposes_the_share_of_failed_requests_of_the_latest_runs(alice_client
     values, _ = parse(scrape(alice_client))
     assert values[("sparkdash_failed_request_share", labels(flaky, "speed"))] == 0.25
     assert ("sparkdash_failed_request_share", labels(old, "speed")) not in values
+
+
+# --- Team boundaries: each team's token shows its own machines' series only ---------------------
+
+
+def series_text(response):
+    return response.content.decode()
+
+
+def test_it_shows_a_team_token_only_its_teams_series(client, alpha, bravo):
+    response = scrape(client, HTTP_AUTHORIZATION=f"Bearer {team_token(alpha.team)}")
+    assert response.status_code == 200
+    values, _ = parse(response)
+    decode = ("sparkdash_decode_tokens_per_second", labels(alpha.config, "speed", source="client"))
+    assert values[decode] == 41.5
+    text = series_text(response)
+    assert "alpha-box" in text and "alpha-team" in text
+    for name in ("bravo", bravo.machine.name, bravo.config.name, bravo.engine.name):
+        assert name not in text
+    # The run counts are the team's too: alpha has one succeeded run, not two.
+    assert values[("sparkdash_runs", (("status", "succeeded"),))] == 1
+
+
+def test_it_answers_a_revoked_or_unknown_token_like_no_token(client, alpha, bravo):
+    token = team_token(alpha.team)
+    call_command("metricstoken", team=alpha.team.name, name="prometheus", revoke=True, stdout=io.StringIO())
+    for given in (token, token[:-2] + "xx", team_token(bravo.team)[:-1]):
+        response = scrape(client, HTTP_AUTHORIZATION=f"Bearer {given}")
+        assert response.status_code == 401
+        assert "alpha" not in series_text(response) and "sparkdash_" not in series_text(response)
+
+
+def test_it_shows_a_logged_in_member_only_their_teams_series(client, alpha, bravo):
+    client.force_login(bravo.teammate)
+    text = series_text(scrape(client))
+    assert "bravo-box" in text
+    assert "alpha" not in text
+
+
+def test_it_labels_same_named_configs_of_two_teams_apart(client, alpha, bravo, settings):
+    settings.SPARKDASH_METRICS_TOKEN = TOKEN  # the deprecated operator's token sees every team
+    for world in (alpha, bravo):
+        succeeded(EngineConfigFactory(engine=world.engine, name="qwen"), "speed", speed_summary(30.0))
+    values, _ = parse(scrape(client, HTTP_AUTHORIZATION=f"Bearer {TOKEN}"))
+    teams = {dict(key[1])["team"] for key in values
+             if key[0] == "sparkdash_ttft_seconds" and dict(key[1])["config"] == "qwen"}
+    assert teams == {"alpha-team", "bravo-team"}

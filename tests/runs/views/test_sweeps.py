@@ -6,10 +6,14 @@ import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from django.urls import reverse
 
 from runs.models import Run, Sweep, SweepExecution
+from teams.models import AuditEvent, Role
+from tests.access_walk import logged_in
 from tests.factories import EngineConfigFactory, EngineFactory, MachineFactory, RunFactory, SweepFactory
+from tests.teams.people import person
 
 pytestmark = pytest.mark.django_db
 
@@ -149,8 +153,9 @@ def test_it_exports_the_grid_as_csv_and_json(alice_client, finished_run):
 def test_it_bounds_the_queries_of_the_grid(alice_client, finished_run, django_assert_max_num_queries):
     run_page = reverse("runs:sweep-run", args=[finished_run.pk])
     limits = {  # session and user, then the page's own queries: none per run or per config
+        # (the sweep's page and the list: one more, the teams where the user may start or create)
         run_page: 4, run_page + "?format=csv": 4, reverse("runs:api-sweep-run", args=[finished_run.pk]): 4,
-        reverse("runs:sweep-detail", args=[finished_run.sweep_id]): 5, reverse("runs:sweep-list"): 3,
+        reverse("runs:sweep-detail", args=[finished_run.sweep_id]): 6, reverse("runs:sweep-list"): 4,
     }
     more = [EngineConfigFactory() for _ in range(4)]
     for grown in (False, True):
@@ -336,3 +341,60 @@ def test_it_says_why_a_sweep_did_not_start(alice_client):
     assert response.status_code == 400
     assert "Not started: configs: choose at least one config" in response.content.decode()
     assert not SweepExecution.objects.exists()
+
+
+def test_it_keeps_sweep_names_unique_per_team_only(alpha, bravo):
+    for world in (alpha, bravo):
+        client = Client()
+        client.force_login(world.teammate)
+        assert client.post(reverse("runs:sweep-new"), form_data([world.config])).status_code == 302
+    again = client.post(reverse("runs:sweep-new"), form_data([bravo.config]))  # bravo's own name now
+    html = again.content.decode()
+    assert again.status_code == 400 and "a sweep named nightly already exists in this team" in html
+    assert "alpha" not in html
+    assert Sweep.objects.filter(name="nightly").count() == 2
+
+
+# --- Roles: a viewer cannot create or start a sweep; a member's are in the audit log ---------------
+
+SWEEP_FORM = {"repetitions": 1, "noise_floor_pct": 3, "job_speed": "on"}
+
+
+@pytest.fixture
+def handed(monkeypatch) -> list:
+    runs: list = []
+    monkeypatch.setattr("runs.worker.dispatch.enqueue_on_commit", runs.append)
+    return runs
+
+
+def test_it_refuses_a_sweep_start_or_a_new_sweep_to_a_viewer(alpha, handed):
+    viewer = person(alpha.team, Role.VIEWER, "alpha_viewer")
+    client = logged_in(viewer)
+    start = reverse("runs:sweep-start", args=[alpha.sweep.pk])
+    before = (Run.objects.count(), SweepExecution.objects.count(), Sweep.objects.count())
+    assert client.post(start).status_code == 403
+    new = reverse("runs:sweep-new")
+    assert client.post(new, SWEEP_FORM | {"name": "mine", "configs": [alpha.config.pk]}).status_code == 403
+    assert client.post(reverse("runs:sweep-edit", args=[alpha.sweep.pk]),
+                       SWEEP_FORM | {"name": "renamed", "configs": [alpha.config.pk]}).status_code == 403
+    assert (Run.objects.count(), SweepExecution.objects.count(), Sweep.objects.count()) == before
+    assert handed == [] and not AuditEvent.objects.exists()
+    html = client.get(reverse("runs:sweep-detail", args=[alpha.sweep.pk])).content.decode()
+    assert f'action="{start}"' not in html and reverse("runs:sweep-edit", args=[alpha.sweep.pk]) not in html
+
+
+def test_it_records_who_created_and_started_a_sweep(alpha, handed):
+    client = logged_in(alpha.teammate)
+    data = SWEEP_FORM | {"name": "alpha-new", "configs": [alpha.config.pk]}
+    response = client.post(reverse("runs:sweep-new"), data, REMOTE_ADDR="10.6.6.6")
+    sweep = Sweep.objects.get(name="alpha-new")
+    assert response.status_code == 302
+    client.post(reverse("runs:sweep-start", args=[sweep.pk]), REMOTE_ADDR="10.6.6.6")
+    execution = sweep.executions.get()
+    [run] = execution.runs.all()
+    events = AuditEvent.objects.order_by("id")
+    assert [(e.action, e.object_type, e.object_id) for e in events] == [
+        ("created", "sweep", str(sweep.pk)), ("started", "sweepexecution", str(execution.pk)),
+        ("started", "run", str(run.pk))]
+    assert {(e.actor, e.address, e.team) for e in events} == {(alpha.teammate, "10.6.6.6", alpha.team)}
+    assert handed == [run]

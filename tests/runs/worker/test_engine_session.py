@@ -72,18 +72,25 @@ def enter(run):
     async_to_sync(scenario)()
 
 
-def test_it_refuses_a_managed_engine_whose_model_folder_is_missing_before_starting_it(tmp_path):
-    run = managed_vllm_run(free_port(), str(tmp_path / "no-such-model"))
+@pytest.fixture
+def model_dir(tmp_path, monkeypatch):
+    """tmp_path as this machine's only model directory."""
+    monkeypatch.setenv("SPARKDASH_MODEL_DIRS", str(tmp_path))
+    return tmp_path
+
+
+def test_it_refuses_a_managed_engine_whose_model_folder_is_missing_before_starting_it(model_dir):
+    run = managed_vllm_run(free_port(), str(model_dir / "no-such-model"))
     with pytest.raises(EngineStartError, match="no-such-model: no such file or folder on this machine"):
         enter(run)
     assert not EngineSession.objects.filter(run_id=run.pk).exists()  # nothing was started
 
 
-def test_it_refuses_a_managed_engine_whose_port_is_in_use(tmp_path):
+def test_it_refuses_a_managed_engine_whose_port_is_in_use(model_dir):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        run = managed_vllm_run(taken.getsockname()[1], str(tmp_path))
+        run = managed_vllm_run(taken.getsockname()[1], str(model_dir))
         with pytest.raises(MachineBusy, match=f"port {taken.getsockname()[1]} is already taken"):
             enter(run)
     session = EngineSession.objects.get(run_id=run.pk)

@@ -141,8 +141,10 @@ def managed_sglang(**fields):
     return EngineConfigFactory(**engine, **sglang_settings(**fields))
 
 
-def test_it_fails_a_run_naming_the_flag_when_sglang_dies_at_start(sglang):
+def test_it_fails_a_run_naming_the_flag_when_sglang_dies_at_start(sglang, monkeypatch):
     sglang.stop()  # one engine per machine
+    # Outside the allowlist: only this machine's own setting lets it reach SGLang's command line.
+    monkeypatch.setenv("SPARKDASH_ALLOW_FLAGS", "sglang:--no-such-flag")
     config = managed_sglang(extra_flags=sglang_settings()["extra_flags"] + " --no-such-flag 1")
     run = run_to_end(config, {"reps": 1, "warmup": 0, "max_tokens": 8})
     print(f"\nSGLang with a bad flag: {run.status}: {run.error[:300]}")

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from traffic.relay import RelayServer, TrafficRecord, Upstream, build_relay
+from traffic.relay import Gate, Limits, RelayServer, TrafficRecord, Upstream, build_relay, open_gate
 
 
 class Scripted:
@@ -100,10 +100,10 @@ class Relay:
 
 
 @contextmanager
-def relay_to(up: Upstream) -> Iterator[Relay]:
-    """A relay in front of `up`, its records in a queue."""
+def relay_to(up: Upstream, gate: Gate = open_gate, limits: Limits | None = None) -> Iterator[Relay]:
+    """A relay in front of `up`, its records in a queue; `gate` and `limits` as build_relay's."""
     records: queue.Queue[TrafficRecord] = queue.Queue()
-    with RelayServer(build_relay(lambda: up, records.put)) as server:
+    with RelayServer(build_relay(lambda: up, records.put, gate, limits)) as server:
         yield Relay(server, records)
 
 

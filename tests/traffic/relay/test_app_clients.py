@@ -10,7 +10,7 @@ import pytest
 from engines.simulator import SimProfile, serve_in_thread
 from engines.simulator.wire import text as simulated_text
 from tests.traffic.relay.scripted import Relay, relay_to
-from traffic.relay import Upstream
+from traffic.relay import Admission, Upstream
 
 pytestmark = pytest.mark.backend_free
 
@@ -61,3 +61,24 @@ def test_it_makes_both_clients_raise_on_a_broken_engine_stream(api: str) -> None
         client = openai.OpenAI(base_url=f"{relay.url}/v1", api_key="unused", max_retries=0)
         with pytest.raises(openai.APIError, match="malformed engine chunk"):
             list(client.chat.completions.create(model="m", messages=TASK, stream=True))
+
+
+def by_token(token: str) -> Admission:
+    return Admission.WITH_KEY if token == "sdr_agents" else Admission.REFUSED
+
+
+def test_it_takes_the_token_as_the_clients_own_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    # What agents set: OLLAMA_API_KEY for Ollama's client, the API key for OpenAI's.
+    monkeypatch.delenv("OLLAMA_API_KEY", raising=False)
+    with serve_in_thread(SimProfile(decode_tps=500, ttft_ms=5)) as sim, relay_to(
+            Upstream(sim.url, "ollama", engine_kind="ollama"), by_token) as relay:
+        with pytest.raises(ollama.ResponseError, match="no valid relay token") as refused:
+            ollama.Client(host=relay.url).chat(model="m", messages=TASK, options={"num_predict": 3})
+        monkeypatch.setenv("OLLAMA_API_KEY", "sdr_agents")
+        answer = ollama.Client(host=relay.url).chat(model="m", messages=TASK, options={"num_predict": 3})
+        with pytest.raises(openai.AuthenticationError, match="no valid relay token"):
+            openai.OpenAI(base_url=f"{relay.url}/v1", api_key="sdr_wrong", max_retries=0).models.list()
+        listed = openai.OpenAI(base_url=f"{relay.url}/v1", api_key="sdr_agents").models.list()
+    assert refused.value.status_code == 401
+    assert answer.message.content == simulated_text(0, 3)
+    assert [m.id for m in listed] == ["sparkdash-sim:8b"]

@@ -1,11 +1,13 @@
 """Reaching the engine: its failures become errors with the status the client should get."""
 from __future__ import annotations
 
+import httpx
 import pytest
 
-from tests.traffic.relay.scripted import Scripted, engine
+from engines.clients.lines import MIB
+from tests.traffic.relay.scripted import Scripted, engine, relay_to
 from tests.traffic.relay.test_exchange import dead_url
-from traffic.relay.upstream import Upstream, UpstreamError, Wire, error_message
+from traffic.relay.upstream import Limits, Upstream, UpstreamError, Wire, error_message
 
 pytestmark = pytest.mark.backend_free
 
@@ -33,3 +35,27 @@ async def test_it_passes_on_the_engines_http_status_and_sends_the_key() -> None:
     await wire.aclose()
     assert caught.value.status == 503 and refusing.bodies == [{"model": "m"}]
     assert refusing.headers[0][b"authorization"] == b"Bearer secret"
+
+
+@pytest.mark.parametrize(("api", "path"), [("openai", "/v1/chat/completions"), ("ollama", "/api/chat")])
+def test_it_ends_a_stream_whose_line_runs_past_the_bound_and_stops_reading(api: str, path: str) -> None:
+    start = b"data: " if api == "openai" else b'{"message": {"content": "'
+    endless = Scripted([start, *[b"x" * 65536] * 64], "text/event-stream", forever=True)
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+    with engine(endless) as url, relay_to(Upstream(url, api), limits=Limits(max_line=MIB)) as relay:
+        with httpx.stream("POST", f"{relay.url}{path}", json=body, timeout=10) as response:
+            text = response.read().decode()
+        record = relay.record()
+        assert endless.client_left.wait(5)  # the relay closed the engine's answer
+    assert response.status_code == 200  # the stream had begun: the error is its last event
+    assert "a streamed line exceeded 1 MiB (the relay's --max-line-mb)" in text
+    assert "a streamed line exceeded 1 MiB" in record.error
+
+
+async def test_it_refuses_a_whole_answer_over_the_body_cap() -> None:
+    huge = Scripted([b'{"models": ["' + b"x" * 4096 + b'"]}'], "application/json")
+    wire = Wire(Limits(max_body=1024))
+    with engine(huge) as url, pytest.raises(UpstreamError, match="exceeded 1 KiB") as caught:
+        await wire.json(Upstream(url, "ollama"), "GET", "/api/tags")
+    await wire.aclose()
+    assert caught.value.status == 502

@@ -1,0 +1,93 @@
+"""Roles checked on the server: viewer (reads), member (runs, configs, notes, schedules), admin
+(machines, engines, relay and metrics tokens, members, roles).
+
+Every view that changes something calls :func:`require_role` with the team the object belongs
+to; templates ask :func:`has_role` (or the ``role_of`` attribute views pass) to hide what the
+role cannot do. Superusers hold the admin role in every team.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth.models import User as AuthUser
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.utils.translation import gettext
+
+from engines.models import Team
+from teams.models import Role, TeamRole
+
+__all__ = [
+    "Role", "has_role", "holds_in_each", "require_role", "require_role_in_each", "role_of", "set_role",
+    "teams_with_role",
+]
+
+User = AuthUser | AnonymousUser
+RANK = {Role.VIEWER: 1, Role.MEMBER: 2, Role.ADMIN: 3}
+
+
+def role_of(user: User, team: Team | None) -> Role | None:
+    """The role ``user`` holds in ``team``: None for a stranger or an anonymous user."""
+    if team is None or not user.is_authenticated:
+        return None
+    if user.is_superuser:
+        return Role.ADMIN
+    if not team.members.filter(pk=user.pk).exists():
+        return None
+    row = TeamRole.objects.filter(team=team, user=user).values_list("role", flat=True).first()
+    return Role(row) if row else Role.MEMBER
+
+
+def has_role(user: User, team: Team | None, needed: Role) -> bool:
+    """Whether ``user`` holds ``needed`` or a higher role in ``team``."""
+    held = role_of(user, team)
+    return held is not None and RANK[held] >= RANK[needed]
+
+
+def require_role(user: User, team: Team | None, needed: Role) -> None:
+    """Raise PermissionDenied (a 403) unless ``user`` holds ``needed`` in ``team``.
+
+    Call it after the object was found through ``engines.access.visible``: a stranger gets the
+    404 from there, and only a team member who lacks the role learns it exists.
+    """
+    if not has_role(user, team, needed):
+        raise PermissionDenied(gettext("Your role in this team cannot do this (needs %(role)s).")
+                               % {"role": needed.label})
+
+
+def require_role_in_each(user: User, teams: Iterable[Team], needed: Role) -> None:
+    """Like :func:`require_role` for an object that spans teams (a sweep's configs): ``needed``
+    in each of ``teams``; with no team at all, ``needed`` in at least one of the user's teams."""
+    if not holds_in_each(user, [team.pk for team in teams], needed):
+        raise PermissionDenied(gettext("Your role in this team cannot do this (needs %(role)s).")
+                               % {"role": needed.label})
+
+
+def holds_in_each(user: User, team_ids: Iterable[int], needed: Role) -> bool:
+    """Whether ``user`` holds ``needed`` in each team of ``team_ids`` (one query); with no team
+    at all, whether they hold it in at least one team."""
+    granted = set(teams_with_role(user, needed).values_list("pk", flat=True))
+    return bool(granted) and set(team_ids) <= granted
+
+
+def teams_with_role(user: User, needed: Role) -> QuerySet[Team]:
+    """The teams where ``user`` holds ``needed`` or a higher role (what a form may offer)."""
+    if not user.is_authenticated:
+        return Team.objects.none()
+    if user.is_superuser:
+        return Team.objects.all()
+    allowed = [role for role, rank in RANK.items() if rank >= RANK[needed]]
+    teams = Team.objects.filter(members=user)
+    rows = TeamRole.objects.filter(user=user)
+    if Role.MEMBER in allowed:  # no row counts as member
+        return teams.exclude(pk__in=rows.exclude(role__in=allowed).values("team_id"))
+    return teams.filter(pk__in=rows.filter(role__in=allowed).values("team_id"))
+
+
+def set_role(user: AuthUser, team: Team, role: Role) -> TeamRole:
+    """Make ``user`` a member of ``team`` holding ``role``."""
+    team.members.add(user)
+    row, _created = TeamRole.objects.update_or_create(team=team, user=user, defaults={"role": role})
+    return row

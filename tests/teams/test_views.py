@@ -1,0 +1,124 @@
+"""The team pages (teams/views.py): members and roles, adding a machine; admins only, audited."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from engines.models import Machine
+from teams.models import AuditEvent, Role, TeamRole
+from teams.roles import role_of, set_role
+from tests.access_walk import logged_in
+from tests.factories import TeamFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+ADDRESS = "10.1.2.3"
+MACHINE = {"name": "lab-box", "host": "10.0.0.9", "bandwidth_gbps": "273", "memory_gb": "128",
+           "notes": "rack 2"}
+
+
+@pytest.fixture
+def team():
+    return TeamFactory(name="lab")
+
+
+@pytest.fixture
+def admin(team):
+    user = UserFactory(username="ada", teams=[])
+    set_role(user, team, Role.ADMIN)
+    return user
+
+
+@pytest.fixture
+def member(team):
+    return UserFactory(username="max", teams=[team])  # no TeamRole row: a member
+
+
+def test_it_refuses_a_member_adding_a_machine_and_shows_no_form(team, member):
+    client = logged_in(member)
+    url = reverse("teams:machine-add", args=[team.pk])
+    assert client.post(url, MACHINE, REMOTE_ADDR=ADDRESS).status_code == 403
+    assert client.get(url).status_code == 403
+    assert not Machine.objects.filter(name="lab-box").exists()
+    page = client.get(reverse("teams:detail", args=[team.pk])).content.decode()
+    assert url not in page and reverse("teams:member-add", args=[team.pk]) not in page
+    assert not AuditEvent.objects.exists()
+
+
+def test_it_refuses_a_member_changing_members_or_roles(team, member, admin):
+    client = logged_in(member)
+    other = UserFactory(username="newbie", teams=[])
+    assert client.post(reverse("teams:member-add", args=[team.pk]),
+                       {"username": "newbie", "role": "admin"}).status_code == 403
+    assert client.post(reverse("teams:member-role", args=[team.pk, member.pk]),
+                       {"role": "admin"}).status_code == 403
+    assert client.post(reverse("teams:member-remove", args=[team.pk, admin.pk])).status_code == 403
+    assert role_of(member, team) == Role.MEMBER and role_of(admin, team) == Role.ADMIN
+    assert role_of(other, team) is None and not AuditEvent.objects.exists()
+
+
+def test_it_lets_an_admin_add_a_machine_to_the_team(team, admin):
+    client = logged_in(admin)
+    url = reverse("teams:machine-add", args=[team.pk])
+    assert client.get(url).status_code == 200
+    assert client.post(url, MACHINE, REMOTE_ADDR=ADDRESS).status_code == 302
+    machine = Machine.objects.get(name="lab-box")
+    assert machine.team == team and machine.host == "10.0.0.9" and machine.memory_gb == 128
+    event = AuditEvent.objects.get()
+    assert (event.actor, event.action, event.object_type, event.object_id, event.address) == (
+        admin, "created", "machine", str(machine.pk), ADDRESS)
+
+
+def test_it_lets_an_admin_add_change_and_remove_a_member(team, admin):
+    client = logged_in(admin)
+    newbie = UserFactory(username="newbie", teams=[])
+    client.post(reverse("teams:member-add", args=[team.pk]), {"username": "newbie", "role": "viewer"},
+                REMOTE_ADDR=ADDRESS)
+    assert role_of(newbie, team) == Role.VIEWER
+    client.post(reverse("teams:member-role", args=[team.pk, newbie.pk]), {"role": "member"})
+    assert role_of(newbie, team) == Role.MEMBER
+    client.post(reverse("teams:member-remove", args=[team.pk, newbie.pk]))
+    assert role_of(newbie, team) is None and not TeamRole.objects.filter(user=newbie).exists()
+    fields = ("actor", "action", "object_type", "object_name", "detail")
+    events = list(AuditEvent.objects.order_by("id").values_list(*fields))
+    assert events == [
+        (admin.pk, "added", "member", "newbie", {"role": "viewer"}),
+        (admin.pk, "role changed", "member", "newbie", {"before": "viewer", "after": "member"}),
+        (admin.pk, "removed", "member", "newbie", {"role": "member"}),
+    ]
+    assert AuditEvent.objects.filter(address=ADDRESS).count() == 1
+
+
+def test_it_says_which_username_is_unknown(team, admin):
+    response = logged_in(admin).post(reverse("teams:member-add", args=[team.pk]),
+                                     {"username": "ghost", "role": "member"})
+    assert response.status_code == 400
+    assert "no active user is named ghost" in response.content.decode()
+    assert team.members.count() == 1 and not AuditEvent.objects.exists()
+
+
+def test_it_keeps_the_teams_last_admin(team, admin):
+    client = logged_in(admin)
+    response = client.post(reverse("teams:member-role", args=[team.pk, admin.pk]), {"role": "viewer"})
+    assert response.status_code == 400 and "last admin" in response.content.decode()
+    assert client.post(reverse("teams:member-remove", args=[team.pk, admin.pk])).status_code == 400
+    assert role_of(admin, team) == Role.ADMIN
+
+
+def test_it_shows_a_viewer_the_members_and_no_forms(team, admin):
+    viewer = UserFactory(username="vic", teams=[])
+    set_role(viewer, team, Role.VIEWER)
+    page = logged_in(viewer).get(reverse("teams:detail", args=[team.pk]))
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "ada" in html and "vic" in html
+    for name, args in [("member-add", []), ("member-role", [admin.pk]), ("member-remove", [admin.pk]),
+                       ("machine-add", []), ("audit", [])]:
+        assert reverse(f"teams:{name}", args=[team.pk, *args]) not in html
+
+
+def test_it_lists_only_the_users_teams(team, member):
+    TeamFactory(name="elsewhere")
+    html = logged_in(member).get(reverse("teams:list")).content.decode()
+    assert "lab" in html and "elsewhere" not in html
