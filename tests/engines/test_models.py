@@ -140,6 +140,6 @@ def test_it_refuses_a_machine_name_or_queue_taken_in_the_own_team_only():
     MachineFactory.build(name="Spark 1", team=team_b).full_clean()
     with pytest.raises(ValidationError, match="a machine named Spark 1 already exists in team a"):
         MachineFactory.build(name="Spark 1", team=team_a).full_clean()
-    with pytest.raises(ValidationError, match=r"spark-1 would share the worker queue machine.team-\d+.spark-1 "
-                                              "with machine Spark 1 of team a"):
+    shared = r"spark-1 would share the worker queue machine.team-\d+.spark-1 with machine Spark 1 of team a"
+    with pytest.raises(ValidationError, match=shared):
         MachineFactory.build(name="spark-1", team=team_a).full_clean()
