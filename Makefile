@@ -29,21 +29,22 @@ run: install
 # On a team machine (e.g. your own Spark): its worker, against the team's Postgres and Redis.
 #   make worker MACHINE=spark-1 DATABASE_URL=postgres://... REDIS_URL=redis://...
 # MACHINE is the machine's name in the dashboard; the worker consumes its queue, concurrency 1.
+# TEAM=<team> says whose machine it is, needed when more than one team has a machine of that name.
 # The usage check comes before the (first-time, minutes-long) install.
 worker:
-	@test -n "$(MACHINE)" || { echo "usage: make worker MACHINE=<name> DATABASE_URL=postgres://... REDIS_URL=redis://..." >&2; exit 2; }
+	@test -n "$(MACHINE)" || { echo "usage: make worker MACHINE=<name> [TEAM=<team>] DATABASE_URL=postgres://... REDIS_URL=redis://..." >&2; exit 2; }
 	@$(MAKE) -s install
-	$(BIN)/python manage.py worker "$(MACHINE)"
+	$(BIN)/python manage.py worker "$(MACHINE)" $(if $(TEAM),--team "$(TEAM)")
 
 # On a team machine: the recording relay in front of its engine (the Traffic page's source).
 #   make relay MACHINE=spark-1 DATABASE_URL=postgres://... REDIS_URL=redis://...
 # Agents point at it instead of the engine: the Ollama API on port 11434, the OpenAI API on 8090
 # (RELAY_ARGS="--ollama-port 11500 --openai-port 8091 --engine NAME" to change them). While it
-# runs, runs on the machine are refused.
+# runs, runs on the machine are refused. TEAM=<team> as for `make worker`.
 relay:
-	@test -n "$(MACHINE)" || { echo "usage: make relay MACHINE=<name> [RELAY_ARGS='--ollama-port N --openai-port N --engine NAME']" >&2; exit 2; }
+	@test -n "$(MACHINE)" || { echo "usage: make relay MACHINE=<name> [TEAM=<team>] [RELAY_ARGS='--ollama-port N --openai-port N --engine NAME']" >&2; exit 2; }
 	@$(MAKE) -s install
-	$(BIN)/python manage.py relay --machine "$(MACHINE)" $(RELAY_ARGS)
+	$(BIN)/python manage.py relay --machine "$(MACHINE)" $(if $(TEAM),--team "$(TEAM)") $(RELAY_ARGS)
 
 # Debian packages the tests need (root, as on CI): headless Chromium for the browser tests, a Japanese
 # font so its screenshots of the ja pages are legible, and GNU gettext for the catalogue check.

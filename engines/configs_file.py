@@ -4,8 +4,8 @@ Engine and config names are unique per team, not across teams: a config is upser
 among its engine's team's configs, an engine among its machine's team's engines. A file may say
 whose it is with a top-level ``team:``; its machines then join that team and its ``engine:`` and
 ``machine:`` names are looked up in that team only. Without one, a name that more than one team
-uses is refused with a request for ``team:``. Machine names stay unique across teams (a
-machine's name is its worker's queue and the ``worker`` and ``relay`` commands' argument).
+uses is refused with a request for ``team:``. Machine names are unique per team too: a machine
+entry with a ``team:`` (its own or the file's) is upserted among that team's machines.
 """
 from __future__ import annotations
 
@@ -126,14 +126,17 @@ def _lookup(where: str, objects: models.QuerySet[Any], name: Any) -> Any:
 
 def _machine(where: str, entry: dict, team: Team | None) -> Built:
     name = entry.pop("name")
-    # A team is made when first named; a new machine with none joins the file's or the default team.
+    # A team is made when first named. Without one (the entry's or the file's), the one machine
+    # of the name is updated, a new one joins the default team, and a name two teams use is refused.
     if "team" in entry:
         entry["team"] = Team.objects.get_or_create(name=str(entry["team"]))[0]
     elif team is not None:
         entry["team"] = team
-    elif not Machine.objects.filter(name=name).exists():
+    elif Machine.objects.filter(name=name).exists():
+        entry["team"] = _lookup(where, Machine.objects.select_related("team"), name).team
+    else:
         entry["team"] = Team.default()
-    return name, entry, Machine.objects.all()
+    return name, entry, Machine.objects.filter(team=entry["team"])
 
 
 def _engine(where: str, entry: dict, team: Team | None) -> Built:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Collection
 from datetime import datetime
 from typing import Any
@@ -51,7 +52,8 @@ class Team(models.Model):
 class Machine(models.Model):
     """One workstation. It has its own Celery queue, so two jobs never share the box."""
 
-    name = models.CharField(max_length=100, unique=True)
+    # Unique within its team (the constraint below), not across teams.
+    name = models.CharField(max_length=100)
     team = models.ForeignKey(Team, models.PROTECT, related_name="machines")
     host = models.CharField(
         max_length=255, blank=True,
@@ -81,9 +83,30 @@ class Machine(models.Model):
 
     class Meta:
         ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["team", "name"], name="machine_name_unique_per_team")]
 
     def __str__(self) -> str:
         return self.name
+
+    def validate_unique(self, exclude: Collection[str] | None = None) -> None:
+        """No other machine of the team has the name, or the same worker queue (said of this team only)."""
+        super().validate_unique(exclude)
+        if self.team_id is None or {"name", "team"} & set(exclude or ()):
+            return
+        mine = Machine.objects.filter(team_id=self.team_id).exclude(pk=self.pk)
+        _refuse_name_in_team(self, mine, gettext("a machine named %(name)s already exists in team %(team)s"),
+                             self.team)
+        other = next((m for m in mine if slugify(m.name) == slugify(self.name)), None)
+        if other is not None:
+            raise ValidationError({"name": gettext(
+                "%(name)s would share the worker queue %(queue)s with machine %(other)s of team %(team)s "
+                "(names that differ only in case, spaces or punctuation make one queue): choose another"
+            ) % {"name": self.name, "queue": self.queue_name, "other": other.name, "team": self.team.name}},
+                code="unique")
+
+    def validate_constraints(self, exclude: Collection[str] | None = None) -> None:
+        """The database's constraints, but the name's: validate_unique says that one in the team's words."""
+        super().validate_constraints({*(exclude or ()), "name"})
 
     def relay_refusal(self, now: datetime | None = None) -> str | None:
         """Why no run may use this machine now, or None: its relay is serving real traffic.
@@ -104,8 +127,34 @@ class Machine(models.Model):
 
     @property
     def queue_name(self) -> str:
-        """The Celery queue a worker on this machine consumes (`celery worker -Q ...`)."""
-        return f"machine.{slugify(self.name)}"
+        """The Celery queue a worker on this machine consumes (`celery worker -Q ...`).
+
+        The default team's machines keep `machine.<slug>` (every older install, the demo,
+        docker-compose.yml); another team's add its id, `machine.team-<id>.<slug>`: names are
+        unique per team only, an id never changes or collides (team names may slugify alike),
+        and a slug has no dot, so no other team's queue can equal a default-team one.
+        """
+        slug = slugify(self.name)
+        if self.team_id is None or self.team.name == DEFAULT_TEAM:
+            return f"machine.{slug}"
+        return f"machine.team-{self.team_id}.{slug}"
+
+    @property
+    def command_args(self) -> str:
+        """How `make worker` and `make relay` name this machine, shell-quoted: `MACHINE=... [TEAM=...]`
+        (the team too outside the default one, as another team may use the same name)."""
+        return self._args("MACHINE=", " TEAM=")
+
+    @property
+    def command_options(self) -> str:
+        """The same for `manage.py relay` and `relaytoken`: `--machine ... [--team ...]`."""
+        return self._args("--machine ", " --team ")
+
+    def _args(self, machine: str, team: str) -> str:
+        args = f"{machine}{shlex.quote(self.name)}"
+        if self.team_id is not None and self.team.name != DEFAULT_TEAM:
+            args += f"{team}{shlex.quote(self.team.name)}"
+        return args
 
 
 class Engine(models.Model):

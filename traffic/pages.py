@@ -60,7 +60,7 @@ def payload(machine: Machine, window: str, since: int, now: datetime, with_stats
     relay = relay_summary(state, now)
     answer: dict[str, Any] = {
         "records": records, "last_id": records[-1]["id"] if records else since, "window": window,
-        "relay": relay, "relay_texts": relay_texts(relay, machine.name),
+        "relay": relay, "relay_texts": relay_texts(relay, machine.command_args.removeprefix("MACHINE=")),
         "stats": None, "texts": None, "warnings": None,
     }
     if with_stats or records:

@@ -157,7 +157,7 @@ def no_token_refusal(machine: Machine, host: str) -> str:
     return (
         f"machine {machine.name} has no relay token, so its relay listens on loopback only (127.0.0.1): "
         f"{host} is reachable from other machines. A team admin issues a token on the machine's Traffic "
-        f"page (Relay tokens) or with manage.py relaytoken --machine {machine.name} --name NAME; then "
+        f"page (Relay tokens) or with manage.py relaytoken {machine.command_options} --name NAME; then "
         "start the relay again"
     )
 

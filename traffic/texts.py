@@ -100,7 +100,10 @@ def _beat(relay: dict[str, Any], machine_name: str) -> str:
 
 
 def relay_texts(relay: dict[str, Any] | None, machine_name: str) -> dict[str, str]:
-    """The relay's state in one line and its counters in another (or how to start one)."""
+    """The relay's state in one line and its counters in another (or how to start one).
+
+    `machine_name` is what follows MACHINE= in `make relay` (Machine.command_args: the name, and
+    TEAM= outside the default team)."""
     if relay is None:
         state = gettext("no relay running: start one with make relay MACHINE=%(machine)s")
         return {"state": state % {"machine": machine_name}, "counters": ""}

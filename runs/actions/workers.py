@@ -10,7 +10,6 @@ of this process: always there.
 from __future__ import annotations
 
 import logging
-import shlex
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -54,7 +53,7 @@ class WorkerPresence:
     @property
     def start_command(self) -> str:
         """The command that starts this machine's worker, on the machine itself."""
-        return f"make worker MACHINE={shlex.quote(self.machine.name)}"
+        return f"make worker {self.machine.command_args}"
 
     @property
     def absent_message(self) -> str:

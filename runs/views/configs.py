@@ -100,7 +100,7 @@ def _last_nightly(sweeps: QuerySet[Sweep]) -> list[SweepExecution]:
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     """The machines with their runs, the nightly results and open alerts; first steps while no run exists."""
-    machines = list(visible(request.user, Machine.objects.prefetch_related("engines")))
+    machines = list(visible(request.user, Machine.objects.select_related("team").prefetch_related("engines")))
     open_alerts = visible(request.user, Alert.objects.filter(resolved__isnull=True))
     shown = open_alerts.select_related("config__engine", "execution__sweep")[:HOME_ALERTS]
     overview = _machine_overview(machines)

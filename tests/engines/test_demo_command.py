@@ -13,7 +13,7 @@ from engines.simulator import SimProfile
 from runs.management.commands.serve import external_simulator_config
 from runs.worker.engine_session import simulator_flags, simulator_recipe
 from runs.worker.provenance import roofline_for
-from tests.factories import EngineConfigFactory, RunFactory, UserFactory
+from tests.factories import EngineConfigFactory, MachineFactory, RunFactory, TeamFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -133,3 +133,11 @@ def test_it_removes_the_older_demos_unused_configs_and_keeps_used_ones_valid():
     used.refresh_from_db()
     assert used.speculative_method == "draft-mtp" and "older demo" in used.notes
     assert render_config(used)[1] == ""
+
+
+def test_it_loads_into_the_default_team_beside_another_teams_demo_box():
+    lab = MachineFactory(name="demo-box", team=TeamFactory(name="lab"), notes="lab's own")
+    call_command("demo", stdout=StringIO())
+    lab.refresh_from_db()
+    assert lab.notes == "lab's own" and not lab.engines.exists()
+    assert Machine.objects.get(name="demo-box", team__name="default").engines.exists()

@@ -114,9 +114,22 @@ def test_it_refuses_a_file_over_the_size_limit(tmp_path):
 def test_it_puts_a_new_machine_in_the_named_team_or_the_default_one(tmp_path):
     load(tmp_path, CONTRACT)
     assert Machine.objects.get().team.name == "default"
-    load(tmp_path, CONTRACT.replace("name: spark-1,", "name: spark-1, team: lab, host: spark-1.lan,"))
-    machine = Machine.objects.get()
-    assert (machine.team.name, machine.host) == ("lab", "spark-1.lan")
+    load(tmp_path, "machines: [{name: spark-1, team: lab, host: x.lan, bandwidth_gbps: 1, memory_gb: 1}]")
+    machines = {m.team.name: m for m in Machine.objects.all()}  # names are unique per team: two now
+    assert sorted(machines) == ["default", "lab"]
+    assert (machines["lab"].host, machines["default"].host) == ("x.lan", "")
+    assert machines["lab"].queue_name != machines["default"].queue_name
+
+
+def test_it_updates_the_one_machine_of_a_name_and_asks_for_the_team_when_two_have_it(tmp_path):
+    load(tmp_path, "team: lab\n" + CONTRACT)
+    load(tmp_path, CONTRACT.replace("bandwidth_gbps: 273", "bandwidth_gbps: 300"))  # no team: the only one
+    assert [(m.team.name, m.bandwidth_gbps) for m in Machine.objects.all()] == [("lab", 300)]
+    load(tmp_path, "team: ops\n" + CONTRACT)
+    with pytest.raises(CommandError, match=r"machines\[0\]: more than one team has machines named 'spark-1'.*"
+                                           "team: NAME"):
+        load(tmp_path, CONTRACT.replace("bandwidth_gbps: 273", "bandwidth_gbps: 1"))
+    assert not Machine.objects.filter(bandwidth_gbps=1).exists()
 
 
 def test_it_rejects_an_engine_url_off_its_machine_and_writes_nothing(tmp_path):

@@ -119,3 +119,27 @@ def test_it_keeps_engine_names_unique_per_team():
     EngineFactory.build(name="llama", machine=MachineFactory(team=team_b)).full_clean()
     with pytest.raises(ValidationError, match="an engine named llama already exists in team a"):
         EngineFactory.build(name="llama", machine=MachineFactory(team=team_a)).full_clean()
+
+
+# --- Machine names are unique per team; each machine has a queue of its own ------------------------
+
+
+def test_it_gives_machines_of_one_name_in_two_teams_queues_of_their_own():
+    default = MachineFactory(name="spark-1")
+    # Team names that slugify alike must not merge queues either.
+    others = [MachineFactory(name="spark-1", team=TeamFactory(name=name)) for name in ("Team A", "team-a")]
+    queues = [m.queue_name for m in (default, *others)]
+    assert queues[0] == "machine.spark-1"  # the default team keeps the queue of older installs
+    assert queues[1:] == [f"machine.team-{m.team_id}.spark-1" for m in others]
+    assert len(set(queues)) == 3
+
+
+def test_it_refuses_a_machine_name_or_queue_taken_in_the_own_team_only():
+    team_a, team_b = TeamFactory(name="a"), TeamFactory(name="b")
+    MachineFactory(name="Spark 1", team=team_a)
+    MachineFactory.build(name="Spark 1", team=team_b).full_clean()
+    with pytest.raises(ValidationError, match="a machine named Spark 1 already exists in team a"):
+        MachineFactory.build(name="Spark 1", team=team_a).full_clean()
+    shared = r"spark-1 would share the worker queue machine.team-\d+.spark-1 with machine Spark 1 of team a"
+    with pytest.raises(ValidationError, match=shared):
+        MachineFactory.build(name="spark-1", team=team_a).full_clean()

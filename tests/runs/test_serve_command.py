@@ -5,7 +5,7 @@ import pytest
 from django.core.management.base import CommandError
 
 from runs.management.commands.serve import served_here
-from tests.factories import MachineFactory
+from tests.factories import MachineFactory, TeamFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -26,3 +26,12 @@ def test_it_refuses_a_name_no_machine_has():
     MachineFactory(name="dash-box")
     with pytest.raises(CommandError, match="unknown machines: spark-9"):
         served_here("dash-box,spark-9")
+
+
+def test_it_asks_for_the_queue_of_a_name_two_teams_use():
+    MachineFactory(name="spark-1")
+    lab = MachineFactory(name="spark-1", team=TeamFactory(name="lab"))
+    asked = rf"'spark-1': name the one this box serves by its queue \(spark-1, team-{lab.team_id}.spark-1\)"
+    with pytest.raises(CommandError, match=asked):
+        served_here("spark-1")
+    assert served_here(f"team-{lab.team_id}.spark-1") == [lab]

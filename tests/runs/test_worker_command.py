@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 import tempfile
@@ -14,7 +15,7 @@ from engines.simulator import SimProfile
 from runs.actions.runs import start_run
 from runs.actions.workers import CACHE_KEY, presence_of
 from runs.models import Run
-from tests.factories import MachineFactory
+from tests.factories import MachineFactory, TeamFactory
 from tests.processes import stop_process
 from tests.runs.celery_helpers import _forget_queues, requires_celery, wait_until_finished, worker_env
 
@@ -39,6 +40,37 @@ def test_it_refuses_to_start_without_the_teams_broker_or_database(settings):
     settings.REDIS_URL, settings.DATABASE_URL = "redis://127.0.0.1:6379/0", ""
     with pytest.raises(CommandError, match="DATABASE_URL is not set"):
         call_command("worker", "spark-1")
+
+
+@pytest.fixture
+def started(monkeypatch, settings) -> list[list[str]]:
+    """The argv each `manage.py worker` would exec (no Celery worker starts here)."""
+    settings.REDIS_URL, settings.DATABASE_URL = "redis://127.0.0.1:6379/0", "postgres://db/sparkdash"
+    argvs: list[list[str]] = []
+    monkeypatch.setattr("runs.management.commands.worker.os.execv", lambda path, argv: argvs.append(argv))
+    return argvs
+
+
+@pytest.mark.django_db
+def test_it_asks_for_the_team_when_two_teams_have_the_machine_and_starts_nothing(started):
+    lab = MachineFactory(name="spark-1", team=TeamFactory(name="lab"))
+    MachineFactory(name="spark-1")
+    refusal = r"'spark-1' is used by more than one team \(default, lab\): choose the team with --team"
+    with pytest.raises(CommandError, match=refusal):
+        call_command("worker", "spark-1")
+    assert started == []
+    call_command("worker", "spark-1", "--team", "lab", stdout=io.StringIO())
+    call_command("worker", "spark-1", "--team", "default", stdout=io.StringIO())
+    queues = [argv[argv.index("-Q") + 1] for argv in started]
+    assert queues == [lab.queue_name, "machine.spark-1"] and lab.queue_name != "machine.spark-1"
+
+
+def test_it_passes_make_workers_team_on_only_when_given():
+    def planned(*variables: str) -> str:
+        command = ["make", "-n", "-s", "worker", *variables]
+        return subprocess.run(command, cwd=settings.BASE_DIR, capture_output=True, text=True).stdout
+    assert 'manage.py worker "spark-1" --team "my lab"' in planned("MACHINE=spark-1", "TEAM=my lab")
+    assert "--team" not in planned("MACHINE=spark-1")
 
 
 def test_it_refuses_in_make_worker_without_a_machine_name():

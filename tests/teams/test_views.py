@@ -122,3 +122,32 @@ def test_it_lists_only_the_users_teams(team, member):
     TeamFactory(name="elsewhere")
     html = logged_in(member).get(reverse("teams:list")).content.decode()
     assert "lab" in html and "elsewhere" not in html
+
+
+def test_it_lets_two_teams_each_add_a_machine_of_one_name_with_queues_of_their_own(team, admin):
+    other = TeamFactory(name="ops")
+    ops_admin = UserFactory(username="oz", teams=[])
+    set_role(ops_admin, other, Role.ADMIN)
+    for user, its_team in ((admin, team), (ops_admin, other)):
+        url = reverse("teams:machine-add", args=[its_team.pk])
+        assert logged_in(user).post(url, MACHINE | {"name": "spark-1"}).status_code == 302
+    saved = {m.team.name: m for m in Machine.objects.filter(name="spark-1")}
+    assert sorted(saved) == ["lab", "ops"]
+    assert saved["lab"].queue_name != saved["ops"].queue_name
+
+
+def test_it_refuses_a_machine_name_taken_in_the_own_team_without_a_word_of_the_other(team, admin):
+    other = TeamFactory(name="ops")
+    Machine.objects.create(name="spark-1", team=other, bandwidth_gbps=273, memory_gb=128)
+    client = logged_in(admin)
+    url = reverse("teams:machine-add", args=[team.pk])
+    assert client.post(url, MACHINE | {"name": "spark-1"}).status_code == 302  # ops's name: fine
+    refusals = {"spark-1": "a machine named spark-1 already exists in team lab",  # the own team's name
+                "Spark 1": "Spark 1 would share the worker queue machine.team-"}  # or its queue
+    for name, refusal in refusals.items():
+        response = client.post(url, MACHINE | {"name": name, "host": "10.0.0.10"})
+        html = response.content.decode()
+        assert response.status_code == 400 and refusal in html
+        assert "ops" not in html
+    assert Machine.objects.filter(team=team).count() == 1
+    assert not Machine.objects.filter(host="10.0.0.10").exists()

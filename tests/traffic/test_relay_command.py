@@ -17,7 +17,7 @@ from engines.models import Machine
 from engines.simulator import SimProfile, serve_in_thread
 from runs.actions.runs import start_run
 from runs.models import Run
-from tests.factories import EngineConfigFactory, EngineFactory, MachineFactory, RunFactory
+from tests.factories import EngineConfigFactory, EngineFactory, MachineFactory, RunFactory, TeamFactory
 from tests.traffic.conftest import database_down, postgres_only, relay_process, wait_for
 from tests.traffic.relay.scripted import Scripted, engine
 from traffic.gate import REFRESH_S
@@ -45,6 +45,19 @@ def test_it_asks_which_engine_when_it_cannot_tell():
     EngineFactory(machine=machine, name="a"), EngineFactory(machine=machine, name="b")
     with pytest.raises(CommandError, match="name the one to relay to with --engine"):
         call_command("relay", "--machine", "spark-1")
+
+
+def test_it_relays_for_the_named_teams_machine_and_asks_for_a_team_when_two_have_the_name():
+    default = MachineFactory(name="spark-1")
+    lab = MachineFactory(name="spark-1", team=TeamFactory(name="lab"))
+    for machine, name in ((default, "a"), (default, "b"), (lab, "c"), (lab, "d")):
+        EngineFactory(machine=machine, name=name)
+    with pytest.raises(CommandError, match=r"more than one team \(default, lab\): choose the team"):
+        call_command("relay", "--machine", "spark-1")
+    # Found, it goes on to choose the engine: the lab machine's, not the default team's.
+    with pytest.raises(CommandError, match=r"machine spark-1 has 2 engines \(its engines: c, d\)"):
+        call_command("relay", "--machine", "spark-1", "--team", "lab")
+    assert not RelayState.objects.exists()
 
 
 def test_it_waits_for_a_running_run_and_leaves_the_machine_free():

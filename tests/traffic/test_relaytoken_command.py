@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 
 from teams.models import AuditEvent
 from teams.tokens import digest
-from tests.factories import MachineFactory
+from tests.factories import MachineFactory, TeamFactory
 from traffic.models import RelayToken
 
 pytestmark = pytest.mark.django_db
@@ -65,3 +65,13 @@ def test_it_names_the_known_machines_for_an_unknown_one(machine):
     with pytest.raises(CommandError, match=r"no machine named 'spark-9' \(machines: spark-1\)"):
         call_command("relaytoken", "--machine", "spark-9", "--name", "x")
     assert not RelayToken.objects.exists()
+
+
+def test_it_issues_for_the_named_teams_machine_and_asks_for_a_team_when_two_have_the_name(machine):
+    lab = MachineFactory(name="spark-1", team=TeamFactory(name="lab"))
+    with pytest.raises(CommandError, match=r"more than one team \(default, lab\): choose the team"):
+        relaytoken("--name", "agents")
+    assert not RelayToken.objects.exists() and not AuditEvent.objects.exists()
+    relaytoken("--team", "lab", "--name", "agents")
+    assert RelayToken.objects.get().machine == lab
+    assert AuditEvent.objects.get().team == lab.team

@@ -43,7 +43,7 @@ def conversation(machine: Machine, key: str = "ab" * 16, steps: int = 3, capture
 
 def test_it_says_how_to_start_a_relay_when_none_runs(alpha):
     html = logged_in(alpha.owner).get(reverse("traffic:page", args=[alpha.machine.pk])).content.decode()
-    assert "no relay running: start one with make relay MACHINE=alpha-box" in html
+    assert "no relay running: start one with make relay MACHINE=alpha-box TEAM=alpha-team" in html
 
 
 def test_it_shows_the_relays_addresses_counters_and_heartbeat_age(alpha):

@@ -18,6 +18,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from engines.machine_names import AmbiguousMachine, MachineLookupError, find_machine
 from engines.models import Engine, EngineConfig, Machine
 from runs.worker.dispatch import worker_argv
 from runs.worker.engine_session import simulator_flags
@@ -76,14 +77,23 @@ class Command(BaseCommand):
 
 
 def served_here(setting: str) -> list[Machine]:
-    """The machines SPARKDASH_SERVE_WORKERS names ("all", "none" or names); unknown names are refused."""
+    """The machines SPARKDASH_SERVE_WORKERS names ("all", "none", or names or queue slugs such as
+    `team-3.spark-1`); unknown names, and names several teams use, are refused."""
     if setting.lower() == "all":
         return list(Machine.objects.all())
     names = [] if setting.lower() == "none" else [n.strip() for n in setting.split(",") if n.strip()]
-    found = list(Machine.objects.filter(name__in=names))
-    unknown = sorted(set(names) - {m.name for m in found})
+    found, unknown = [], []
+    for name in names:
+        try:
+            found.append(find_machine(name, queue_slug=True))
+        except AmbiguousMachine as exc:
+            slugs = ", ".join(sorted(m.queue_name.removeprefix("machine.") for m in exc.machines))
+            raise CommandError(f"SPARKDASH_SERVE_WORKERS: more than one team has a machine named {name!r}: "
+                               f"name the one this box serves by its queue ({slugs})") from None
+        except MachineLookupError:
+            unknown.append(name)
     if unknown:
-        raise CommandError(f"SPARKDASH_SERVE_WORKERS names unknown machines: {', '.join(unknown)}")
+        raise CommandError(f"SPARKDASH_SERVE_WORKERS names unknown machines: {', '.join(sorted(unknown))}")
     return found
 
 

@@ -8,9 +8,9 @@ import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
-from runs.actions.workers import CACHE_KEY, presence_of, queued_warning
+from runs.actions.workers import CACHE_KEY, WorkerPresence, presence_of, queued_warning
 from runs.models import Run
-from tests.factories import EngineConfigFactory, EngineFactory, MachineFactory, RunFactory
+from tests.factories import EngineConfigFactory, EngineFactory, MachineFactory, RunFactory, TeamFactory
 from tests.runs.celery_helpers import celery_worker, requires_celery
 
 
@@ -102,3 +102,10 @@ def test_it_counts_a_machine_whose_run_heartbeats_as_served_but_not_a_lost_one(s
     stale = timezone.now() - timedelta(seconds=settings.SPARKDASH_LOST_RUN_S + 1)
     Run.objects.filter(pk=running.pk).update(heartbeat=stale)
     assert not presence_of(machine).listening
+
+
+@pytest.mark.django_db
+def test_it_names_the_team_in_the_start_command_outside_the_default_team():
+    lab = MachineFactory(name="spark 1", team=TeamFactory(name="my lab"))
+    assert WorkerPresence(lab).start_command == "make worker MACHINE='spark 1' TEAM='my lab'"
+    assert WorkerPresence(MachineFactory(name="spark-1")).start_command == "make worker MACHINE=spark-1"

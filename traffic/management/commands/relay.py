@@ -1,4 +1,5 @@
-"""`manage.py relay --machine NAME`: the recording relay in front of the machine's current engine.
+"""`manage.py relay --machine NAME [--team TEAM]`: the recording relay in front of the machine's
+current engine.
 
 Without a live relay token for the machine it listens on 127.0.0.1 only and forwards without the
 engine's stored API key; with one, it listens on the machine's host (or --host) and takes only
@@ -14,6 +15,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from engines.clients.lines import MIB
+from engines.machine_names import machine_for_command
 from engines.models import Machine
 from traffic.gate import is_loopback
 from traffic.models import RelayToken
@@ -35,6 +37,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--machine", required=True, help="the machine's name in the dashboard")
+        parser.add_argument("--team", help="the machine's team (needed when several teams use the name)")
         parser.add_argument(
             "--host", help="the address to listen on (default: the machine's host once it has a relay "
             "token, else 127.0.0.1; an address other than loopback needs a token)",
@@ -52,10 +55,7 @@ class Command(BaseCommand):
                             help="the longest line of a streamed answer from the engine, in MiB")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        machine = Machine.objects.filter(name=options["machine"]).first()
-        if machine is None:
-            known = ", ".join(Machine.objects.values_list("name", flat=True)) or "none yet"
-            raise CommandError(f"no machine named {options['machine']!r} (machines: {known})")
+        machine = machine_for_command(options["machine"], options["team"])
         listen = Listen(self._host(machine, options["host"]), options["ollama_port"], options["openai_port"])
         limits = Limits(max_body=options["max_body_mb"] * MIB, max_line=options["max_line_mb"] * MIB)
         if listen.ollama_port == listen.openai_port != 0:

@@ -1,5 +1,5 @@
-"""`manage.py relaytoken --machine NAME --name NAME [--revoke | --list]`: a machine's relay tokens,
-for headless setup (the web page is the machine's Traffic page, Relay tokens).
+"""`manage.py relaytoken --machine NAME [--team TEAM] --name NAME [--revoke | --list]`: a machine's
+relay tokens, for headless setup (the web page is the machine's Traffic page, Relay tokens).
 
 Issuing prints the plain token once, alone on stdout (``TOKEN=$(manage.py relaytoken ...)``); it
 is stored only as its SHA-256. Each issue and revocation goes into the team's audit log, by
@@ -12,6 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
+from engines.machine_names import machine_for_command
 from engines.models import Machine
 from teams import audit
 from traffic.gate import REFRESH_S
@@ -31,16 +32,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--machine", required=True, help="the machine's name in the dashboard")
+        parser.add_argument("--team", help="the machine's team (needed when several teams use the name)")
         parser.add_argument("--name", help="the token's name: who or what uses it (e.g. 'agents on spark-1')")
         action = parser.add_mutually_exclusive_group()
         action.add_argument("--revoke", action="store_true", help="revoke its live tokens named --name")
         action.add_argument("--list", action="store_true", help="list its tokens (names and dates only)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        machine = Machine.objects.filter(name=options["machine"]).first()
-        if machine is None:
-            known = ", ".join(Machine.objects.values_list("name", flat=True)) or "none yet"
-            raise CommandError(f"no machine named {options['machine']!r} (machines: {known})")
+        machine = machine_for_command(options["machine"], options["team"])
         if options["list"]:
             return self._list(machine)
         name = (options["name"] or "").strip()
