@@ -12,6 +12,7 @@ from runs.routing import websocket_urlpatterns
 from sparkdash.asgi import application
 from tests.access_walk import Endpoint, admin_status, call, logged_in, posts_without_token, url_names, url_of
 from tests.factories import UserFactory, team_world
+from traffic.models import RelayToken
 
 # Every URL of the runs app; a URL added without a rule here fails the walk.
 URLS = {
@@ -50,6 +51,9 @@ URLS = {
     "traffic:records": Endpoint("machine", api=True),
     # Team admins only (teams.roles): a member gets 403.
     "traffic:capture": Endpoint("machine", "POST", 403, admin_status=302),
+    "traffic:tokens": Endpoint("machine", member_status=403, admin_status=200),
+    "traffic:revoke_token": Endpoint("machine", "POST", 403, admin_status=302, more=lambda w: {
+        "token_pk": RelayToken.issue_for(w.machine, "walk")[0].pk}),
     "traffic:conversations": Endpoint("machine"),
     "traffic:conversation": Endpoint("machine", more=lambda world: {"key": world.traffic.conversation}),
     # Posted without a config: the form's error, on the conversation's page.
