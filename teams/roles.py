@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.auth.models import User as AuthUser
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.utils.translation import gettext
 
 from engines.models import Team
@@ -34,10 +34,20 @@ def role_of(user: User, team: Team | None) -> Role | None:
         return None
     if user.is_superuser:
         return Role.ADMIN
-    if not team.members.filter(pk=user.pk).exists():
+    return _lookup_role(user, team)
+
+
+def _lookup_role(user: AuthUser, team: Team) -> Role | None:
+    """One query: whether ``user`` is in ``team`` and the role its row says, if any."""
+    row = (
+        team.members.filter(pk=user.pk)
+        .annotate(held=Subquery(TeamRole.objects.filter(team=team, user=OuterRef("pk")).values("role")[:1]))
+        .values_list("pk", "held")
+        .first()
+    )
+    if row is None:
         return None
-    row = TeamRole.objects.filter(team=team, user=user).values_list("role", flat=True).first()
-    return Role(row) if row else Role.MEMBER
+    return Role(row[1]) if row[1] else Role.MEMBER
 
 
 def has_role(user: User, team: Team | None, needed: Role) -> bool:
