@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from engines.recipes.flags import checked
+from engines.recipes.flags import checked, split_extra_flags
 from engines.words import Words, gettext_noop
 
 __all__ = [
@@ -154,14 +154,6 @@ class LaunchSettings:
         return replace(self, **changes)
 
 
-def split_extra_flags(extra_flags: str) -> list[str]:
-    """A command line split like a shell would (an engine's binary); ValueError names extra_flags."""
-    try:
-        return shlex.split(extra_flags)
-    except ValueError as exc:
-        raise ValueError(
-            Words(gettext_noop("extra_flags: cannot be split like a shell line (%(error)s)"), error=str(exc))
-        ) from None
 
 
 class Builder:

@@ -23,7 +23,7 @@ from engines.words import Words, gettext_noop
 
 __all__ = [
     "ALLOW_ENV", "REFUSED", "Choice", "Either", "Flag", "FlagTable", "Int", "Name", "Num", "Pattern",
-    "checked", "local_additions",
+    "checked", "local_additions", "split_extra_flags",
 ]  # fmt: skip
 
 ALLOW_ENV = "SPARKDASH_ALLOW_FLAGS"
@@ -259,11 +259,12 @@ def checked(table: FlagTable, extra_flags: str) -> list[str]:
     ``table`` or this machine's additions for its kind and its value checked; for an ``env`` table,
     ``NAME=value`` strings. ``ValueError`` (starting "extra_flags: ") names the first refused one."""
     table = table.with_(local_additions(table.kind))
-    tokens = _split(extra_flags)
+    tokens = split_extra_flags(extra_flags)
     return _checked_env(table, tokens) if table.env else _checked_argv(table, tokens)
 
 
-def _split(extra_flags: str) -> list[str]:
+def split_extra_flags(extra_flags: str) -> list[str]:
+    """A command line split like a shell would; ValueError names extra_flags."""
     try:
         return shlex.split(extra_flags)
     except ValueError as exc:
