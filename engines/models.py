@@ -19,16 +19,17 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from engines import kinds
-from engines.recipes import settings_from_config
-from engines.recipes.checks import launch_refusals
-from engines.templatetags.engine_words import words
+from engines.validation import (
+    THINKING_BUDGET_MAX,
+    THINKING_BUDGET_MIN,
+    launch_errors,
+    refuse_name_in_team,
+    thinking_errors,
+)
 
 DEFAULT_TEAM = "default"
 # Where an engine on the worker's own box listens; always allowed as an engine's host.
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-# A thinking budget below this leaves no room to reason; above it no engine's context holds it.
-THINKING_BUDGET_MIN = 16
-THINKING_BUDGET_MAX = 131_072
 
 
 class Team(models.Model):
@@ -94,7 +95,7 @@ class Machine(models.Model):
         if self.team_id is None or {"name", "team"} & set(exclude or ()):
             return
         mine = Machine.objects.filter(team_id=self.team_id).exclude(pk=self.pk)
-        _refuse_name_in_team(self, mine, gettext("a machine named %(name)s already exists in team %(team)s"),
+        refuse_name_in_team(self, mine, gettext("a machine named %(name)s already exists in team %(team)s"),
                              self.team)
         other = next((m for m in mine if slugify(m.name) == slugify(self.name)), None)
         if other is not None:
@@ -213,7 +214,7 @@ class Engine(models.Model):
     def validate_unique(self, exclude: Collection[str] | None = None) -> None:
         super().validate_unique(exclude)
         if self.machine_id is not None and not {"name", "machine"} & set(exclude or ()):
-            _refuse_name_in_team(self, Engine.objects.filter(machine__team_id=self.machine.team_id),
+            refuse_name_in_team(self, Engine.objects.filter(machine__team_id=self.machine.team_id),
                                  gettext("an engine named %(name)s already exists in team %(team)s"),
                                  self.machine.team)
 
@@ -373,7 +374,7 @@ class EngineConfig(models.Model):
         super().validate_unique(exclude)
         if self.engine_id is not None and not {"name", "engine"} & set(exclude or ()):
             team = self.engine.machine.team
-            _refuse_name_in_team(self, EngineConfig.objects.filter(engine__machine__team=team),
+            refuse_name_in_team(self, EngineConfig.objects.filter(engine__machine__team=team),
                                  gettext("a config named %(name)s already exists in team %(team)s"), team)
 
     @property
@@ -413,41 +414,3 @@ class EngineConfig(models.Model):
             "memory_gb": self.machine.memory_gb,
         }
         return data
-
-
-def launch_errors(config: EngineConfig) -> dict[str, str]:
-    """What a config may not launch, by field: extra flags outside its kind's allowlist, a model path
-    outside this machine's model directories (engines.recipes.checks, the check the worker repeats)."""
-    if config.engine_id is None:
-        return {}  # the form says the engine is missing
-    try:
-        settings = settings_from_config(config)
-    except ValueError:
-        return {}  # an empty model: the field's own check says so
-    return {field: str(words(message)) for field, message in launch_refusals(settings).items()}
-
-
-def _refuse_name_in_team(obj: models.Model, team_objects: models.QuerySet[Any], message: str,
-                         team: Team) -> None:
-    """Raise a ValidationError on ``name`` when another of ``team_objects`` has ``obj``'s name.
-
-    Names are unique per team: only the team's own objects are looked at, so the error never
-    tells a team that another team has the name. The database cannot say this (the team is
-    two or three joins away), so forms, the admin and the YAML loader check it here.
-    """
-    name = getattr(obj, "name", "")
-    if team_objects.filter(name=name).exclude(pk=obj.pk).exists():
-        raise ValidationError({"name": message % {"name": name, "team": team.name}}, code="unique")
-
-
-def thinking_errors(thinking: str, budget: int | None, effort: str) -> dict[str, str]:
-    """What is wrong with a config's thinking settings, by field (empty: nothing)."""
-    if thinking == EngineConfig.Thinking.BUDGET and budget is None:
-        return {"thinking_budget": gettext("thinking 'on, with a token budget' needs a budget "
-                                           "(%(min)s-%(max)s tokens)")
-                % {"min": THINKING_BUDGET_MIN, "max": THINKING_BUDGET_MAX}}
-    if budget is not None and thinking != EngineConfig.Thinking.BUDGET:
-        return {"thinking_budget": gettext("a budget is set, but thinking is not 'on, with a token budget'")}
-    if effort and thinking == EngineConfig.Thinking.OFF:
-        return {"reasoning_effort": gettext("set, but thinking is off")}
-    return {}
