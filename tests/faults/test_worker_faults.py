@@ -39,7 +39,8 @@ def test_it_reaps_a_run_whose_worker_child_was_killed_and_runs_the_next():
         child = _pool_child(worker.process.pid)
         os.kill(child, signal.SIGKILL)
         killed_at = timezone.now()
-        before = samples_of(first.pk)
+        wait_for("the killed child gone", lambda: not _alive(child))
+        before = settled_samples(first.pk)
         first, second = wait_until_finished([first.pk, second.pk])
         # The killed task comes back (acks_late, reject on worker lost) and finds its run taken.
         redelivered = wait_for("the killed task redelivered", lambda: GONE.search(worker.log()))
@@ -62,7 +63,8 @@ def test_it_reaps_a_run_whose_whole_worker_was_killed_once_a_worker_is_back():
         wait_for("three samples stored", lambda: len(samples_of(first.pk)) >= 3)
         worker.process.kill()  # solo pool: the job ran in this very process
         killed_at = timezone.now()
-        before = samples_of(first.pk)
+        worker.process.wait(timeout=10)
+        before = settled_samples(first.pk)
         # No worker is left to reap it; the run waits for one, its task unacknowledged in Redis.
         time.sleep(LOST_RUN_S + 1)
         assert Run.objects.get(pk=first.pk).status == Run.Status.RUNNING
@@ -72,6 +74,21 @@ def test_it_reaps_a_run_whose_whole_worker_was_killed_once_a_worker_is_back():
     session.refresh_from_db()
     _report("whole worker SIGKILLed, then a worker back", first, killed_at, before, after, second, session)
     _assert_lost_then_next(first, killed_at, before, after, second, session, bound_s=30)
+
+
+def _alive(pid):
+    """Whether process `pid` still runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def settled_samples(run_pk):
+    """The run's samples once the killed process is gone: a commit it had already sent lands in
+    the database just after its death (a busy machine shows it); nothing may come after that."""
+    time.sleep(0.5)
+    return samples_of(run_pk)
 
 
 def _pool_child(parent_pid):
