@@ -18,18 +18,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def team():
-    return TeamFactory(name="lab")
-
-
-@pytest.fixture
-def admin(team):
-    user = UserFactory(username="ada", teams=[])
-    set_role(user, team, Role.ADMIN)
-    return user
-
-
-@pytest.fixture
 def formula_config(team, admin):
     """A config named like a spreadsheet formula, created through the config form (audited)."""
     engine = EngineFactory(machine=MachineFactory(team=team))

@@ -19,18 +19,6 @@ MACHINE = {"name": "lab-box", "host": "10.0.0.9", "bandwidth_gbps": "273", "memo
 
 
 @pytest.fixture
-def team():
-    return TeamFactory(name="lab")
-
-
-@pytest.fixture
-def admin(team):
-    user = UserFactory(username="ada", teams=[])
-    set_role(user, team, Role.ADMIN)
-    return user
-
-
-@pytest.fixture
 def member(team):
     return UserFactory(username="max", teams=[team])  # no TeamRole row: a member
 
