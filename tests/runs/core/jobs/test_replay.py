@@ -83,7 +83,9 @@ async def test_it_replays_each_pass_in_order_and_totals_generation_time(kind):
     assert summary["output_tokens"]["median"] == 36
     assert summary["generation_s"]["median"] == pytest.approx(36 / 200, rel=0.02)
     scheduled = 3 * 0.010 + (9 + 19 + 5) / 200
-    assert scheduled < summary["wall_s"]["median"] < scheduled + 0.03  # plus localhost HTTP
+    # Plus localhost HTTP: about 10 ms a request on an idle machine, more beside a busy suite. The
+    # bound still tells one pass (0.195 s) from two or a warm-up counted in (0.39 s and more).
+    assert scheduled < summary["wall_s"]["median"] < scheduled + 0.1
     assert summary["wall_s"]["n"] == 3
     assert [p["output_tokens"] for p in summary["per_request"]] == [10, 20, 6]
     assert summary["per_request"][1]["decode_tps"] == pytest.approx(200, rel=0.02)
