@@ -1,9 +1,10 @@
 """An engine's side of a request read from its `/metrics`, for engines whose replies carry no timings.
 
 vLLM answers a streamed request with token counts only; its decode time, prefill time, time to
-first token and draft counts are in its Prometheus counters. A request sent while no other
-request of this client is in flight gets them from the counters' change across it; one that
-overlapped another gets none (the change would mix both). Definitions: docs/metrics.md.
+first token and draft counts are in its Prometheus counters. llama-server's reply counts drafted
+and accepted tokens but not its verification steps. A request sent while no other request of this
+client is in flight gets them from the counters' change across it; one that overlapped another
+gets none (the change would mix both). Definitions: docs/metrics.md.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from engines.metrics_text import (
     spec_decode_delta,
 )
 
-__all__ = ["RequestCounters", "settled_metrics", "spec_since"]
+__all__ = ["DraftCounters", "LoneRequests", "RequestCounters", "settled_metrics", "spec_since"]
 
 SETTLE_POLL_S = 0.05
 SETTLE_TRIES = 40  # 2 s: the counters land just after the last chunk
@@ -65,8 +66,10 @@ async def spec_since(client: EngineClient, before: str | None) -> SpecDelta | No
         return None
 
 
-class RequestCounters:
-    """Wraps a client's `generate` so that a lone request gets the engine's figures from `/metrics`."""
+class LoneRequests:
+    """Wraps a client's `generate` so that a request sent while no other of this client was in
+    flight is completed from the engine's `/metrics` change across it (`complete`); a request that
+    overlapped another keeps what its reply said."""
 
     def __init__(self, client: EngineClient, prefix: str) -> None:
         self.client = client
@@ -82,16 +85,30 @@ class RequestCounters:
         self.in_flight += 1
         self.started = ticket
         try:
-            before = await self._samples() if alone else None
+            before = await self._samples() if alone and self.wanted(None) else None
             gen = await send(request)
-            if before is None or self.started != ticket:
+            if before is None or self.started != ticket or not self.wanted(gen):
                 return gen
-            after = await self._settled(before, gen.figures.output_tokens)
+            after = await self._settled(before, gen)
         finally:
             self.in_flight -= 1
         if after is not None and self.started == ticket:
-            gen.figures = with_counters(gen.figures, before, after, self.prefix)
+            gen.figures = self.complete(gen.figures, before, after)
         return gen
+
+    def wanted(self, gen: Generation | None) -> bool:
+        """Whether the counters are worth reading for this request (None: before it is sent)."""
+        return True
+
+    def counted(self, before: dict[str, float], after: dict[str, float], gen: Generation) -> bool | None:
+        """Whether `after` holds all of the request (None: never will, stop waiting)."""
+        raise NotImplementedError
+
+    def complete(
+        self, figures: EngineFigures, before: dict[str, float], after: dict[str, float]
+    ) -> EngineFigures:
+        """`figures` with what the counters say of the request filled in."""
+        raise NotImplementedError
 
     async def _samples(self) -> dict[str, float] | None:
         try:
@@ -100,17 +117,59 @@ class RequestCounters:
         except EngineError:
             return None  # no counters: the request keeps the figures its reply had
 
-    async def _settled(self, before: dict[str, float], tokens: int | None) -> dict[str, float] | None:
-        """The snapshot once the request is counted (finished and all its tokens), or None."""
+    async def _settled(self, before: dict[str, float], gen: Generation) -> dict[str, float] | None:
+        """The snapshot once the request is counted, or None."""
         for _ in range(SETTLE_TRIES):
             after = await self._samples()
-            delta = request_delta(before, after, self.prefix) if after else None
-            if delta is None:
+            done = self.counted(before, after, gen) if after else None
+            if done is None:
                 return None
-            if delta.finished >= 1 and (tokens is None or delta.generated >= tokens):
+            if done:
                 return after
             await asyncio.sleep(SETTLE_POLL_S)
         return None
+
+
+class RequestCounters(LoneRequests):
+    """vLLM: a lone request's decode and prefill time, time to first token and draft counts, which
+    its replies do not carry."""
+
+    def counted(self, before: dict[str, float], after: dict[str, float], gen: Generation) -> bool | None:
+        delta = request_delta(before, after, self.prefix)
+        if delta is None:
+            return None
+        tokens = gen.figures.output_tokens
+        return delta.finished >= 1 and (tokens is None or delta.generated >= tokens)
+
+    def complete(
+        self, figures: EngineFigures, before: dict[str, float], after: dict[str, float]
+    ) -> EngineFigures:
+        return with_counters(figures, before, after, self.prefix)
+
+
+class DraftCounters(LoneRequests):
+    """llama-server: a lone drafting request's verifications and accepted tokens by position.
+
+    Its reply counts drafted and accepted tokens but not the verification steps; the estimate from
+    the output count (a step per token not accepted) also counts the steps that had no draft, so
+    n-gram drafting read 6.01 tokens per verification where the engine counted 6.75
+    (docs/metrics.md, Acceptance). The counters' change is taken only when its drafted and accepted
+    tokens are the reply's own: anything else is another client's request mixed in.
+    """
+
+    def wanted(self, gen: Generation | None) -> bool:
+        return gen is None or bool(gen.figures.draft_tokens)
+
+    def counted(self, before: dict[str, float], after: dict[str, float], gen: Generation) -> bool | None:
+        spec = spec_decode_delta(before, after, self.prefix)
+        if spec is None:
+            return None  # no speculative counters (llama.cpp before b10282)
+        return (spec.draft_tokens, spec.accepted) == (gen.figures.draft_tokens, gen.figures.accepted_tokens)
+
+    def complete(
+        self, figures: EngineFigures, before: dict[str, float], after: dict[str, float]
+    ) -> EngineFigures:
+        return replace(figures, **_spec_fields(spec_decode_delta(before, after, self.prefix)))
 
 
 def with_counters(

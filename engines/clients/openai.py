@@ -31,7 +31,7 @@ from engines.clients.base import (
     merge_extra,
     stopped_mid_answer,
 )
-from engines.clients.counters import RequestCounters
+from engines.clients.counters import DraftCounters, LoneRequests, RequestCounters
 from engines.clients.reasoning import ThinkSplitter
 from engines.errors import EngineMalformed
 
@@ -67,11 +67,10 @@ class OpenAIClient(EngineClient):
         super().__init__(base_url, api_key, timeout, transport)
         self.flavour = self.engine_kind = flavour
         self.spec = spec
-        self.counters = (
-            RequestCounters(self, spec.metrics_prefix)
-            if spec.figures_from_metrics and spec.metrics_prefix
-            else None
-        )
+        self.counters: LoneRequests | None = None
+        if spec.metrics_prefix:
+            wrapper = RequestCounters if spec.figures_from_metrics else DraftCounters
+            self.counters = wrapper(self, spec.metrics_prefix)
 
     async def generate(self, request: GenerationRequest) -> Generation:
         """One request; an engine whose replies carry no timings has them read from /metrics."""
@@ -295,9 +294,10 @@ def _add_drafts(figures: EngineFigures, timings: dict[str, Any], predicted_n: in
     figures.draft_tokens = draft_n
     figures.accepted_tokens = accepted
     if predicted_n is not None and accepted is not None:
-        # An estimate: llama-server does not report its verification steps. Each step emits its
-        # accepted drafts plus one token, and the first token comes from prefill; exact only when
-        # every step had a non-empty draft (docs/metrics.md, "Engine counters").
+        # An estimate, replaced by the engine's counters for a lone request (counters.DraftCounters):
+        # llama-server does not report its verification steps. Each step emits its accepted drafts
+        # plus one token, and the first token comes from prefill; exact only when every step had a
+        # non-empty draft (docs/metrics.md, Acceptance).
         figures.verifications = max(predicted_n - 1 - accepted, 0)
 
 

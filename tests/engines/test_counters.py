@@ -1,4 +1,4 @@
-"""vLLM's side of a request read from its /metrics around it (engines.clients.counters)."""
+"""vLLM's and llama-server's side of a request read from /metrics around it (engines.clients.counters)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 
 from engines.clients import GenerationRequest, client_for
 from engines.clients.counters import spec_since
-from tests.engines.stream_factories import SSE, openai_chat_stream, serve, usage
-from tests.engines.test_metrics_text import vllm, vllm_requests
+from tests.engines.stream_factories import SSE, llama_timings, openai_chat_stream, serve, usage
+from tests.engines.test_metrics_text import llamacpp, vllm, vllm_requests
 
 pytestmark = pytest.mark.backend_free
 
@@ -91,3 +91,46 @@ async def test_it_takes_a_runs_drafts_once_the_engines_own_counters_settle():
         spec = await spec_since(client, BEFORE)
     assert spec is not None and (spec.drafts, spec.draft_tokens, spec.accepted) == (3, 12, 7)
     assert len(reads) == 2  # two reads agreed: no waiting out every try
+
+
+def llama_server(snapshots: list[str], draft_n: int = 12, accepted: int = 7):
+    """A llama-server answering 20 tokens, `draft_n` drafted and `accepted` accepted by its timings,
+    and /metrics with each snapshot in turn (the last one repeats)."""
+    answers = iter(snapshots)
+    last = [snapshots[-1]]
+
+    def metrics(_: httpx.Request) -> httpx.Response:
+        last[0] = next(answers, last[0])
+        return httpx.Response(200, text=last[0])
+
+    def chat(_: httpx.Request) -> httpx.Response:
+        timings = llama_timings(20, draft_n=draft_n, draft_n_accepted=accepted)
+        body = openai_chat_stream(["a"] * 4, "llama-server", usage(20), timings=timings)
+        return httpx.Response(200, content=body, headers=SSE)
+
+    routes = {"GET /metrics": metrics, "POST /v1/chat/completions": chat}
+    return client_for("llama-server", "http://llama.test:8080", transport=serve(routes))
+
+
+async def test_it_counts_a_lone_llama_server_requests_verifications_from_its_counters():
+    # 20 tokens with 7 accepted: the estimate says 12 verifications (a step per token not accepted,
+    # drafting or not); the counters say 3 steps checked a draft.
+    before, after = llamacpp(10, 40, 20, [9, 6, 3, 2]), llamacpp(13, 52, 27, [12, 8, 4, 3])
+    async with llama_server([before, before, after]) as client:
+        figures = (await client.generate(REQUEST)).figures
+    assert (figures.verifications, figures.draft_tokens, figures.accepted_tokens) == (3, 12, 7)
+    assert figures.accepted_by_position == [3, 2, 1, 1]
+
+
+async def test_it_keeps_llama_servers_estimate_when_another_clients_drafts_are_in_the_counters():
+    before, mixed = llamacpp(10, 40, 20), llamacpp(20, 80, 35)
+    async with llama_server([before, mixed]) as client:
+        figures = (await client.generate(REQUEST)).figures
+    assert (figures.verifications, figures.draft_tokens, figures.accepted_tokens) == (20 - 1 - 7, 12, 7)
+    assert figures.accepted_by_position is None
+
+
+async def test_it_gives_a_llama_server_request_that_did_not_draft_no_draft_figures():
+    async with llama_server([llamacpp(10, 40, 20), llamacpp(13, 52, 27)], draft_n=0, accepted=0) as client:
+        figures = (await client.generate(REQUEST)).figures
+    assert (figures.verifications, figures.draft_tokens, figures.accepted_tokens) == (None, None, None)
