@@ -68,6 +68,9 @@ class EngineFigures:
     """The engine's own counts for one request; None where the engine does not report it."""
 
     output_tokens: int | None = None
+    # "engine" (its usage, or its own count) or "tokenizer" (the reply had none: SparkDash counted
+    # the streamed text with the engine's tokenizer, runs.core.metrics.send)
+    output_tokens_source: str | None = None
     prompt_tokens: int | None = None  # prompt tokens sent, cached ones included
     cached_tokens: int | None = None  # prompt tokens reused from the engine's cache
     prompt_s: float | None = None  # engine time spent on the new (uncached) prompt tokens

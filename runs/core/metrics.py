@@ -1,4 +1,5 @@
-"""Per-request figures, each computed by its one definition in docs/metrics.md."""
+"""Per-request figures, each computed by its one definition in docs/metrics.md, and the run's
+pooled drafting figures (acceptance and tokens per verification over all its requests)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -6,7 +7,11 @@ from typing import Any
 
 from engines.clients.base import EngineClient, EngineError, Generation, GenerationRequest
 from engines.errors import NoTokenCount
+from runs.core.stats import summarize
 
+# The figures summarised as a spread over requests (median, range, interval). Acceptance and tokens
+# per verification are pooled over the run instead (pooled_drafting); their spreads over requests
+# are kept as the secondary "..._per_request" figures.
 REQUEST_METRICS = (
     "ttft_s",
     "ttft_engine_s",
@@ -14,8 +19,6 @@ REQUEST_METRICS = (
     "decode_tps_engine",
     "prefill_tps",
     "e2e_s",
-    "acceptance_rate",
-    "tokens_per_verification",
     "ttfr_s",
     "ttfo_s",
     "decode_tps_answer",
@@ -105,6 +108,7 @@ def request_metrics(gen: Generation) -> dict[str, Any]:
         "acceptance_rate": acceptance_rate(gen),
         "tokens_per_verification": tokens_per_verification(gen),
         "output_tokens": gen.figures.output_tokens,
+        "output_tokens_source": gen.figures.output_tokens_source,
         "prompt_tokens": gen.figures.prompt_tokens,
         "cached_tokens": gen.figures.cached_tokens,
         "draft_tokens": gen.figures.draft_tokens,
@@ -135,19 +139,101 @@ def acceptance_by_position(rows: Iterable[Mapping[str, Any]]) -> list[float] | N
     return [n / drafts for n in accepted] if drafts else None
 
 
+PER_REQUEST = "_per_request"  # the suffix of a pooled figure's distribution over requests
+POOLED_METRICS = ("acceptance_rate", "tokens_per_verification")
+# Where a pooled figure's counts came from, as stored (runs/templatetags/run_format.py words them).
+FROM_ENGINE, FROM_REQUESTS, FROM_LOG = "engine", "requests", "log"
+
+
+def pooled_drafting(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The run's acceptance and tokens per verification, each pooled over the rows that drafted.
+
+    acceptance = sum of accepted / sum of drafted; tokens per verification = (sum of accepted + sum
+    of verifications) / sum of verifications (docs/metrics.md, Acceptance). A row's estimate is
+    not averaged: a long answer weighs as much as its drafts. Each is None when no row drafted
+    (or, for tokens per verification, when a drafting row does not say how many verifications).
+    Beside them, each figure's spread over requests under its "_per_request" key.
+    """
+    drafting = [r for r in rows if r.get("draft_tokens") and r.get("accepted_tokens") is not None]
+    accepted = sum(int(r["accepted_tokens"]) for r in drafting)
+    drafted = sum(int(r["draft_tokens"]) for r in drafting)
+    counted = [int(r.get("verifications") or 0) for r in drafting]
+    verifications = sum(counted) if counted and all(counted) else None
+    return pooled_figures(accepted, drafted, verifications, FROM_REQUESTS, len(drafting)) | {
+        f"{key}{PER_REQUEST}": summarize(r.get(key) for r in drafting) for key in POOLED_METRICS
+    }
+
+
+def pooled_figures(
+    accepted: int, drafted: int, verifications: int | None, source: str, requests: int | None = None
+) -> dict[str, Any]:
+    """{"acceptance_rate": pooled, "tokens_per_verification": pooled} from a run's counts.
+
+    Each pooled figure is {"pooled": value, its counts, "source"}: FROM_ENGINE (the engine's own
+    counters over the run), FROM_REQUESTS (summed from each request's counts) or FROM_LOG (the
+    engine's log lines); None without drafted tokens (or verifications).
+    """
+    counts = {"accepted": accepted, "drafted": drafted, "verifications": verifications,
+              "requests": requests, "source": source}
+    rate = {"pooled": accepted / drafted} | counts if drafted else None
+    per_pass = None
+    if drafted and verifications:
+        per_pass = {"pooled": (accepted + verifications) / verifications} | counts
+    return {"acceptance_rate": rate, "tokens_per_verification": per_pass}
+
+
+def pooled_decode(rows: Iterable[Mapping[str, Any]]) -> float | None:
+    """Decode tok/s over the run: every request's decode tokens (output - 1) over all their decode
+    time, the speed a drafting run's roofline efficiency holds against the pooled tokens per
+    verification (a median of per-request speeds against a pooled ratio is not like for like)."""
+    tokens = seconds = 0.0
+    for row in rows:
+        tps, output = row.get("decode_tps_client"), row.get("output_tokens")
+        if tps and output and output > 1:
+            tokens += output - 1
+            seconds += (output - 1) / tps
+    return tokens / seconds if seconds else None
+
+
+def engine_pooled(counters: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The pooled figures from the engine's own counters over the run (a `SpecDelta.summary()`:
+    drafts, draft_tokens, accepted); {} when the engine counted no drafts, so that what the
+    requests said stands."""
+    if not counters or not counters.get("drafts") or not counters.get("draft_tokens"):
+        return {}
+    return pooled_figures(int(counters["accepted"]), int(counters["draft_tokens"]), int(counters["drafts"]),
+                          FROM_ENGINE)
+
+
 def reasoning_sources(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     """Where the rows' reasoning counts came from (docs/metrics.md, Reasoning), each once, sorted."""
     return sorted({str(r["reasoning_tokens_source"]) for r in rows if r.get("reasoning_tokens_source")})
 
 
 async def send(client: EngineClient, request: GenerationRequest, where: str) -> Generation:
-    """One request; its errors name `where` ("request 3 of 18 (...)") and keep their kind (engines.errors),
-    and a reply without the engine's token count is refused (NoTokenCount), since tokens are
-    never counted from chunks."""
+    """One request; its errors name `where` ("request 3 of 18 (...)") and keep their kind (engines.errors).
+
+    Tokens are never counted from chunks (one chunk may carry several). A reply without the
+    engine's token count (a proxy that drops `usage`, a server that sends none) has its streamed
+    text, reasoning included, counted by the engine's own tokenizer, and says so
+    (`output_tokens_source` "tokenizer"); with no tokenizer to ask it is refused (NoTokenCount).
+    """
     try:
         gen = await client.generate(request)
     except EngineError as exc:
         raise exc.reworded(f"{where}: {exc}") from exc
-    if gen.figures.output_tokens is None:
-        raise NoTokenCount(f"{where}: the engine did not report how many tokens it generated")
+    figures = gen.figures
+    if figures.output_tokens is not None:
+        figures.output_tokens_source = figures.output_tokens_source or "engine"
+        return gen
+    counted = await client.count_tokens(gen.reasoning_text + gen.text, request.model)
+    if not counted:
+        raise NoTokenCount(f"{where}: the engine did not report how many tokens it generated, and has no "
+                           "tokenizer endpoint to count them")
+    figures.output_tokens, figures.output_tokens_source = counted, "tokenizer"
     return gen
+
+
+def token_sources(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Who counted the rows' output tokens ("engine", "tokenizer": SparkDash), each once, sorted."""
+    return sorted({str(r["output_tokens_source"]) for r in rows if r.get("output_tokens_source")})

@@ -10,8 +10,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from runs.core.stats import figure_value
+
 __all__ = [
-    "Benchmark", "Exported", "Metric", "Reader", "Summary", "field_of", "median_of", "one", "share_of",
+    "Benchmark", "Exported", "Metric", "Reader", "Summary", "field_of", "figure_of", "median_of", "one",
+    "share_of",
 ]
 
 Summary = Mapping[str, Any]
@@ -59,6 +62,11 @@ def median_of(key: str) -> Callable[[Summary], float | None]:
         return spread.get("median") if isinstance(spread, Mapping) else None
 
     return read
+
+
+def figure_of(key: str) -> Callable[[Summary], float | None]:
+    """A reader of a summary figure's one value: pooled (acceptance) or the median of a spread."""
+    return lambda summary: figure_value(summary.get(key))
 
 
 def field_of(key: str) -> Callable[[Summary], Any]:

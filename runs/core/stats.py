@@ -129,3 +129,12 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]], keys: Iterable[str]) -> di
     """One Spread per key over a list of per-request rows."""
     materialized = list(rows)
     return {key: summarize(row.get(key) for row in materialized) for key in keys}
+
+
+def figure_value(figure: Mapping[str, Any] | None) -> float | None:
+    """A summary figure's one value: a pooled figure's "pooled" (acceptance, tokens per
+    verification: runs.core.metrics.pooled_figures), a spread's median; None without one."""
+    if not isinstance(figure, Mapping):
+        return None
+    value = figure.get("pooled", figure.get("median"))
+    return float(value) if isinstance(value, int | float) else None

@@ -57,10 +57,15 @@ SUMMARY_METRICS: list[SummaryColumn] = [
     {"key": "decode_tps_engine", "label": _("decode (engine)"), "unit": "tok/s", "scale": 1, "digits": 1},
     {"key": "prefill_tps", "label": _("prefill"), "unit": "tok/s", "scale": 1, "digits": 0},
     {"key": "e2e_s", "label": "E2E", "unit": "s", "scale": 1, "digits": 2},
-    # Stored as a 0..1 fraction, shown as a percentage.
+    # Pooled over the run (docs/metrics.md, Acceptance); stored as a 0..1 fraction, shown as a percentage.
     {"key": "acceptance_rate", "label": _("acceptance rate"), "unit": "%", "scale": 100, "digits": 1},
     {"key": "tokens_per_verification", "label": _("tokens per verification"), "unit": TOKENS,
      "scale": 1, "digits": 2},
+    # Secondary: how the requests' own ratios spread; never the headline.
+    {"key": "acceptance_rate_per_request", "label": _("acceptance rate, spread over requests"), "unit": "%",
+     "scale": 100, "digits": 1},
+    {"key": "tokens_per_verification_per_request",
+     "label": _("tokens per verification, spread over requests"), "unit": TOKENS, "scale": 1, "digits": 2},
 ]
 # Shown only for a run whose requests reasoned ("thinking"): see has_reasoning.
 REASONING_METRICS: list[SummaryColumn] = [

@@ -27,6 +27,7 @@ KIND_LABELS = {
     "above-ceiling": pgettext_lazy("warning kind", "above-ceiling"),
     "failed requests": pgettext_lazy("warning kind", "failed requests"),
     "waiting": pgettext_lazy("warning kind", "waiting"),
+    "counted-by-sparkdash": pgettext_lazy("warning kind", "counted by SparkDash"),
 }
 
 

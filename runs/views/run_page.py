@@ -1,6 +1,8 @@
 """Pages of the runs app: the filtered run list and the live run page."""
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
@@ -16,7 +18,7 @@ from engines.models import EngineConfig, Machine
 from runs.actions.runs import cancel_run
 from runs.actions.workers import queued_warning
 from runs.core import registry
-from runs.core.readings import median_of
+from runs.core.readings import figure_of, median_of
 from runs.models import Run
 from runs.results.comparison import SelectionError, parse_selection
 from runs.results.export import position_columns, position_values, table_response, wants_export
@@ -50,7 +52,8 @@ EXPORT_LIMIT = 5000
 # Then acceptance_pos_1 .. _k (%), for the most draft positions among the runs exported.
 EXPORT_COLUMNS = [
     "id", "created", "finished", "config", "engine", "machine", "job", "status", "done", "total",
-    "decode_tps_client", "ttft_s", "ttft_engine_s", "requests_attempted", "requests_succeeded",
+    "decode_tps_client", "ttft_s", "ttft_engine_s", "acceptance_rate", "tokens_per_verification",
+    "acceptance_source", "requests_attempted", "requests_succeeded",
     "requests_failed", "failed_share", "url",
 ]
 
@@ -64,8 +67,20 @@ def _export_row(run: Run) -> dict[str, object]:
         "job": run.job, "status": run.status, "done": run.progress_done, "total": run.progress_total,
         "decode_tps_client": median_of("decode_tps_client")(summary), "ttft_s": median_of("ttft_s")(summary),
         "ttft_engine_s": median_of("ttft_engine_s")(summary),
+        **_acceptance_values(summary),
         **_outcome_values(summary.get("outcomes")),
         **position_values(summary.get("acceptance_by_position")),
+    }
+
+
+def _acceptance_values(summary: dict[str, Any]) -> dict[str, object]:
+    """The run's pooled acceptance (0..1), tokens per verification and where their counts came from
+    (docs/metrics.md, Acceptance): the figures its page shows."""
+    rate = summary.get("acceptance_rate")
+    return {
+        "acceptance_rate": figure_of("acceptance_rate")(summary),
+        "tokens_per_verification": figure_of("tokens_per_verification")(summary),
+        "acceptance_source": rate.get("source") if isinstance(rate, dict) else None,
     }
 
 

@@ -22,10 +22,11 @@ from engines.words import gettext_noop
 from runs.core import registry
 from runs.core.jobs.quality_data import DatasetError
 from runs.core.outcomes import failed_share_warning
-from runs.core.stats import summarize
+from runs.core.stats import figure_value
 from runs.core.worded import warning, worded
 from runs.live.broadcast import broadcast
 from runs.models import Run
+from runs.worker.acceptance import with_engine_acceptance
 from runs.worker.engine_session import RunEngine, release_engines_of
 from runs.worker.guard import RunGuard
 from runs.worker.job_runner import run_job
@@ -198,16 +199,14 @@ async def _measure(
     if spec and summary.get("acceptance_by_position") is None:
         summary["acceptance_by_position"] = spec.acceptance_by_position  # the run's counters, warm-up in
     await engine_side.read_log_now()  # the last request's lines, before the tail's next poll
-    summary["log_acceptance"] = _log_acceptance(engine_side.acceptance)
-    if engine_side.acceptance_by_length:
-        _with_log_acceptance(summary, engine_side.acceptance_by_length)
+    with_engine_acceptance(summary, engine_side.acceptance, engine_side.acceptance_by_length)
     summary["engine_startup_s"] = engine_side.startup_s
     summary["engine_startups"] = engine_side.startups
     measured, per_pass, note = roofline_inputs(summary)
     summary["roofline"] = await asyncio.to_thread(roofline_for, run.config, measured, per_pass)
     if summary["roofline"] and note:
         summary["roofline"]["note"] = note
-    engine_side.warnings += _disagreements(summary) + _read_loop_warning(summary)
+    engine_side.warnings += _disagreements(summary) + _read_loop_warning(summary) + _counted_warning(summary)
     engine_side.warnings += above_ceiling_warning(summary["roofline"])
     engine_side.warnings += failed_share_warning(summary)
     return summary
@@ -236,15 +235,17 @@ def roofline_inputs(summary: dict[str, Any]) -> tuple[float | None, float | None
     """The measured decode tok/s and tokens per verification to hold against the roofline, and why
     there is no efficiency when the engine drafted without saying how many tokens each pass
     verified (Ollama: its log counts drafts, not passes); against the plain ceiling a drafting
-    run would read as 300 %."""
-    decode = summary.get("decode_tps_client")
-    measured = decode["median"] if decode else None
-    per_pass = (summary.get("tokens_per_verification") or {}).get("median")
+    run would read as 300 %. A drafting run holds its pooled decode speed against the ceiling x
+    its pooled tokens per verification, like for like (docs/metrics.md, Ceiling with drafts)."""
+    measured = figure_value(summary.get("decode_tps_client"))
+    per_pass = figure_value(summary.get("tokens_per_verification"))
     drafted = (summary.get("log_acceptance") or {}).get("generated") or (
         summary.get("spec_decode_metrics") or {}
     ).get("draft_tokens")
     if per_pass is None and drafted:
         return None, None, DRAFTS_UNCOUNTED
+    if per_pass is not None and summary.get("decode_tps_pooled"):
+        measured = summary["decode_tps_pooled"]
     return measured, per_pass, None
 
 
@@ -261,6 +262,17 @@ def _disagreements(summary: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
+def _counted_warning(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """A warning when SparkDash, not the engine, counted the answers' tokens (runs.core.metrics.send)."""
+    if "tokenizer" not in (summary.get("output_tokens_sources") or []):
+        return []
+    return [warning("counted-by-sparkdash", TOKENS_COUNTED)]
+
+
+TOKENS_COUNTED = gettext_noop(
+    "the engine sent no token counts: SparkDash counted each answer's tokens with the engine's "
+    "tokenizer, so the token counts and decode speeds are SparkDash's, over the client's clock"
+)
 DECODE_DISAGREES = gettext_noop(
     "client decode speed %(client)s tok/s and the engine's own %(engine)s tok/s differ by %(diff)s %% "
     "(more than 5 %%)"
@@ -297,26 +309,6 @@ READ_LOOP = {
         "(step %(withdrawn)s); outcome %(outcome)s"),
     (False, False): gettext_noop("the agent kept reading %(file)s; the watchdog ; outcome %(outcome)s"),
 }
-
-
-def _log_acceptance(events: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Acceptance from the engine's log lines (the only source Ollama has), over the whole run."""
-    generated = sum(e["generated"] for e in events)
-    if not generated:
-        return None
-    accepted = sum(e["accepted"] for e in events)
-    return {"acceptance_rate": accepted / generated, "accepted": accepted, "generated": generated,
-            "requests": len(events)}
-
-
-def _with_log_acceptance(summary: dict[str, Any], by_length: dict[str, list[dict[str, Any]]]) -> None:
-    """A sweep on an engine whose replies carry no draft counts (Ollama): each length's acceptance
-    from the log lines of its requests (warm-up included), where the replies gave none."""
-    summary["log_acceptance_by_length"] = {k: _log_acceptance(events) for k, events in by_length.items()}
-    for length, events in by_length.items():
-        figures = (summary.get("lengths") or {}).get(length)
-        if figures and figures["all"].get("acceptance_rate") is None:
-            figures["all"]["acceptance_rate"] = summarize(e["rate"] for e in events)
 
 
 async def _finish(run_id: int, recorder: RunRecorder, status: str, summary: dict, error: str) -> None:

@@ -66,6 +66,7 @@ window.SparkFormat = (function () {
   /** A {median, min, max, n} as "median [min–max] unit (n=N)" (no unit: "median [min–max] (n=N)"). */
   function spread(stats, unit, digits, scale) {
     function num(v) { return number(v, digits, scale); }
+    if ("pooled" in stats) return num(stats.pooled) + (unit ? " " + unit : "");  // one value over the run
     var range = num(stats.median) + " [" + num(stats.min) + EN_DASH + num(stats.max) + "]";
     return range + (unit ? " " + unit : "") + " (n=" + stats.n + ")";
   }
@@ -74,6 +75,7 @@ window.SparkFormat = (function () {
    * "95 % CI 11.9–12.8 tok/s; p90 13.0 [CI 12.9–13.2]; p99 of 18 requests = max 13.4";
    * "" for a spread stored before intervals were. `counted` names the values (default "requests"). */
   function interval(stats, unit, digits, scale, counted) {
+    if (stats && "pooled" in stats) return pooled(stats);
     if (!stats || !("median_ci" in stats)) return "";
     function num(v) { return number(v, digits, scale); }
     var n = stats.n, ci = stats.median_ci;
@@ -86,6 +88,18 @@ window.SparkFormat = (function () {
       else parts.push(key + " " + num(stats[key]) + (pci ? " [" + interpolate(gettext("CI %(range)s"), { range: num(pci[0]) + EN_DASH + num(pci[1]) }, true) + "]" : ""));
     });
     return parts.join("; ");
+  }
+
+  /** Where a pooled figure (acceptance) comes from, as figures.pooled_text writes it. */
+  function pooled(stats) {
+    var sources = { engine: gettext("the engine's own counters"), requests: gettext("summed over the requests"),
+                    log: gettext("the engine's log") };
+    var v = { accepted: stats.accepted, drafted: stats.drafted, verifications: stats.verifications,
+              source: sources[stats.source] || stats.source };
+    if (stats.verifications) {
+      return interpolate(gettext("pooled over the run: %(accepted)s of %(drafted)s drafted tokens accepted in %(verifications)s verifications (%(source)s)"), v, true);
+    }
+    return interpolate(gettext("pooled over the run: %(accepted)s of %(drafted)s drafted tokens accepted (%(source)s)"), v, true);
   }
 
   /** One value with its unit: numbers with `digits` decimals, anything else as text. */
@@ -106,7 +120,7 @@ window.SparkFormat = (function () {
   }
 
   return {
-    number: number, count: count, spread: spread, interval: interval, value: value, positions: positions,
+    number: number, count: count, spread: spread, interval: interval, pooled: pooled, value: value, positions: positions,
     slugify: slugify
   };
 })();

@@ -22,9 +22,16 @@ def speed_summary(
 ) -> dict[str, Any]:
     return {
         "decode_tps_client": spread(tps, 2.0), "decode_tps_engine": spread(tps + 1, 2.0),
-        "ttft_s": spread(ttft, 0.01), "acceptance_rate": spread(acceptance, 0.05) if acceptance else None,
+        "ttft_s": spread(ttft, 0.01), "acceptance_rate": pooled(acceptance) if acceptance else None,
         "acceptance_by_position": positions, "requests": 18, "prompt_set": PROMPT_SET,
     }
+
+
+def pooled(acceptance: float, drafted: int = 1000) -> dict[str, Any]:
+    """A run's acceptance pooled from the engine's counters (docs/metrics.md, Acceptance)."""
+    accepted = round(acceptance * drafted)
+    return {"pooled": accepted / drafted, "accepted": accepted, "drafted": drafted, "verifications": 250,
+            "requests": None, "source": "engine"}
 
 
 def concurrency_summary(totals: dict[int, float]) -> dict[str, Any]:

@@ -14,12 +14,12 @@ from typing import Any
 from engines.clients.base import EngineClient, EngineError
 from engines.clients.counters import spec_since
 from runs.core.jobs.speed import RequestCount, RunProgress, SpeedJob, measure_prompts
-from runs.core.metrics import acceptance_by_position
+from runs.core.metrics import acceptance_by_position, engine_pooled, pooled_drafting
 from runs.core.outcomes import Failures, count_outcomes, succeeded
 from runs.core.stats import summarize_rows
 
 AtLookahead = Callable[[int], AbstractAsyncContextManager[tuple[EngineClient, str]]]
-SWEEP_METRICS = ("decode_tps_client", "decode_tps_engine", "acceptance_rate", "tokens_per_verification")
+SWEEP_METRICS = ("decode_tps_client", "decode_tps_engine")  # spreads; acceptance is pooled per length
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,8 @@ def summarize_lookahead(
     """{"lengths": {k: {"all": spreads, output_type: spreads}}, "spec_by_length": {k: counters},
     "best_lookahead": the fastest length}.
 
+    Acceptance and tokens per verification are pooled: "all" from the length's counters where the
+    engine has them, else (and per output type) summed from the requests (runs.core.metrics).
     Each length's and output type's spreads carry "acceptance_by_position" where the engine's
     per-request counts have it ("all" falls back on the length's counters); "spec_by_length" is
     each length's /metrics delta, warm-up included (None: not exposed, or no drafting). Figures
@@ -76,6 +78,7 @@ def summarize_lookahead(
         for output_type in sorted({r["output_type"] for r in at}):
             figures[output_type] = _figures([r for r in at if r["output_type"] == output_type])
         spec = (counted or {}).get(str(length))
+        figures["all"] |= engine_pooled(spec)  # the headline from the engine's counters where it has them
         if figures["all"]["acceptance_by_position"] is None and spec:
             figures["all"]["acceptance_by_position"] = spec["acceptance_by_position"]
         per_length[str(length)] = figures
@@ -87,7 +90,9 @@ def summarize_lookahead(
 
 
 def _figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    return summarize_rows(rows, SWEEP_METRICS) | {"acceptance_by_position": acceptance_by_position(rows)}
+    return summarize_rows(rows, SWEEP_METRICS) | pooled_drafting(rows) | {
+        "acceptance_by_position": acceptance_by_position(rows)
+    }
 
 
 def _fastest(per_length: dict[str, Any]) -> int | None:

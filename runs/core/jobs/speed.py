@@ -7,7 +7,15 @@ from typing import Any, Protocol
 
 from engines.clients.base import EngineClient, GenerationRequest
 from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt, prompt_set_id
-from runs.core.metrics import REQUEST_METRICS, acceptance_by_position, reasoning_sources, request_metrics
+from runs.core.metrics import (
+    REQUEST_METRICS,
+    acceptance_by_position,
+    pooled_decode,
+    pooled_drafting,
+    reasoning_sources,
+    request_metrics,
+    token_sources,
+)
 from runs.core.outcomes import Failures, count_outcomes, succeeded
 from runs.core.stats import summarize_rows
 
@@ -96,17 +104,20 @@ async def _send(
 
 
 def summarize_speed(all_rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Each metric as median/min/max/n over the requests that succeeded, decode speed per output
-    type, and the outcomes of all of them (runs/core/outcomes.py)."""
+    """Each metric as median/min/max/n over the requests that succeeded (acceptance and tokens per
+    verification pooled over them), decode speed and acceptance per output type, and the outcomes
+    of all of them (runs/core/outcomes.py)."""
     rows = succeeded(all_rows)
-    summary: dict[str, Any] = summarize_rows(rows, REQUEST_METRICS)
+    summary: dict[str, Any] = summarize_rows(rows, REQUEST_METRICS) | pooled_drafting(rows)
     summary["requests"] = len(rows)
     summary["reasoning_tokens_sources"] = reasoning_sources(rows)
+    summary["output_tokens_sources"] = token_sources(rows)
+    summary["decode_tps_pooled"] = pooled_decode(rows)
     summary["outcomes"] = count_outcomes(all_rows)
     by_type: dict[str, Any] = {}
     for output_type in sorted({r["output_type"] for r in rows}):
         subset = [r for r in rows if r["output_type"] == output_type]
-        by_type[output_type] = summarize_rows(subset, ("decode_tps_client", "acceptance_rate")) | {
+        by_type[output_type] = summarize_rows(subset, ("decode_tps_client",)) | pooled_drafting(subset) | {
             "acceptance_by_position": acceptance_by_position(subset)
         }
     summary["by_output_type"] = by_type

@@ -6,7 +6,7 @@ from typing import Any
 
 from engines.words import Words, gettext_noop
 from runs.core.jobs.speed import SpeedJob, run_speed
-from runs.core.readings import Benchmark, Exported, Metric, Summary, median_of, one
+from runs.core.readings import Benchmark, Exported, Metric, Summary, figure_of, median_of, one
 from runs.core.registry.params import IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec, count
 
@@ -26,8 +26,11 @@ METRICS = (
     Metric("Speed", "decode_tps_engine", gettext_noop("decode (engine)"), "tok/s", True,
            median_of("decode_tps_engine")),
     Metric("Speed", "ttft_s", gettext_noop("TTFT"), "s", False, median_of("ttft_s"), digits=3),
+    # Pooled over the run: the engine's own counters where it has them (docs/metrics.md, Acceptance).
     Metric("Speed", "acceptance_rate", gettext_noop("acceptance rate"), "%", True,
-           median_of("acceptance_rate"), scale=100),
+           figure_of("acceptance_rate"), scale=100),
+    Metric("Speed", "tokens_per_verification", gettext_noop("tokens per verification"), "tokens", True,
+           figure_of("tokens_per_verification"), digits=2, alert=False),
     # Over the run's log lines (warm-up included): the only acceptance Ollama gives.
     Metric("Speed", "log_acceptance", gettext_noop("acceptance (engine log)"), "%", True, _log_rate,
            scale=100,
@@ -46,8 +49,12 @@ EXPORTED = (
              "(source: client clock or the engine's own figure)", _decode, ("source",)),
     Exported("sparkdash_ttft_seconds", "Median time to first token of the latest speed run",
              one(median_of("ttft_s"))),
-    Exported("sparkdash_acceptance_rate", "Median draft acceptance rate (0-1) of the latest speed run",
-             one(median_of("acceptance_rate"))),
+    Exported("sparkdash_acceptance_rate", "Draft acceptance rate (0-1) of the latest speed run, pooled "
+             "over the run: accepted / drafted tokens, by the engine's own counters where it has them",
+             one(figure_of("acceptance_rate"))),
+    Exported("sparkdash_tokens_per_verification", "Tokens per verification of the latest speed run, pooled "
+             "over the run: (accepted draft tokens + verifications) / verifications",
+             one(figure_of("tokens_per_verification"))),
 )
 
 

@@ -38,6 +38,7 @@ __all__ = [
     "delta_text",
     "figure_text",
     "interval_text",
+    "pooled_text",
     "score_rows",
     "spread_text",
     "value_text",
@@ -222,6 +223,8 @@ def spread_text(spread: Mapping[str, Any] | None, unit: str, digits: int = 1, sc
     """
     if not spread:
         return "—"
+    if "pooled" in spread:  # one value over the run (acceptance): no median, no range
+        return f"{_num(spread['pooled'], scale, digits)} {unit}".rstrip()
     low, mid, high = (_num(spread[k], scale, digits) for k in ("min", "median", "max"))
     return f"{mid} [{low}{EN_DASH}{high}] {unit} (n={spread['n']})"
 
@@ -237,6 +240,8 @@ def interval_text(
     it needs is their largest value, and says so. The text is `Words` (engines.words), so a page
     shows it in the reader's language.
     """
+    if spread and "pooled" in spread:
+        return pooled_text(spread)
     if not spread or "median_ci" not in spread:
         return ""
     ci, n = spread["median_ci"], spread["n"]
@@ -253,6 +258,27 @@ def interval_text(
             parts.append(Words(gettext_noop("%(key)s %(value)s [CI %(range)s]"), key=key, value=value,
                                range=_range(pci, scale, digits)) if pci else f"{key} {value}")
     return Words.joined("; ", parts)
+
+
+POOLED_SOURCES = {
+    "engine": gettext_noop("the engine's own counters"),
+    "requests": gettext_noop("summed over the requests"),
+    "log": gettext_noop("the engine's log"),
+}
+
+
+def pooled_text(pooled: Mapping[str, Any]) -> str:
+    """Where a pooled figure comes from: "pooled over the run: 843 of 1095 drafted tokens accepted
+    in 285 verifications (the engine's own counters)" (format.js pooled() is its browser twin)."""
+    source = Words(POOLED_SOURCES.get(pooled["source"], pooled["source"]))
+    if pooled.get("verifications"):
+        return Words(gettext_noop("pooled over the run: %(accepted)s of %(drafted)s drafted tokens accepted "
+                                  "in %(verifications)s verifications (%(source)s)"),
+                     accepted=pooled["accepted"], drafted=pooled["drafted"],
+                     verifications=pooled["verifications"], source=source)
+    return Words(gettext_noop("pooled over the run: %(accepted)s of %(drafted)s drafted tokens accepted "
+                              "(%(source)s)"),
+                 accepted=pooled["accepted"], drafted=pooled["drafted"], source=source)
 
 
 def _range(ci: list[float], scale: float, digits: int, unit: str = "") -> str:

@@ -58,7 +58,7 @@ def decode(lengths: dict, kind: str) -> dict[int, float]:
 
 
 def acceptance(lengths: dict, kind: str) -> list[float]:
-    return [lengths[k][kind]["acceptance_rate"]["median"] for k in ("4", "8", "12")]
+    return [lengths[k][kind]["acceptance_rate"]["pooled"] for k in ("4", "8", "12")]
 
 
 def assert_trade_off(lengths: dict) -> None:
@@ -79,7 +79,7 @@ def test_it_shows_the_lookahead_trade_off_on_the_managed_llama_server_demo(demo,
     assert run["status"] == "succeeded", run["error"]
     lengths = run["summary"]["lengths"]
     assert_trade_off(lengths)
-    at_four = {kind: lengths["4"][kind]["acceptance_rate"]["median"] for kind in ("tool-call", "prose-ja")}
+    at_four = {kind: lengths["4"][kind]["acceptance_rate"]["pooled"] for kind in ("tool-call", "prose-ja")}
     assert at_four["tool-call"] > 10 * at_four["prose-ja"]
     assert [s["lookahead"] for s in run["summary"]["engine_startups"]] == [0, 4, 8, 12]
 
@@ -103,7 +103,7 @@ def test_it_shows_the_roofline_and_efficiency_of_a_demo_speed_run(demo, inproces
     assert run["status"] == "succeeded", run["error"]
     roofline = run["summary"]["roofline"]
     assert roofline["ceiling_tps"] == pytest.approx(273 * FASTER / 5.8, rel=1e-3)
-    per_pass = run["summary"]["tokens_per_verification"]["median"]
+    per_pass = run["summary"]["tokens_per_verification"]["pooled"]
     assert per_pass > 2
     assert roofline["ceiling_with_drafts_tps"] == pytest.approx(roofline["ceiling_tps"] * per_pass)
     # Against the ceiling with drafts, drafting costs a little: below plain decoding's 83 %, not 300 %.

@@ -33,7 +33,7 @@ def test_it_stores_summary_samples_and_provenance():
         run = run_to_end(make_run(sim.url))
     assert run.status == Run.Status.SUCCEEDED, run.error
     assert run.summary["decode_tps_client"]["n"] == len(SPEED_PROMPTS)
-    assert 0 <= run.summary["acceptance_rate"]["median"] <= 1
+    assert 0 <= run.summary["acceptance_rate"]["pooled"] <= 1
     assert run.provenance["engine_version"] == "sparkdash-simulator"
     assert run.provenance["config"]["name"] == run.config.name
     assert run.provenance["harness_commit"]

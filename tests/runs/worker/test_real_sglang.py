@@ -162,11 +162,11 @@ def test_it_sweeps_lookahead_on_sglang_by_relaunch_with_per_position_acceptance(
     assert run.status == Run.Status.SUCCEEDED, run.error
     lengths = run.summary["lengths"]
     shown = {k: (round(v["all"]["decode_tps_client"]["median"], 1), v["all"]["acceptance_rate"] and
-                 round(v["all"]["acceptance_rate"]["median"], 3), v["all"]["acceptance_by_position"])
+                 round(v["all"]["acceptance_rate"]["pooled"], 3), v["all"]["acceptance_by_position"])
              for k, v in lengths.items()}  # fmt: skip
     print("\nSGLang lookahead sweep (tok/s, acceptance, by position):", shown)
-    rates = [lengths[k]["all"]["acceptance_rate"]["median"] for k in ("2", "8")]
-    per_verification = [lengths[k]["all"]["tokens_per_verification"]["median"] for k in ("2", "8")]
+    rates = [lengths[k]["all"]["acceptance_rate"]["pooled"] for k in ("2", "8")]
+    per_verification = [lengths[k]["all"]["tokens_per_verification"]["pooled"] for k in ("2", "8")]
     assert rates[0] >= rates[1]  # a longer draft is accepted no more often...
     assert per_verification[1] > per_verification[0]  # ...and still advances more per verification
     assert [len(lengths[k]["all"]["acceptance_by_position"]) for k in ("2", "8")] == [2, 8]

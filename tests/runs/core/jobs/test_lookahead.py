@@ -33,7 +33,7 @@ async def test_it_measures_each_length_on_a_relaunched_engine():
     assert [v["lookahead"] for _, v in progress.samples] == [0, 0, 4, 4]
     lengths = summary["lengths"]
     assert lengths["0"]["all"]["acceptance_rate"] is None
-    assert lengths["4"]["all"]["acceptance_rate"]["median"] > 0.5
-    assert lengths["4"]["all"]["tokens_per_verification"]["median"] > 2
+    assert lengths["4"]["all"]["acceptance_rate"]["pooled"] > 0.5
+    assert lengths["4"]["all"]["tokens_per_verification"]["pooled"] > 2
     assert set(lengths["4"]) == {"all", "tool-call"}
     assert summary["best_lookahead"] == 4

@@ -1,11 +1,15 @@
+import json
 import statistics
 
+import httpx
 import pytest
 
 from engines.clients import EngineError, client_for
 from engines.simulator import SimProfile, plan, serve_in_thread
+from engines.simulator.server import AppServer
 from runs.core.jobs.prompts import SPEED_PROMPTS
 from runs.core.jobs.speed import SpeedJob, run_speed
+from tests.real_engine import llama_server_process, requires_engine
 from tests.runs.core.progress import CollectingProgress
 
 pytestmark = pytest.mark.backend_free
@@ -126,3 +130,58 @@ async def test_it_records_a_failed_request_with_its_reason_and_goes_on():
         "attempted": 12, "succeeded": 9, "failed": 3, "failed_by_reason": {"malformed reply": 3},
         "cut_by_max_tokens": 9, "stopped_early": 0, "failed_share": None, "over_failed_share": True,
     }
+
+
+class UsageStripper:
+    """An ASGI proxy in front of a real llama-server that drops `usage` and `timings` from every
+    streamed chunk, as a server without token counts would send it, and keeps the engine's own
+    decode figure of each answer for the test to compare with."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream
+        self.engine_tps: list[float] = []
+
+    async def __call__(self, scope, receive, send) -> None:
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        headers = {"content-type": "application/json"}
+        async with (httpx.AsyncClient(base_url=self.upstream, timeout=300) as http,
+                    http.stream(scope["method"], scope["path"], content=body, headers=headers) as answer):
+            await send({"type": "http.response.start", "status": answer.status_code,
+                        "headers": [(b"content-type", answer.headers["content-type"].encode())]})
+            async for line in answer.aiter_lines():
+                piece = self.stripped(line) + b"\n"
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    def stripped(self, line: str) -> bytes:
+        if not line.startswith("data: {"):
+            return line.encode()
+        chunk = json.loads(line.removeprefix("data: "))
+        if "timings" in chunk:
+            self.engine_tps.append(chunk.pop("timings")["predicted_per_second"])
+        chunk.pop("usage", None)
+        return f"data: {json.dumps(chunk)}".encode()
+
+
+@requires_engine
+@pytest.mark.timeout(300)
+async def test_it_counts_tokens_with_the_tokenizer_when_a_proxy_strips_a_real_llama_servers_usage():
+    with llama_server_process() as (url, _):
+        stripper = UsageStripper(url)
+        with AppServer(stripper, name="usage stripper") as proxy:
+            progress = CollectingProgress()
+            async with client_for("llama-server", proxy.url) as client:
+                summary = await run_speed(client, job(reps=1, max_tokens=64), progress)
+    rows = [values for _, values in progress.samples]
+    assert {r["output_tokens_source"] for r in rows} == {"tokenizer"}
+    assert summary["output_tokens_sources"] == ["tokenizer"]
+    assert summary["decode_tps_engine"] is None  # the proxy took the engine's own figure away
+    client_tps = summary["decode_tps_client"]["median"]
+    engine_tps = statistics.median(stripper.engine_tps)
+    print(f"\nwithout usage: counted by the tokenizer {client_tps:.2f} tok/s, the engine's {engine_tps:.2f}")
+    assert client_tps == pytest.approx(engine_tps, rel=0.03)
