@@ -2,7 +2,7 @@
 from django.urls import path
 
 from runs.results import prometheus
-from runs.views import api, compare, configs, metrics_tokens, run_page, schedules, sweeps, tour
+from runs.views import api, compare, configs, metrics_tokens, results, run_page, schedules, sweeps, tour
 
 app_name = "runs"
 urlpatterns = [
@@ -12,6 +12,7 @@ urlpatterns = [
     path("configs/<int:pk>/", configs.config_detail, name="config-detail"),
     path("configs/<int:pk>/start/", configs.config_start_run, name="config-start-run"),
     path("runs/", run_page.run_list, name="list"),
+    path("results/", results.results_table, name="results"),
     path("runs/<int:pk>/", run_page.run_detail, name="detail"),
     path("runs/<int:pk>/cancel/", run_page.run_cancel, name="cancel"),
     path("runs/<int:pk>/log/", run_page.run_log, name="log"),

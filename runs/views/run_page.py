@@ -32,7 +32,8 @@ FILTERS = {"config": "config_id", "machine": "machine_id", "job": "job", "status
 ID_FILTERS = ("config", "machine")
 
 
-def _filtered(request: HttpRequest) -> tuple[QuerySet[Run], dict[str, str]]:
+def filtered_runs(request: HttpRequest) -> tuple[QuerySet[Run], dict[str, str]]:
+    """The runs the user may see, narrowed by the page's filters; and the filters that applied."""
     runs = visible(request.user, Run.objects.select_related("config__engine", "machine"))
     chosen: dict[str, str] = {}
     for param, lookup in FILTERS.items():
@@ -115,7 +116,7 @@ def _compare_selected(request: HttpRequest) -> tuple[str, str]:
 def run_list(request: HttpRequest) -> HttpResponse:
     """The runs, filtered; ?format=csv|json downloads the filtered list (newest EXPORT_LIMIT);
     ?compare=selected&runs=<id>&runs=<id> opens the compare page with the ticked runs."""
-    runs, chosen = _filtered(request)
+    runs, chosen = filtered_runs(request)
     if fmt := wants_export(request):
         exported = list(runs.defer("engine_log", "params", "provenance", "warnings")[:EXPORT_LIMIT])
         rows = [_export_row(run) for run in exported]

@@ -97,9 +97,9 @@ window.SparkFormat = (function () {
     var v = { accepted: stats.accepted, drafted: stats.drafted, verifications: stats.verifications,
               source: sources[stats.source] || stats.source };
     if (stats.verifications) {
-      return interpolate(gettext("pooled over the run: %(accepted)s of %(drafted)s drafted tokens accepted in %(verifications)s verifications (%(source)s)"), v, true);
+      return interpolate(gettext("pooled: %(accepted)s of %(drafted)s drafted tokens accepted in %(verifications)s verifications (%(source)s)"), v, true);
     }
-    return interpolate(gettext("pooled over the run: %(accepted)s of %(drafted)s drafted tokens accepted (%(source)s)"), v, true);
+    return interpolate(gettext("pooled: %(accepted)s of %(drafted)s drafted tokens accepted (%(source)s)"), v, true);
   }
 
   /** One value with its unit: numbers with `digits` decimals, anything else as text. */

@@ -268,15 +268,15 @@ POOLED_SOURCES = {
 
 
 def pooled_text(pooled: Mapping[str, Any]) -> str:
-    """Where a pooled figure comes from: "pooled over the run: 843 of 1095 drafted tokens accepted
+    """Where a pooled figure comes from: "pooled: 843 of 1095 drafted tokens accepted
     in 285 verifications (the engine's own counters)" (format.js pooled() is its browser twin)."""
     source = Words(POOLED_SOURCES.get(pooled["source"], pooled["source"]))
     if pooled.get("verifications"):
-        return Words(gettext_noop("pooled over the run: %(accepted)s of %(drafted)s drafted tokens accepted "
+        return Words(gettext_noop("pooled: %(accepted)s of %(drafted)s drafted tokens accepted "
                                   "in %(verifications)s verifications (%(source)s)"),
                      accepted=pooled["accepted"], drafted=pooled["drafted"],
                      verifications=pooled["verifications"], source=source)
-    return Words(gettext_noop("pooled over the run: %(accepted)s of %(drafted)s drafted tokens accepted "
+    return Words(gettext_noop("pooled: %(accepted)s of %(drafted)s drafted tokens accepted "
                               "(%(source)s)"),
                  accepted=pooled["accepted"], drafted=pooled["drafted"], source=source)
 

@@ -1,0 +1,106 @@
+"""The flat results table, like llama-bench's: one row per run, and per load level of a concurrency
+sweep, with what it ran (from the run's own provenance, so editing a config later changes no row)
+and what it measured, each figure read as its page shows it (docs/metrics.md).
+
+The results page, its CSV / Markdown / JSON downloads and `manage.py runs --format csv|md|json`
+print these same rows.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from runs.core import registry
+from runs.core.stats import figure_value
+from runs.models import Run
+
+__all__ = ["COLUMNS", "cell_text", "flat_rows", "markdown"]
+
+COLUMNS = [
+    "run", "finished", "machine", "engine", "engine_kind", "simulator", "config", "model", "quantization",
+    "draft_method", "lookahead", "job", "level", "decode_tps", "prefill_tps", "ttft_s", "acceptance_rate",
+    "tokens_per_verification", "throughput_tps", "j_per_token", "headline", "headline_value",
+]
+
+
+def flat_rows(runs: Iterable[Run]) -> list[dict[str, Any]]:
+    """The table's rows for `runs` (their config, engine and machine selected), in their order."""
+    rows: list[dict[str, Any]] = []
+    for run in runs:
+        base = _setup(run) | {"run": run.pk, "job": run.job,
+                              "finished": run.finished.isoformat() if run.finished else None}
+        summary = run.summary if isinstance(run.summary, dict) else {}
+        base |= _headline(run.job, summary)
+        levels = (summary.get("levels") or {}) if run.job == "concurrency" else {}
+        if not levels:
+            rows.append(base | _figures(summary) | {"level": None})
+            continue
+        for level, figures in sorted(levels.items(), key=lambda item: int(item[0])):
+            rows.append(base | _figures(figures) | {
+                "level": int(level), "throughput_tps": figure_value(figures.get("total_tps")),
+                "j_per_token": _energy(summary, ("by_concurrency", level)),
+            })
+    return rows
+
+
+def _setup(run: Run) -> dict[str, Any]:
+    """What the run ran with: its provenance snapshot, or the config as it is for a run that has none
+    yet (queued, or failed before its engine answered)."""
+    snapshot = (run.provenance or {}).get("config") if isinstance(run.provenance, dict) else None
+    settings: Mapping[str, Any] = snapshot or run.config.snapshot()
+    engine, machine = settings.get("engine") or {}, settings.get("machine") or {}
+    quantization = (run.provenance or {}).get("quantization") if isinstance(run.provenance, dict) else None
+    return {
+        "machine": machine.get("name"), "engine": engine.get("name"), "engine_kind": engine.get("kind"),
+        "simulator": engine.get("simulator"), "config": settings.get("name"), "model": settings.get("model"),
+        "quantization": quantization or settings.get("quantization") or None,
+        "draft_method": settings.get("speculative_method") or None, "lookahead": settings.get("lookahead"),
+    }
+
+
+def _figures(figures: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "decode_tps": figure_value(figures.get("decode_tps_client")),
+        "prefill_tps": figure_value(figures.get("prefill_tps")),
+        "ttft_s": figure_value(figures.get("ttft_s")),
+        "acceptance_rate": figure_value(figures.get("acceptance_rate")),
+        "tokens_per_verification": figure_value(figures.get("tokens_per_verification")),
+        "throughput_tps": None,
+        "j_per_token": _energy(figures, ()),
+    }
+
+
+def _energy(summary: Mapping[str, Any], path: Sequence[str]) -> float | None:
+    """Joules per output token over the run (or one of its groups), where power was read."""
+    found: Any = ((summary.get("telemetry") or {}).get("energy")) or {}
+    for key in path:
+        found = (found or {}).get(key) or {}
+    value = found.get("j_per_token") if isinstance(found, Mapping) else None
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _headline(job: str, summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The job's headline figure (its registry entry's): a quality job's score, a sweep's best."""
+    spec = registry.JOBS.get(job)
+    if spec is None or not summary:
+        return {"headline": None, "headline_value": None}
+    value = spec.headline.value(summary)
+    shown = None if value is None or isinstance(value, bool) else float(value) * spec.headline.scale
+    return {"headline": spec.headline.label, "headline_value": shown}
+
+
+def markdown(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    """The rows as a Markdown table (llama-bench's `-o md`): numbers to 2 decimals, empty for none."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join(" --- " for _ in columns) + "|"]
+    for row in rows:
+        lines.append("| " + " | ".join(cell_text(row.get(c)).replace("|", "\\|") for c in columns) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def cell_text(value: Any) -> str:
+    """One cell as the page and the Markdown show it: numbers to 2 decimals, empty for none."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value).replace("\n", " ")
