@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CODE = ("manage.py", "bin", "sparkdash", "engines", "runs", "teams", "traffic", "templates", "static",
-        "locale")
+CODE = ("manage.py", "bin", "sparkdash", "engines", "measure", "runs", "teams", "traffic", "templates",
+        "static", "locale")
 CATALOGUE = Path("locale/ja/LC_MESSAGES/django.po")
 
 pytestmark = [

@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from engines.words import gettext_noop
-from runs.core.stats import summarize
+from measure.stats import summarize
 
 __all__ = [
     "DEFAULT_WINDOW", "WINDOWS", "bucket_seconds", "by_output_type", "errors", "field", "generation_share",

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.utils.translation import gettext, gettext_noop, ngettext
 
-from runs.core.scoring.figures import spread_text
+from measure.text import spread_text
 
 __all__ = ["DASH", "figure_texts", "relay_texts", "share_text"]
 

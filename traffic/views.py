@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 from engines.access import User, get_visible_or_404, visible
 from engines.models import EngineConfig, Machine
 from runs.actions.runs import start_run
-from runs.views.api import api_login_required
+from sparkdash.api import api_login_required
 from teams import audit
 from teams.roles import Role, has_role, require_role, teams_with_role
 from traffic.models import TrafficRecord

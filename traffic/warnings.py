@@ -9,7 +9,7 @@
   from its RAM cache), as the machine's relay read it from the engine's log file.
 - **Read loop**: one conversation's answers call a read tool (READ_TOOLS) on the same path
   READ_LOOP_AT times or more: the threshold at which the agent-table job's read-loop watchdog
-  notes a loop (runs.core.jobs.agent_table.watchdog.NOTE_AT). Only the tool's name and path
+  notes a loop (measure.read_loop.NOTE_AT). Only the tool's name and path
   are recorded, so searches that cover one file (which the watchdog counts too) are not counted.
 
 Records are rows or record_json dicts, as traffic.stats reads them. Each warning's "message" is
@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from engines.words import gettext_noop
-from runs.core.jobs.agent_table.watchdog import NOTE_AT
+from measure.read_loop import NOTE_AT
 from traffic.stats import field, when
 
 __all__ = [

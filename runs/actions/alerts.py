@@ -14,7 +14,7 @@ less those marked `alert=False`, such as the agent table's raw score that its F1
   median to the worse end of its 95 % interval), the current reach (its median to the better
   end of its interval, the side facing the baseline) and sweep.noise_floor_pct % of the
   baseline median. A side without an interval (one value; a spread stored before intervals)
-  reaches to its [min, max] range instead (runs.core.stats.interval; docs/metrics.md, How
+  reaches to its [min, max] range instead (measure.stats.interval; docs/metrics.md, How
   figures are reported).
 
 Count metrics (e.g. "completed" runs) count each run as 1 or 0. A baseline needs values from at
@@ -44,13 +44,13 @@ from django.dispatch import receiver
 from django.utils import timezone
 
 from engines.words import Words, gettext_noop
+from measure.stats import Spread, interval, summarize
 from runs.actions.webhooks import post_json
 from runs.core.hardware import throttled_s
 from runs.core.outcomes import over_failed_share
 from runs.core.readings import Metric
 from runs.core.registry import METRICS
 from runs.core.scoring.figures import benchmark_of, compare, interval_text, spread_text
-from runs.core.stats import Spread, interval, summarize
 from runs.models import Alert, Run, SweepExecution
 from runs.signals import execution_finished
 

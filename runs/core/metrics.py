@@ -7,7 +7,7 @@ from typing import Any
 
 from engines.clients.base import EngineClient, EngineError, Generation, GenerationRequest
 from engines.errors import NoTokenCount
-from runs.core.stats import summarize
+from measure.stats import summarize
 
 # The figures summarised as a spread over requests (median, range, interval). Acceptance and tokens
 # per verification are pooled over the run instead (pooled_drafting); their spreads over requests

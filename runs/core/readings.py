@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from runs.core.stats import figure_value
+from measure.stats import figure_value
 
 __all__ = [
     "Benchmark", "Exported", "Metric", "Reader", "Summary", "field_of", "figure_of", "median_of", "one",

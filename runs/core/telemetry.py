@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engines.words import gettext_noop
+from measure.stats import summarize
 from runs.core.energy import Window, baseline_power, energy_summary
-from runs.core.stats import summarize
 from runs.core.worded import say, worded
 
 __all__ = ["BUSY_UTIL_PCT", "NO_POWER_NOTE", "summarize_telemetry", "throttle_summary", "throttled_message"]

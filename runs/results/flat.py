@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from measure.stats import figure_value
 from runs.core import registry
-from runs.core.stats import figure_value
 from runs.models import Run
 
 __all__ = ["COLUMNS", "cell_text", "flat_rows", "markdown"]
@@ -31,7 +31,7 @@ def flat_rows(runs: Iterable[Run]) -> list[dict[str, Any]]:
                               "finished": run.finished.isoformat() if run.finished else None}
         summary = run.summary if isinstance(run.summary, dict) else {}
         base |= _headline(run.job, summary)
-        levels = (summary.get("levels") or {}) if run.job == "concurrency" else {}
+        levels = summary.get("levels") or {}  # a load sweep's levels, by their load
         if not levels:
             rows.append(base | _figures(summary) | {"level": None})
             continue

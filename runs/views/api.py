@@ -1,31 +1,16 @@
 """JSON API for scripts and the browser's polling fallback; session login required."""
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
-from typing import Any
-
-from django.http import HttpRequest, HttpResponseBase, JsonResponse
+from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
 
 from engines.access import get_visible_or_404
 from runs.models import Run, Sample
 from runs.results.chart_samples import chart_samples
+from sparkdash.api import api_login_required
 
 SAMPLES_PAGE = 5000
 MAX_POINTS_DIGITS = 9
-
-
-def api_login_required(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
-    """Like login_required, but answers 401 JSON instead of redirecting to a login page."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        if not request.user.is_authenticated:
-            return JsonResponse({"error": "login required"}, status=401)
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 def _get_run(request: HttpRequest, pk: int) -> Run:

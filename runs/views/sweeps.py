@@ -21,8 +21,8 @@ from runs.actions.sweeps import record_sweep, start_sweep, sweep_teams
 from runs.models import Run, Sweep, SweepExecution
 from runs.results.export import table_response, wants_export
 from runs.results.sweep_grid import execution_dict
-from runs.views.api import api_login_required
 from runs.views.sweep_form import SweepForm
+from sparkdash.api import api_login_required
 from teams.changes import changed_fields, snapshot
 from teams.roles import Role, holds_in_each, require_role_in_each
 

@@ -19,10 +19,10 @@ from engines.clients import EngineClient, EngineError, client_for
 from engines.clients.counters import spec_since
 from engines.models import Machine
 from engines.words import gettext_noop
+from measure.stats import figure_value
 from runs.core import registry
 from runs.core.jobs.quality_data import DatasetError
 from runs.core.outcomes import failed_share_warning
-from runs.core.stats import figure_value
 from runs.core.worded import warning, worded
 from runs.live.broadcast import broadcast
 from runs.models import Run

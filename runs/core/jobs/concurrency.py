@@ -13,11 +13,11 @@ from typing import Any
 
 from engines import kinds
 from engines.clients.base import EngineClient, Generation, GenerationRequest
+from measure.stats import summarize
 from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt
 from runs.core.jobs.speed import RunProgress
 from runs.core.metrics import request_metrics
 from runs.core.outcomes import Failures, count_outcomes, succeeded
-from runs.core.stats import summarize
 
 __all__ = ["ConcurrencyJob", "run_concurrency", "summarize_concurrency", "total_tps"]
 

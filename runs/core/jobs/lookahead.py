@@ -13,10 +13,10 @@ from typing import Any
 
 from engines.clients.base import EngineClient, EngineError
 from engines.clients.counters import spec_since
+from measure.stats import summarize_rows
 from runs.core.jobs.speed import RequestCount, RunProgress, SpeedJob, measure_prompts
 from runs.core.metrics import acceptance_by_position, engine_pooled, pooled_drafting
 from runs.core.outcomes import Failures, count_outcomes, succeeded
-from runs.core.stats import summarize_rows
 
 AtLookahead = Callable[[int], AbstractAsyncContextManager[tuple[EngineClient, str]]]
 SWEEP_METRICS = ("decode_tps_client", "decode_tps_engine")  # spreads; acceptance is pooled per length

@@ -13,12 +13,12 @@ from typing import Any
 
 from engines.clients.base import EngineClient, GenerationRequest, as_dict, now
 from engines.words import gettext_noop
+from measure.stats import summarize
 from runs.core import jsonlimits
 from runs.core.jobs.speed import RunProgress
 from runs.core.metrics import request_metrics
 from runs.core.outcomes import Failures, count_outcomes, succeeded
 from runs.core.refusal import Refusal
-from runs.core.stats import summarize
 
 __all__ = ["ReplayJob", "normalize", "parse_jsonl", "run_replay", "summarize_replay"]
 

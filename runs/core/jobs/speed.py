@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from engines.clients.base import EngineClient, GenerationRequest
+from measure.stats import summarize_rows
 from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt, prompt_set_id
 from runs.core.metrics import (
     REQUEST_METRICS,
@@ -17,7 +18,6 @@ from runs.core.metrics import (
     token_sources,
 )
 from runs.core.outcomes import Failures, count_outcomes, succeeded
-from runs.core.stats import summarize_rows
 
 
 class RunProgress(Protocol):

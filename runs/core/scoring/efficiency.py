@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from measure.stats import summarize
 from runs.core.hardware import energy_of
 from runs.core.readings import Summary
 from runs.core.registry import BENCHMARKS, JOB_OF_BENCHMARK
 from runs.core.scoring.figures import ScoreRow, spread_text
-from runs.core.stats import summarize
 
 __all__ = ["SCORES", "TimedRun", "efficiency_rows"]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from engines.words import Words, gettext_noop
+from measure.stats import summarize
 from runs.core.hardware import energy_note, energy_of
 from runs.core.readings import Summary
 from runs.core.scoring.figures import ScoreRow, spread_text
-from runs.core.stats import summarize
 
 __all__ = ["ENERGY", "FIGURES", "energy_jobs", "energy_rows"]
 

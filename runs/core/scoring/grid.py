@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, TypedDict
 
+from measure.stats import Spread, summarize
 from runs.core.hardware import throttle_text, throttled_s
 from runs.core.outcomes import FAILED_SHARE_LIMIT, failures_note, over_failed_share
 from runs.core.readings import Metric, Summary
 from runs.core.registry import JOBS
 from runs.core.scoring.figures import compare, delta_text, figure_text, interval_text
-from runs.core.stats import Spread, summarize
 
 __all__ = ["HEADLINES", "Cell", "Grid", "GridRun", "build_grid", "delta_text", "figure_text"]
 

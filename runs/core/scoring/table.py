@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from engines.words import Words, gettext_noop
+from measure.stats import Spread, summarize
 from runs.core.outcomes import failures_note, over_text
 from runs.core.readings import Summary, median_of
 from runs.core.registry import METRICS
 from runs.core.scoring.energy import energy_jobs, energy_rows
 from runs.core.scoring.figures import ScoreRow, Tally, compare, compare_rows, score_rows, spread_text
-from runs.core.stats import Spread, summarize
 
 __all__ = [
     "EXPORT_COLUMNS",

@@ -14,10 +14,10 @@ from django.utils import timezone
 
 from engines.models import Engine, EngineConfig
 from engines.simulator import SimProfile, serve_in_thread
+from measure.stats import summarize
 from runs.actions import alerts
 from runs.actions.alerts import check_execution, is_regression, noise_band, post_alerts
 from runs.actions.sweeps import start_sweep
-from runs.core.stats import summarize
 from runs.models import Alert, Run, Schedule, Sweep, SweepExecution
 from runs.signals import execution_finished
 from tests.factories import (

@@ -7,9 +7,9 @@ import time
 import pytest
 from django.urls import reverse
 
+from measure.stats import summarize, summarize_rows
 from runs.core import registry
 from runs.core.scoring.figures import interval_text
-from runs.core.stats import summarize, summarize_rows
 from runs.models import Run
 from teams.models import AuditEvent, Role
 from tests.access_walk import logged_in

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
-from runs.core.stats import summarize
+from measure.stats import summarize
 from runs.models import Alert, Run, Schedule, Sweep, SweepExecution
 from teams.models import AuditEvent, Role
 from tests.access_walk import logged_in

@@ -12,10 +12,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
+from measure.read_loop import NOTE_AT, WITHDRAW_AT
+
 __all__ = ["NOTE_AT", "UNAVAILABLE_NOTE", "WITHDRAWN_NOTE", "WITHDRAW_AT", "Decision", "ReadWatchdog"]
 
-NOTE_AT = 12
-WITHDRAW_AT = 20
 WITHDRAWN_NOTE = "Not executed: the tools are withdrawn. Write your answer now from what you have read."
 UNAVAILABLE_NOTE = (
     "Not executed: tools are unavailable now. Reply with your answer as text, from what you have read."

@@ -24,6 +24,7 @@ ALLOWED = {
     "engines/recipes/__init__.py": {"lookahead"}, "engines/recipes/llama_server.py": {"lookahead"},
     "engines/recipes/sglang.py": {"lookahead"}, "engines/management/commands/simengine.py": {"lookahead"},
     "runs/worker/engine_session.py": {"lookahead"}, "runs/core/jobs/lossless.py": {"lookahead"},
+    "runs/results/flat.py": {"lookahead"},
     # The demo tour is a fixed walk through these jobs, for a newcomer to see first.
     "runs/actions/tour.py": {"speed", "lookahead", "prefix-cache", "agent-table"},
     # A request row's concurrency level (the energy figures are given per level), not the job kind.

@@ -1,8 +1,8 @@
 import pytest
 
+from measure.stats import summarize
 from runs.core.registry import JOBS
 from runs.core.scoring.figures import compare, compare_counts, compare_rows, interval_text, score_rows
-from runs.core.stats import summarize
 
 pytestmark = pytest.mark.backend_free
 

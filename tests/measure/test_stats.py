@@ -5,8 +5,8 @@ from collections import Counter
 
 import pytest
 
-from runs.core import stats
-from runs.core.stats import interval, percentile, summarize, summarize_rows
+from measure import stats
+from measure.stats import interval, percentile, summarize, summarize_rows
 
 pytestmark = pytest.mark.backend_free
 
