@@ -40,31 +40,40 @@ def test_it_takes_the_engines_counters_as_the_runs_acceptance(drafted_run):
 
 
 def test_it_shows_the_pooled_figure_on_the_run_page_the_csv_the_api_and_the_export(alice_client, drafted_run):
-    rate = drafted_run.summary["acceptance_rate"]
-    per_pass = drafted_run.summary["tokens_per_verification"]
-    shown = f"{100 * rate['pooled']:.1f} %"
-    page = alice_client.get(drafted_run.get_absolute_url()).content.decode()
-    assert shown in page
+    assert_shown_everywhere(alice_client, drafted_run)
+
+
+def test_it_compares_and_reports_the_same_figure(alice_client, drafted_run):
+    assert_compared(alice_client, drafted_run)
+
+
+def assert_shown_everywhere(client, run: Run) -> None:
+    """The run's pooled acceptance on its page, in the runs CSV, the JSON API and the Prometheus
+    export (the run is the only one its user sees)."""
+    rate, per_pass = run.summary["acceptance_rate"], run.summary["tokens_per_verification"]
+    page = client.get(run.get_absolute_url()).content.decode()
+    assert f"{100 * rate['pooled']:.1f} %" in page
     assert f"{rate['accepted']} of {rate['drafted']} drafted tokens accepted" in page
     assert "spread over requests" in page
-    listed = alice_client.get(reverse("runs:list"), {"format": "csv"}).content.decode()
+    listed = client.get(reverse("runs:list"), {"format": "csv"}).content.decode()
     (row,) = csv.DictReader(io.StringIO(listed))
     assert float(row["acceptance_rate"]) == rate["pooled"]
     assert float(row["tokens_per_verification"]) == per_pass["pooled"]
-    assert row["acceptance_source"] == "engine"
-    api = json.loads(alice_client.get(reverse("runs:api-run", args=[drafted_run.pk])).content)
+    assert row["acceptance_source"] == rate["source"]
+    api = json.loads(client.get(reverse("runs:api-run", args=[run.pk])).content)
     assert api["summary"]["acceptance_rate"]["pooled"] == rate["pooled"]
-    values, _ = parse(scrape(alice_client))
+    values, _ = parse(scrape(client))
     exported = {name: v for (name, _), v in values.items() if name.startswith("sparkdash_")}
     assert exported["sparkdash_acceptance_rate"] == pytest.approx(rate["pooled"])
     assert exported["sparkdash_tokens_per_verification"] == pytest.approx(per_pass["pooled"])
 
 
-def test_it_compares_and_reports_the_same_figure(alice_client, drafted_run):
-    rate = drafted_run.summary["acceptance_rate"]["pooled"]
-    query = {"runs": str(drafted_run.pk), "format": "json"}
-    rows = json.loads(alice_client.get(reverse("runs:compare"), query).content)["rows"]
+def assert_compared(client, run: Run) -> None:
+    """Compare's table (its JSON download) and its HTML report show the run's pooled acceptance."""
+    rate = run.summary["acceptance_rate"]["pooled"]
+    query = {"runs": str(run.pk), "format": "json"}
+    rows = json.loads(client.get(reverse("runs:compare"), query).content)["rows"]
     (accept,) = [r for r in rows if r["metric"] == "acceptance_rate"]
     assert accept["median"] == pytest.approx(100 * rate)
-    report = alice_client.get(reverse("runs:compare"), query | {"format": "html"}).content.decode()
+    report = client.get(reverse("runs:compare"), query | {"format": "html"}).content.decode()
     assert f"{100 * rate:.1f} [" in report

@@ -14,6 +14,7 @@ from runs.worker import execution
 from runs.worker.engine_session import MachineBusy, RunEngine
 from tests.factories import EngineConfigFactory, MachineFactory, RunFactory
 from tests.real_engine import GEMMA_270M, LLAMA_SERVER, LLAMA_THREADS, free_port, requires_engine
+from tests.runs.views.test_acceptance_everywhere import assert_compared, assert_shown_everywhere
 from tests.runs.worker.real_runs import request_rows, run_to_end
 
 pytestmark = [requires_engine, pytest.mark.django_db(transaction=True), pytest.mark.timeout(600)]
@@ -92,7 +93,7 @@ def test_it_reads_acceptance_from_timings_metrics_and_log_with_a_self_draft():
     assert client == pytest.approx(engine, rel=0.03)
 
 
-def test_it_pools_acceptance_from_the_engines_counters_where_most_drafts_are_rejected():
+def test_it_pools_acceptance_from_the_engines_counters_where_most_drafts_are_rejected(alice_client):
     # Sampled at temperature 1, the target rejects most of what n-grams and its own greedy draft
     # propose: the median of per-request ratios is not the run's ratio.
     config = managed_config(speculative_method="ngram-mod,draft-simple", draft_model=str(GEMMA_270M),
@@ -116,6 +117,10 @@ def test_it_pools_acceptance_from_the_engines_counters_where_most_drafts_are_rej
     # Each request's verifications from the counters around it: summed, the engine's own count.
     from_requests = (sum(r["accepted_tokens"] for r in rows) + counted) / counted
     assert from_requests == pytest.approx(spec["tokens_per_verification"], rel=0.01)
+    # The same figure on the run page, the runs CSV, the JSON API, the Prometheus export, compare
+    # and its HTML report.
+    assert_shown_everywhere(alice_client, run)
+    assert_compared(alice_client, run)
 
 
 def _log_events(run):
