@@ -36,7 +36,9 @@ __all__ = [
 ]
 
 PARAMS = ("runs", "configs", "sweep_runs")
-COMPARED_JOBS = (*SCORED_JOBS, *(name for name, spec in JOBS.items() if spec.compared))
+def compared_jobs() -> tuple[str, ...]:
+    """The job kinds compare shows: those with scorecard rows and those compared by their own rows."""
+    return (*SCORED_JOBS, *(name for name, spec in JOBS.items() if spec.compared))
 RUN_FIELDS = ("pk", "config_id", "job", "status", "params", "summary", "provenance", "created", "warnings")
 # The verdicts (runs.core.scoring.figures) stay English in the exports; the pages translate them.
 VERDICTS = (gettext_noop("better"), gettext_noop("worse"), gettext_noop("noise"),
@@ -152,7 +154,7 @@ def build_comparison(
         message = gettext("config %(id)s is not among the compared configs") % {"id": selection.baseline}
         raise SelectionError("baseline", message)
     baseline = configs[selection.baseline if selection.baseline is not None else order[0]]
-    counted = [run for run in runs if run.status == Run.Status.SUCCEEDED and run.job in COMPARED_JOBS]
+    counted = [run for run in runs if run.status == Run.Status.SUCCEEDED and run.job in compared_jobs()]
     comparison = Comparison(selection, [configs[pk] for pk in order], baseline, counted, _left_out(runs))
     _compare(comparison)
     return comparison
@@ -206,7 +208,7 @@ def _throttle_mark(config_id: int, runs: Iterable[Run]) -> dict[str, str] | None
 def _left_out(runs: Iterable[Run]) -> list[tuple[Run, str]]:
     left = []
     for run in runs:
-        if run.job not in COMPARED_JOBS:
+        if run.job not in compared_jobs():
             left.append((run, gettext("%(job)s runs are not compared") % {"job": run.job}))
         elif run.status != Run.Status.SUCCEEDED:
             left.append((run, gettext(str(run.status))))
@@ -238,7 +240,7 @@ def _latest_runs(config_ids: Sequence[int], user: User | None) -> list[Run]:
     """The latest LATEST_RUNS succeeded runs per config and benchmark (concurrency sweeps too)."""
     if not config_ids:
         return []
-    runs = latest_succeeded(LATEST_RUNS, COMPARED_JOBS, config_ids, among=_scoped(user, Run.objects.all()))
+    runs = latest_succeeded(LATEST_RUNS, compared_jobs(), config_ids, among=_scoped(user, Run.objects.all()))
     return list(runs.only(*RUN_FIELDS).order_by("-created", "-pk"))
 
 

@@ -20,7 +20,8 @@ from runs.core.registry.spec import JobConfig, JobContext, JobSpec
 
 __all__ = [
     "BENCHMARKS", "DEFAULT_JOB", "JOBS", "JOB_OF_BENCHMARK", "JOB_ORDER", "METRICS", "SCORED_JOBS",
-    "JobConfig", "JobContext", "JobSpec", "check", "get", "job_choices", "params_by_name",
+    "JobConfig", "JobContext", "JobSpec", "check", "get", "job_choices", "params_by_name", "register",
+    "unregister",
 ]
 
 # Modules here that hold no job kind.
@@ -51,13 +52,41 @@ def check(jobs: dict[str, JobSpec]) -> dict[str, JobSpec]:
     return jobs
 
 
-JOBS: dict[str, JobSpec] = _discover()
+# Each is changed in place by register(), so a module that imported one by name sees the change.
+JOBS: dict[str, JobSpec] = {}
+JOB_ORDER: dict[str, int] = {}
+BENCHMARKS: list[Benchmark] = []
+METRICS: list[Metric] = []
+JOB_OF_BENCHMARK: dict[str, str] = {}
+SCORED_JOBS: list[str] = []
+
+
+def _index(jobs: dict[str, JobSpec]) -> None:
+    ordered = dict(sorted(jobs.items(), key=lambda item: (item[1].order, item[0])))
+    JOBS.clear()
+    JOBS.update(ordered)
+    JOB_ORDER.clear()
+    JOB_ORDER.update({name: i for i, name in enumerate(JOBS)})
+    BENCHMARKS[:] = [b for spec in JOBS.values() for b in spec.benchmarks]
+    METRICS[:] = [m for spec in JOBS.values() for m in spec.metrics]
+    JOB_OF_BENCHMARK.clear()
+    JOB_OF_BENCHMARK.update({b.name: b.job for b in BENCHMARKS})
+    SCORED_JOBS[:] = sorted({b.job for b in BENCHMARKS})
+
+
+def register(spec: JobSpec) -> None:
+    """Add a job kind besides the modules here (a test's, say): the forms, worker, scorecards,
+    compare and exports read it from then on, as they read the others."""
+    _index(check({**JOBS, spec.name: spec}))
+
+
+def unregister(name: str) -> None:
+    """Take a job kind added by register() away again."""
+    _index({key: spec for key, spec in JOBS.items() if key != name})
+
+
+_index(_discover())
 DEFAULT_JOB: str = next(iter(JOBS))  # what a form or `bench` without a job starts
-JOB_ORDER: dict[str, int] = {name: i for i, name in enumerate(JOBS)}
-BENCHMARKS: list[Benchmark] = [b for spec in JOBS.values() for b in spec.benchmarks]
-METRICS: list[Metric] = [m for spec in JOBS.values() for m in spec.metrics]
-JOB_OF_BENCHMARK: dict[str, str] = {b.name: b.job for b in BENCHMARKS}
-SCORED_JOBS: list[str] = sorted({b.job for b in BENCHMARKS})
 
 
 def params_by_name() -> dict[str, tuple[Param, list[str]]]:
