@@ -21,6 +21,7 @@ URLS = {
     "runs:config-detail": Endpoint("config"),
     "runs:config-start-run": Endpoint("config", "POST", 302),
     "runs:list": Endpoint(),
+    "runs:results": Endpoint(),
     "runs:detail": Endpoint("run"),
     "runs:cancel": Endpoint("run", "POST", 302),
     "runs:log": Endpoint("run"),
@@ -63,7 +64,8 @@ NAMES = url_names("runs") + url_names("traffic")
 # Downloads of list pages: an outsider's holds none of another team's rows.
 EXPORTS = [
     ("runs:list", "?format=json"), ("runs:list", "?format=csv"), ("runs:alert-list", "?format=json&show=all"),
-    ("runs:alert-list", "?format=csv&show=all"),
+    ("runs:alert-list", "?format=csv&show=all"), ("runs:results", "?format=json"),
+    ("runs:results", "?format=csv"), ("runs:results", "?format=md"),
 ]
 
 
