@@ -44,8 +44,10 @@ async def test_it_runs_a_speed_run_on_a_real_worker_and_streams_samples_live(sim
     assert_streamed_live(received, run, requests)
     for metric in ("decode_tps_client", "ttft_s", "acceptance_rate_per_request"):
         assert run.summary[metric]["n"] == requests, metric
-    assert run.summary["acceptance_rate"]["requests"] == requests
-    assert 0 < run.summary["acceptance_rate"]["pooled"] <= 1
+    # Pooled over the run by the simulator's own counters (docs/metrics.md, Acceptance).
+    counted = run.summary["spec_decode_metrics"]
+    assert run.summary["acceptance_rate"]["source"] == "engine"
+    assert run.summary["acceptance_rate"]["pooled"] == counted["accepted"] / counted["draft_tokens"]
     assert seqs == list(range(len(seqs)))  # requests and telemetry readings, each once
 
 
