@@ -88,7 +88,9 @@ async def test_it_replays_each_pass_in_order_and_totals_generation_time(kind):
     assert scheduled < summary["wall_s"]["median"] < scheduled + 0.1
     assert summary["wall_s"]["n"] == 3
     assert [p["output_tokens"] for p in summary["per_request"]] == [10, 20, 6]
-    assert summary["per_request"][1]["decode_tps"] == pytest.approx(200, rel=0.02)
+    # 19 gaps at 200 tok/s are 95 ms: a 2 ms late token from the simulator's thread in a busy
+    # process is 2 %. test_speed holds the clock to 1 % over longer answers.
+    assert summary["per_request"][1]["decode_tps"] == pytest.approx(200, rel=0.05)
 
 
 async def test_it_names_the_request_that_failed():
