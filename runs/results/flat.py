@@ -46,10 +46,10 @@ def flat_rows(runs: Iterable[Run]) -> list[dict[str, Any]]:
 def _setup(run: Run) -> dict[str, Any]:
     """What the run ran with: its provenance snapshot, or the config as it is for a run that has none
     yet (queued, or failed before its engine answered)."""
-    snapshot = (run.provenance or {}).get("config") if isinstance(run.provenance, dict) else None
-    settings: Mapping[str, Any] = snapshot or run.config.snapshot()
+    provenance = run.provenance if isinstance(run.provenance, dict) else {}
+    settings: Mapping[str, Any] = provenance.get("config") or run.config.snapshot()
     engine, machine = settings.get("engine") or {}, settings.get("machine") or {}
-    quantization = (run.provenance or {}).get("quantization") if isinstance(run.provenance, dict) else None
+    quantization = provenance.get("quantization")
     return {
         "machine": machine.get("name"), "engine": engine.get("name"), "engine_kind": engine.get("kind"),
         "simulator": engine.get("simulator"), "config": settings.get("name"), "model": settings.get("model"),

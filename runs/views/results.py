@@ -11,7 +11,7 @@ from django.utils.translation import gettext
 
 from runs.core import registry
 from runs.models import Run
-from runs.results.export import table_response
+from runs.results.export import table_response, wants_export
 from runs.results.flat import COLUMNS, cell_text, flat_rows, markdown
 from runs.views.run_page import filtered_runs
 
@@ -25,10 +25,9 @@ def results_table(request: HttpRequest) -> HttpResponse:
     runs, chosen = filtered_runs(request)
     picked = runs.select_related("config__engine__machine").defer("engine_log", "warnings")
     rows = flat_rows(picked.order_by("-created")[:TABLE_LIMIT])
-    fmt = request.GET.get("format", "")
-    if fmt in ("csv", "json"):
+    if fmt := wants_export(request):
         return table_response(rows, COLUMNS, fmt, "sparkdash-results")
-    if fmt == "md":
+    if request.GET.get("format") == "md":
         response = HttpResponse(markdown(rows, COLUMNS), content_type="text/markdown; charset=utf-8")
         response["Content-Disposition"] = 'attachment; filename="sparkdash-results.md"'
         return response

@@ -47,10 +47,10 @@ def _pool_from_engine(summary: dict[str, Any]) -> None:
 def _with_log_acceptance(summary: dict[str, Any], by_length: dict[str, list[dict[str, Any]]]) -> None:
     """A sweep on an engine whose replies carry no draft counts (Ollama): each length's acceptance
     from the log lines of its requests (warm-up included), where the replies gave none."""
-    summary["log_acceptance_by_length"] = {k: log_acceptance(events) for k, events in by_length.items()}
+    by_log = {k: log_acceptance(events) for k, events in by_length.items()}
+    summary["log_acceptance_by_length"] = by_log
     for length, events in by_length.items():
-        figures = (summary.get("lengths") or {}).get(length)
-        logged = log_acceptance(events)
+        figures, logged = (summary.get("lengths") or {}).get(length), by_log[length]
         if figures and figures["all"].get("acceptance_rate") is None and logged:
             figures["all"]["acceptance_rate"] = _pooled_log(logged)
             figures["all"]["acceptance_rate_per_request"] = summarize(e["rate"] for e in events)
