@@ -205,9 +205,10 @@ def engine_pooled(counters: Mapping[str, Any] | None) -> dict[str, Any]:
                           FROM_ENGINE)
 
 
-def reasoning_sources(rows: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Where the rows' reasoning counts came from (docs/metrics.md, Reasoning), each once, sorted."""
-    return sorted({str(r["reasoning_tokens_source"]) for r in rows if r.get("reasoning_tokens_source")})
+def sources(rows: Iterable[Mapping[str, Any]], field: str) -> list[str]:
+    """Where the rows' counts of one kind came from (`field`: "reasoning_tokens_source" or
+    "output_tokens_source", docs/metrics.md), each once, sorted."""
+    return sorted({str(r[field]) for r in rows if r.get(field)})
 
 
 async def send(client: EngineClient, request: GenerationRequest, where: str) -> Generation:
@@ -233,7 +234,3 @@ async def send(client: EngineClient, request: GenerationRequest, where: str) -> 
     figures.output_tokens, figures.output_tokens_source = counted, "tokenizer"
     return gen
 
-
-def token_sources(rows: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Who counted the rows' output tokens ("engine", "tokenizer": SparkDash), each once, sorted."""
-    return sorted({str(r["output_tokens_source"]) for r in rows if r.get("output_tokens_source")})

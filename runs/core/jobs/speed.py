@@ -13,9 +13,8 @@ from runs.core.metrics import (
     acceptance_by_position,
     pooled_decode,
     pooled_drafting,
-    reasoning_sources,
     request_metrics,
-    token_sources,
+    sources,
 )
 from runs.core.outcomes import Failures, count_outcomes, succeeded
 
@@ -110,8 +109,8 @@ def summarize_speed(all_rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     rows = succeeded(all_rows)
     summary: dict[str, Any] = summarize_rows(rows, REQUEST_METRICS) | pooled_drafting(rows)
     summary["requests"] = len(rows)
-    summary["reasoning_tokens_sources"] = reasoning_sources(rows)
-    summary["output_tokens_sources"] = token_sources(rows)
+    summary["reasoning_tokens_sources"] = sources(rows, "reasoning_tokens_source")
+    summary["output_tokens_sources"] = sources(rows, "output_tokens_source")
     summary["decode_tps_pooled"] = pooled_decode(rows)
     summary["outcomes"] = count_outcomes(all_rows)
     by_type: dict[str, Any] = {}
