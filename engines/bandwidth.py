@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from engines.errors import EngineError
+from engines.words import gettext_noop
 
 __all__ = [
     "CPU_METHOD", "DEFAULT_BYTES", "DEFAULT_PASSES", "GPU_METHOD", "BandwidthError", "BandwidthResult",
@@ -30,8 +31,9 @@ GB = 1e9
 MIB = 1 << 20
 DEFAULT_BYTES = 256 * MIB
 DEFAULT_PASSES = 5
-GPU_METHOD = "gpu device-to-device copy"
-CPU_METHOD = "cpu copy"
+# Stored identifiers; pages show them in the reader's language (marked for the catalogue here).
+GPU_METHOD = gettext_noop("gpu device-to-device copy")
+CPU_METHOD = gettext_noop("cpu copy")
 _DEVICE_TO_DEVICE = 3  # cudaMemcpyDeviceToDevice
 _CUDART_NAMES = ("libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0")
 

@@ -13,6 +13,8 @@ from engines.access import User, visible
 from engines.ids import KeysChoiceField
 from engines.matrix import Axes, ModelFile
 from engines.models import Engine, EngineConfig
+from engines.recipes import method_choices
+from engines.setting_labels import SETTING_LABELS
 from teams.roles import Role, teams_with_role
 
 __all__ = ["EngineConfigForm", "MatrixForm"]
@@ -36,21 +38,7 @@ class EngineConfigForm(forms.ModelForm):
             "reasoning_effort", "reasoning_parser", "temperature", "top_p", "top_k", "seed",
             "max_tokens", "preheat_s", "extra_flags", "notes",
         ]
-        # The model's own names for its fields (Django's default, field name with spaces), marked here
-        # rather than as verbose names so the migrations stay as they are.
-        labels = {
-            "name": _("name"), "engine": _("engine"), "model": _("model"), "quantization": _("quantization"),
-            "speculative_method": _("speculative method"), "draft_model": _("draft model"),
-            "lookahead": _("lookahead"), "draft_n_min": _("draft n min"), "draft_p_min": _("draft p min"),
-            "prefix_caching": _("prefix caching"), "context_length": _("context length"),
-            "threads": _("threads"),
-            "max_num_batched_tokens": _("max num batched tokens"),
-            "attention_backend": _("attention backend"),
-            "thinking": _("thinking"), "reasoning_effort": _("reasoning effort"),
-            "reasoning_parser": _("reasoning parser"), "temperature": _("temperature"), "top_p": _("top p"),
-            "top_k": _("top k"), "seed": _("seed"), "max_tokens": _("max tokens"),
-            "extra_flags": _("extra flags"), "notes": _("notes"),
-        }
+        labels = SETTING_LABELS
         # Shown beside the fields (the model's own help texts stay, so the migrations do too).
         help_texts = {
             "model": _("a model name inside the machine's model directories, a hub id (org/name) or an "
@@ -70,6 +58,13 @@ class EngineConfigForm(forms.ModelForm):
         field = cast("forms.ModelChoiceField[Engine]", self.fields["engine"])
         field.queryset = member_engines(user, Engine.objects.select_related("machine"))
         self.fields["preheat_s"].required = False  # left out: off
+        # The speculative methods each engine's kind takes, offered as the field's suggestions
+        # (method_choices.js follows the chosen engine); the recipe's check refuses others.
+        self.engine_kinds = {engine.pk: engine.kind for engine in field.queryset}
+        self.method_lists = {kind: method_choices(kind) for kind in sorted(set(self.engine_kinds.values()))}
+        engine_id = self.initial.get("engine") or self.instance.engine_id
+        chosen = self.engine_kinds.get(engine_id) if engine_id is not None else None
+        self.fields["speculative_method"].widget.attrs["list"] = f"methods-{chosen or 'none'}"
 
     def clean_preheat_s(self) -> int:
         """A blank pre-heat is 0 (off), as the model's default."""

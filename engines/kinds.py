@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OLLAMA_NATIVE", "OPENAI_COMPATIBLE", "REGISTRY", "SGLANG_NATIVE",
-    "EngineKind", "choices", "find", "get", "names",
+    "EngineKind", "choices", "find", "get", "names", "resolve",
 ]  # fmt: skip
 
 OPENAI_COMPATIBLE = "engines.clients:openai_compatible"
@@ -79,6 +79,8 @@ class EngineKind:
         part of its start-up took; None: it tells none.
     :param allowed_flags: ``"module:name"`` of its extra flags' allowlist (a ``FlagTable``, beside its
         recipe); empty: no extra flag is allowed.
+    :param methods: ``"module:name"`` of the speculative-method names its recipe takes (what the
+        config form suggests); empty: none.
     """
 
     name: str
@@ -99,30 +101,39 @@ class EngineKind:
     figures_from_metrics: bool = False
     startup_metric: str | None = None
     allowed_flags: str = ""
+    methods: str = ""
+
+    def method_names(self) -> list[str]:
+        """The speculative-method names its launch recipe takes, for the config form's suggestions."""
+        return list(resolve(self.methods)) if self.methods else []
 
     def make_client(
         self, base_url: str, api_key: str, timeout: float, transport: httpx.AsyncBaseTransport | None
     ) -> EngineClient:
         """Its API client (see engines.clients.client_for)."""
-        factory: ClientFactory = _resolve(self.client)
+        factory: ClientFactory = resolve(self.client)
         return factory(self, base_url, api_key, timeout, transport)
 
     def render(self, settings: LaunchSettings) -> Recipe:
         """Its launch recipe for these settings; ValueError names a field it cannot run."""
-        return _resolve(self.render_with)(settings)
+        return resolve(self.render_with)(settings)
 
     def flag_table(self) -> FlagTable:
         """The extra flags a config of this kind may add (an empty table when it names none)."""
         if self.allowed_flags:
-            table: FlagTable = _resolve(self.allowed_flags)
+            table: FlagTable = resolve(self.allowed_flags)
             return table
-        empty: FlagTable = _resolve(EMPTY_FLAGS)(self.name, self.label, [])
+        empty: FlagTable = resolve(EMPTY_FLAGS)(self.name, self.label, [])
         return empty
 
 
-def _resolve(path: str) -> Any:
-    # "module:name": the kind's client factory and renderer live in engines.clients and
-    # engines.recipes, which read this registry; named here, imported when first used.
+def resolve(path: str) -> Any:
+    """The object a "module:name" import string names, imported when first asked for.
+
+    Both registries name their parts this way: an engine kind's client factory and renderer here
+    (they live in engines.clients and engines.recipes, which read this registry), and each job
+    kind's JobSpec in runs.core.registry.JOB_KINDS.
+    """
     module, _, name = path.partition(":")
     return getattr(importlib.import_module(module), name)
 
@@ -134,7 +145,7 @@ REGISTRY: dict[str, EngineKind] = {
         EngineKind(
             name="ollama", label="Ollama", client=OLLAMA_NATIVE,
             render_with="engines.recipes.ollama:render_ollama",
-            allowed_flags="engines.recipes.ollama:ALLOWED_FLAGS",
+            allowed_flags="engines.recipes.ollama:ALLOWED_FLAGS", methods="engines.recipes.ollama:METHODS",
             default_binary="ollama", default_port=11434,
             log_parser=parse_line,  # its runner is llama.cpp's server, whose lines it passes on
             metrics_prefix=None, lookahead_by="alias", honours_ignore_eos=False,
@@ -147,6 +158,7 @@ REGISTRY: dict[str, EngineKind] = {
             name="llama-server", label="llama-server", client=OPENAI_COMPATIBLE,
             render_with="engines.recipes.llama_server:render_llama_server",
             allowed_flags="engines.recipes.llama_server:ALLOWED_FLAGS",
+            methods="engines.recipes.llama_server:SPEC_TYPES",
             default_binary="llama-server", default_port=8080, log_parser=parse_line,
             metrics_prefix="llamacpp:", lookahead_by="relaunch", honours_ignore_eos=True,
             tokenizer="tokenize", needs_num_ctx=False,
@@ -157,7 +169,7 @@ REGISTRY: dict[str, EngineKind] = {
         EngineKind(
             name="sglang", label="SGLang", client=SGLANG_NATIVE,
             render_with="engines.recipes.sglang:render_sglang",
-            allowed_flags="engines.recipes.sglang:ALLOWED_FLAGS",
+            allowed_flags="engines.recipes.sglang:ALLOWED_FLAGS", methods="engines.recipes.sglang:ALGORITHMS",
             default_binary="python3", default_port=30000, log_parser=None,
             metrics_prefix=None, lookahead_by="relaunch", honours_ignore_eos=True,
             tokenizer="tokenize", needs_num_ctx=False,
@@ -173,7 +185,7 @@ REGISTRY: dict[str, EngineKind] = {
         EngineKind(
             name="vllm", label="vLLM", client=OPENAI_COMPATIBLE,
             render_with="engines.recipes.vllm:render_vllm",
-            allowed_flags="engines.recipes.vllm:ALLOWED_FLAGS",
+            allowed_flags="engines.recipes.vllm:ALLOWED_FLAGS", methods="engines.recipes.vllm:METHOD_NAMES",
             default_binary="vllm", default_port=8000, log_parser=None,
             metrics_prefix="vllm:", lookahead_by="relaunch", honours_ignore_eos=True,
             tokenizer="tokenize", needs_num_ctx=False,

@@ -10,6 +10,7 @@ overwritten. `plan` says what each combination would be; `create` saves the new 
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import re
 from collections import Counter
@@ -18,10 +19,13 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils.text import capfirst
 from django.utils.translation import gettext
 
+from engines import revisions
 from engines.models import Engine, EngineConfig
 from engines.recipes import render_config
+from engines.setting_labels import SETTING_LABELS
 from engines.templatetags.engine_words import words
 
 __all__ = ["MAX_COMBINATIONS", "Axes", "Combination", "ModelFile", "create", "plan"]
@@ -110,6 +114,12 @@ def _combinations(base: EngineConfig, axes: Axes) -> list[EngineConfig]:
     return [_copy(base, lookahead, model, method, engine) for lookahead, model, method, engine in product]
 
 
+def _said_of(field: str, message: str) -> str:
+    """The message after its setting's label, as the config form says it."""
+    label = SETTING_LABELS.get(field)
+    return f"{capfirst(str(label)) if label else field}: {message}"
+
+
 def _refusal(config: EngineConfig) -> str:
     """Why this config may not be made (the config form's checks, then its launch recipe), or ""."""
     if len(config.name) > NAME_MAX:
@@ -118,7 +128,7 @@ def _refusal(config: EngineConfig) -> str:
     try:
         config.full_clean(validate_unique=False)
     except ValidationError as exc:
-        return "; ".join(f"{name}: {' '.join(errors)}" for name, errors in exc.message_dict.items())
+        return "; ".join(_said_of(name, " ".join(errors)) for name, errors in exc.message_dict.items())
     recipe, reason = render_config(config)
     return "" if recipe is not None else gettext("no launch recipe: %(reason)s") % {"reason": words(reason)}
 
@@ -149,9 +159,10 @@ def plan(base: EngineConfig, axes: Axes) -> list[Combination]:
         )
     combinations = [Combination(config) for config in _combinations(base, axes)]
     names = Counter(c.name for c in combinations)
-    existing = _existing(combinations)
+    existing, alike = _existing(combinations), _same_settings(combinations)
     for combination in combinations:
         key = (combination.config.engine.machine.team_id, combination.name)
+        twin = alike.get(_settings_key(combination.config))
         if names[combination.name] > 1:
             combination.state = "refused"
             combination.reason = gettext("name: another combination has the same name")
@@ -160,7 +171,25 @@ def plan(base: EngineConfig, axes: Axes) -> list[Combination]:
             combination.reason = gettext("a config of this name exists: skipped")
         elif reason := _refusal(combination.config):
             combination.state, combination.reason = "refused", reason
+        elif twin is not None:
+            combination.state, combination.existing = "exists", twin
+            combination.reason = gettext("%(name)s has these settings already: reused") % {"name": twin.name}
     return combinations
+
+
+def _settings_key(config: EngineConfig) -> tuple[int, str]:
+    return config.engine_id, json.dumps(revisions.settings_of(config), sort_keys=True, default=str)
+
+
+def _same_settings(combinations: Sequence[Combination]) -> dict[tuple[int, str], EngineConfig]:
+    """The configs of the combinations' engines by their settings: a combination whose settings one
+    of them has already (the base config itself, or one an earlier matrix made) reuses it."""
+    engines = {c.config.engine_id for c in combinations}
+    found = EngineConfig.objects.filter(engine_id__in=engines).order_by("pk")
+    alike: dict[tuple[int, str], EngineConfig] = {}
+    for config in found:
+        alike.setdefault(_settings_key(config), config)
+    return alike
 
 
 def create(combinations: Sequence[Combination]) -> list[EngineConfig]:

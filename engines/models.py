@@ -18,7 +18,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from engines import kinds
+from engines import kinds, revisions
 from engines.validation import (
     THINKING_BUDGET_MAX,
     THINKING_BUDGET_MIN,
@@ -28,6 +28,8 @@ from engines.validation import (
 )
 
 DEFAULT_TEAM = "default"
+# The longest notes a machine or config keeps (characters): a paragraph or two, not a file.
+NOTES_MAX = 4000
 # Where an engine on the worker's own box listens; always allowed as an engine's host.
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
@@ -66,7 +68,7 @@ class Machine(models.Model):
     memory_gb = models.FloatField(
         _("memory (GB)"), validators=[MinValueValidator(0.1), MaxValueValidator(100_000)]
     )
-    notes = models.TextField(blank=True)
+    notes = models.TextField(blank=True, max_length=NOTES_MAX)
     capture_bodies = models.BooleanField(
         _("capture traffic bodies"), default=False,
         help_text=_("the relay stores each request's messages and answer (size-capped; only this "
@@ -351,7 +353,10 @@ class EngineConfig(models.Model):
         help_text=_("before measuring, generate until GPU clocks and temperature settle, for at most this "
         "many seconds (0: off); a cold box is faster for its first minutes, then throttles"),
     )
-    notes = models.TextField(blank=True)
+    notes = models.TextField(blank=True, max_length=NOTES_MAX)
+    # Archived instead of deleted: out of the lists and forms that start runs; its runs and
+    # revisions stay, and restoring it brings it back.
+    archived = models.BooleanField(default=False, editable=False)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
@@ -360,6 +365,11 @@ class EngineConfig(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args: Any, revised_by: Any = None, **kwargs: Any) -> None:
+        """Save, then record a revision (by ``revised_by``) if the launch or request settings changed."""
+        super().save(*args, **kwargs)
+        revisions.record(self, revised_by)
 
     def get_absolute_url(self) -> str:
         return reverse("runs:config-detail", args=[self.pk])
@@ -414,3 +424,6 @@ class EngineConfig(models.Model):
             "memory_gb": self.machine.memory_gb,
         }
         return data
+
+
+ConfigRevision = revisions.ConfigRevision

@@ -9,4 +9,6 @@ urlpatterns = [
     path("configs/new/", views.config_create, name="config-create"),
     path("configs/<int:pk>/edit/", views.config_edit, name="config-edit"),
     path("configs/<int:pk>/matrix/", views.config_matrix, name="config-matrix"),
+    path("configs/<int:pk>/archive/", views.config_archive, name="config-archive"),
+    path("machines/<int:pk>/bandwidth/clear/", views.machine_bandwidth_clear, name="machine-bandwidth-clear"),
 ]

@@ -6,19 +6,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from django.core.exceptions import ValidationError
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import models
 from django.utils.translation import gettext
 
-from engines.recipes import settings_from_config
+from engines.recipes import LaunchSettings, render, settings_from_config
 from engines.recipes.checks import launch_refusals
+from engines.setting_labels import SETTING_LABELS
 from engines.templatetags.engine_words import words
 
 if TYPE_CHECKING:
     from engines.models import EngineConfig, Team
 
 __all__ = [
-    "THINKING_BUDGET_MAX", "THINKING_BUDGET_MIN", "launch_errors", "refuse_name_in_team", "thinking_errors",
+    "THINKING_BUDGET_MAX", "THINKING_BUDGET_MIN", "launch_errors", "recipe_errors", "refuse_name_in_team",
+    "thinking_errors",
 ]
 
 # A thinking budget below this leaves no room to reason; above it no engine's context holds it.
@@ -28,14 +30,49 @@ THINKING_BUDGET_MAX = 131_072
 
 def launch_errors(config: EngineConfig) -> dict[str, str]:
     """What a config may not launch, by field: extra flags outside its kind's allowlist, a model path
-    outside this machine's model directories (engines.recipes.checks, the check the worker repeats)."""
+    outside this machine's model directories (engines.recipes.checks, the check the worker repeats),
+    and, on an engine SparkDash starts, settings its kind's launch recipe cannot honour (on an
+    engine started by someone else, only a speculative method its kind does not have)."""
     if config.engine_id is None:
         return {}  # the form says the engine is missing
     try:
         settings = settings_from_config(config)
     except ValueError:
         return {}  # an empty model: the field's own check says so
-    return {field: str(words(message)) for field, message in launch_refusals(settings).items()}
+    errors = {field: _on_field(field, message) for field, message in launch_refusals(settings).items()}
+    if not errors:
+        errors = recipe_errors(settings, {f.name for f in config._meta.fields})
+        if not config.engine.managed:
+            # An engine started by someone else: its own draft model, flags and lengths are its
+            # business, but a speculative method its kind does not have is a typo, said now.
+            errors = {field: e for field, e in errors.items() if field == "speculative_method"}
+    return errors
+
+
+def recipe_errors(settings: LaunchSettings, fields: set[str]) -> dict[str, str]:
+    """Why the kind's launch recipe refuses these settings, on the field its message names
+    (on the whole form when it names none); empty when it renders."""
+    try:
+        render(settings)
+    except ValueError as exc:
+        message = exc.args[0] if exc.args else str(exc)
+        field = str(message).partition(":")[0].strip()
+        if field in fields:
+            return {field: _on_field(field, message)}
+        return {NON_FIELD_ERRORS: str(words(message))}
+    return {}
+
+
+def _on_field(field: str, message: Any) -> str:
+    """The message as said on its field: without the field's name in front (a check's message
+    starts with it, or with its label in a translation; the form puts the field's label there, the
+    YAML loader its key)."""
+    text = str(words(message))
+    label = SETTING_LABELS.get(field)
+    for name in (field, *([str(label)] if label else [])):
+        if text.startswith(f"{name}:"):
+            return text[len(name) + 1:].lstrip()
+    return text
 
 
 def refuse_name_in_team(obj: models.Model, team_objects: models.QuerySet[Any], message: str,

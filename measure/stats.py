@@ -22,6 +22,7 @@ __all__ = [
     "Spread",
     "interval",
     "percentile",
+    "share_interval",
     "summarize",
     "summarize_rows",
 ]
@@ -92,18 +93,22 @@ def _bootstrap(draw: Callable[[random.Random], float]) -> list[float]:
     return [percentile(draws, tail), percentile(draws, 100 - tail)]
 
 
-def summarize(values: Iterable[float | None]) -> Spread | None:
+def summarize(values: Iterable[float | None], intervals: bool = True) -> Spread | None:
     """The Spread of the values that are present; None when there are none.
 
-    One value has no interval (median_ci None). A percentile from fewer values than it needs
-    is the largest value: flagged `pNN_is_max`, and without an interval (a resample's largest
-    value can never exceed the sample's, so its bootstrap says nothing).
+    One value has no interval (median_ci None). Without `intervals` the spread is just median,
+    min, max and n (a live run's summary so far: the bootstrap is the costly part, and the run's
+    end computes it). A percentile from fewer values than it needs is the largest value: flagged
+    `pNN_is_max`, and without an interval (a resample's largest value can never exceed the
+    sample's, so its bootstrap says nothing).
     """
     ordered = sorted(float(v) for v in values if v is not None)
     if not ordered:
         return None
     n = len(ordered)
     spread: Spread = {"median": statistics.median(ordered), "min": ordered[0], "max": ordered[-1], "n": n}
+    if not intervals:
+        return spread
     spread["median_ci"] = _bootstrap(partial(_median_draw, ordered=ordered)) if n > 1 else None
     for key, percent, needed in PERCENTILES:
         rank = _rank(percent, n)
@@ -125,16 +130,36 @@ def interval(spread: Mapping[str, Any]) -> tuple[float, float]:
     return float(spread["min"]), float(spread["max"])
 
 
-def summarize_rows(rows: Iterable[Mapping[str, Any]], keys: Iterable[str]) -> dict[str, Spread | None]:
+def summarize_rows(
+    rows: Iterable[Mapping[str, Any]], keys: Iterable[str], intervals: bool = True
+) -> dict[str, Spread | None]:
     """One Spread per key over a list of per-request rows."""
     materialized = list(rows)
-    return {key: summarize(row.get(key) for row in materialized) for key in keys}
+    return {key: summarize((row.get(key) for row in materialized), intervals) for key in keys}
 
 
 def figure_value(figure: Mapping[str, Any] | None) -> float | None:
     """A summary figure's one value: a pooled figure's "pooled" (acceptance, tokens per
-    verification: runs.core.metrics.pooled_figures), a spread's median; None without one."""
+    verification: runs.core.request_figures.pooled_figures), a spread's median; None without one."""
     if not isinstance(figure, Mapping):
         return None
     value = figure.get("pooled", figure.get("median"))
     return float(value) if isinstance(value, int | float) else None
+
+
+# The normal quantile of CONFIDENCE, two-sided (1.96 for 95 %).
+_Z = statistics.NormalDist().inv_cdf(0.5 + CONFIDENCE / 2)
+
+
+def share_interval(k: float, n: float) -> tuple[float, float] | None:
+    """The Wilson score interval of k successes in n trials, as fractions (None when n is 0).
+
+    Used for a quality score (pass@1, accuracy, needles found): unlike the normal approximation
+    it stays inside [0, 1] and is not zero-width at 0 or n.
+    """
+    if n <= 0:
+        return None
+    p, z2 = k / n, _Z * _Z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = _Z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return max(0.0, centre - half), min(1.0, centre + half)

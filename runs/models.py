@@ -18,8 +18,9 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from engines import kinds as engine_kinds
 from engines.access import foreign_configs
-from engines.models import EngineConfig, Machine
+from engines.models import Engine, EngineConfig, Machine
 from runs.core.registry import job_choices
 from runs.signals import execution_finished
 from teams.tokens import HashedToken
@@ -31,6 +32,7 @@ class RunDict(TypedDict):
     id: int
     status: str
     config: str
+    revision: int | None
     job: str
     machine: str
     engine: str
@@ -102,6 +104,9 @@ class Run(models.Model):
     TERMINAL = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
 
     config = models.ForeignKey(EngineConfig, models.PROTECT, related_name="runs")
+    # The config's settings this run runs with (engines.revisions); null only while being created.
+    revision = models.ForeignKey("engines.ConfigRevision", models.PROTECT, null=True, blank=True,
+                                 related_name="runs")
     # Copied from the config at creation: which box's queue the run waits in.
     machine = models.ForeignKey(Machine, models.PROTECT, related_name="runs")
     job = models.CharField(max_length=30, choices=job_choices)  # the job registry's kinds
@@ -148,6 +153,14 @@ class Run(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("runs:detail", args=[self.pk])
 
+    def ran_with(self) -> dict[str, Any]:
+        """The config settings this run ran (or will run) with: its revision's; for a run without
+        one, its provenance snapshot's, else the config's as they are now."""
+        if self.revision is not None:
+            return dict(self.revision.settings)
+        provenance = self.provenance if isinstance(self.provenance, dict) else {}
+        return dict(provenance.get("config") or self.config.snapshot())
+
     def get_job_display(self) -> str:  # type: ignore[no-redef]  # over the choices' own
         """The job kind's label in the reader's language (the registry's labels are marked English)."""
         return gettext(dict(job_choices()).get(self.job, self.job))
@@ -170,6 +183,7 @@ class Run(models.Model):
             "id": self.pk,
             "status": self.status,
             "config": self.config.name,
+            "revision": self.revision.number if self.revision is not None else None,
             "job": self.job,
             "machine": self.machine.name,
             "engine": engine.name,
@@ -371,3 +385,34 @@ class MetricsToken(HashedToken):
     class Meta:
         ordering = ["team", "-created"]
         verbose_name = _("metrics token")
+
+
+class ConnectionCheck(models.Model):
+    """A connection test of an engine URL on a machine, run by that machine's worker (the only
+    box that may fetch it; runs.worker.connection): what answered, before the engine is saved or run.
+
+    ``result``: reachable, and api, models, version, spec_counters, or error (engines.clients.probe).
+    """
+
+    machine = models.ForeignKey(Machine, models.CASCADE, related_name="connection_checks")
+    engine = models.ForeignKey(Engine, models.SET_NULL, null=True, blank=True,
+                               related_name="connection_checks")
+    kind = models.CharField(max_length=20, choices=engine_kinds.choices)
+    base_url = models.URLField(max_length=300)
+    api_key = models.CharField(max_length=300, blank=True)  # emptied once the check has run
+    result = models.JSONField(default=dict, blank=True)
+    created = models.DateTimeField(default=timezone.now)
+    finished = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True,
+                                   related_name="+")
+    team_path = "machine__team__"
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return f"check of {self.base_url} on {self.machine_id}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.pk, "machine": self.machine.name, "kind": self.kind, "base_url": self.base_url,
+                "finished": self.finished.isoformat() if self.finished else None, "result": self.result}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from runs.actions import schedules
-from runs.worker import execution
+from runs.worker import connection, execution
 
 BUSY_RETRY_S = 2
 
@@ -33,3 +33,9 @@ def fire_schedule(schedule_id: int) -> int | None:
     """
     started = schedules.fire(schedule_id)
     return started.pk if started else None
+
+
+@shared_task(acks_late=False)
+def check_connection(check_id: int) -> None:
+    """Run a connection check on this machine's queue (runs.worker.connection)."""
+    connection.run_check(check_id)

@@ -2,7 +2,18 @@
 from django.urls import path
 
 from runs.results import prometheus
-from runs.views import api, compare, configs, metrics_tokens, results, run_page, schedules, sweeps, tour
+from runs.views import (
+    api,
+    compare,
+    configs,
+    metrics_tokens,
+    results,
+    run_page,
+    schedules,
+    setup,
+    sweeps,
+    tour,
+)
 
 app_name = "runs"
 urlpatterns = [
@@ -11,10 +22,16 @@ urlpatterns = [
     path("configs/", configs.config_list, name="config-list"),
     path("configs/<int:pk>/", configs.config_detail, name="config-detail"),
     path("configs/<int:pk>/start/", configs.config_start_run, name="config-start-run"),
+    path("engines/new/", setup.engine_create, name="engine-create"),
+    path("engines/<int:pk>/", setup.engine_detail, name="engine-detail"),
+    path("engines/<int:pk>/edit/", setup.engine_edit, name="engine-edit"),
+    path("engines/<int:pk>/check/", setup.engine_check, name="engine-check"),
+    path("api/connection-checks/<int:pk>", setup.check_detail, name="api-connection-check"),
     path("runs/", run_page.run_list, name="list"),
     path("results/", results.results_table, name="results"),
     path("runs/<int:pk>/", run_page.run_detail, name="detail"),
     path("runs/<int:pk>/cancel/", run_page.run_cancel, name="cancel"),
+    path("runs/<int:pk>/again/", run_page.run_again, name="again"),
     path("runs/<int:pk>/log/", run_page.run_log, name="log"),
     path("api/runs/<int:pk>", api.run_detail, name="api-run"),
     path("api/runs/<int:pk>/samples", api.run_samples, name="api-samples"),

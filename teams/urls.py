@@ -13,5 +13,6 @@ urlpatterns = [
     path("<int:pk>/members/<int:user_pk>/role/", views.member_role, name="member-role"),
     path("<int:pk>/members/<int:user_pk>/remove/", views.member_remove, name="member-remove"),
     path("<int:pk>/machines/new/", views.machine_add, name="machine-add"),
+    path("<int:pk>/machines/<int:machine_pk>/edit/", views.machine_edit, name="machine-edit"),
     path("<int:pk>/audit/", audit_page.audit_page, name="audit"),
 ]

@@ -17,8 +17,9 @@ from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from engines.access import get_visible_or_404, visible
-from engines.models import Team
+from engines.models import Machine, Team
 from teams import audit
+from teams.changes import changed_fields, snapshot
 from teams.forms import AddMemberForm, MachineForm, RoleForm
 from teams.models import Role, TeamRole
 from teams.roles import has_role, require_role, role_of, set_role
@@ -127,13 +128,27 @@ def member_remove(request: HttpRequest, pk: int, user_pk: int) -> HttpResponse:
 @login_required
 def machine_add(request: HttpRequest, pk: int) -> HttpResponse:
     """A new machine in the team (team admins; GET too: members have nothing to do here)."""
+    return _machine_form(request, _team(request, pk, Role.ADMIN), None)
+
+
+@login_required
+def machine_edit(request: HttpRequest, pk: int, machine_pk: int) -> HttpResponse:
+    """Change one of the team's machines (team admins): its name, host, memory and notes."""
     team = _team(request, pk, Role.ADMIN)
-    form = MachineForm(request.POST if request.method == "POST" else None, instance=None)
+    return _machine_form(request, team, get_object_or_404(Machine, pk=machine_pk, team=team))
+
+
+def _machine_form(request: HttpRequest, team: Team, machine: Machine | None) -> HttpResponse:
+    form = MachineForm(request.POST if request.method == "POST" else None, instance=machine)
     form.instance.team = team
+    before = snapshot(machine, form.fields)
     if form.is_valid():
-        machine = form.save()
-        audit.record(request.user, "created", machine, team, request=request)
+        saved = form.save()
+        if machine is None:
+            audit.record(request.user, "created", saved, team, request=request)
+        elif fields := changed_fields(before, saved):
+            audit.record(request.user, "changed", saved, team, request=request, fields=fields)
         return redirect("teams:detail", team.pk)
-    ctx = {"team": team, "form": form}
+    ctx = {"team": team, "form": form, "machine": machine}
     return render(request, "teams/machine_form.html", ctx, status=400 if form.errors else 200)
 

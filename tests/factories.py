@@ -14,8 +14,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.utils import timezone
 
+from engines import revisions
 from engines.models import Engine, EngineConfig, Machine, Team
-from runs.models import Alert, Run, Sample, Schedule, Sweep, SweepExecution
+from runs.models import Alert, ConnectionCheck, Run, Sample, Schedule, Sweep, SweepExecution
 from traffic.models import TrafficRecord
 from traffic.relay import record as relay_record
 
@@ -124,6 +125,7 @@ class RunFactory(factory.django.DjangoModelFactory):
         model = Run
 
     config = factory.SubFactory(EngineConfigFactory)
+    revision = factory.LazyAttribute(lambda run: revisions.record(run.config))
     machine = factory.LazyAttribute(lambda run: run.config.engine.machine)
     job = "speed"
     params = factory.LazyFunction(lambda: {"reps": 3, "max_tokens": 256})
@@ -319,6 +321,7 @@ class TeamWorld:
     schedule: Schedule
     alert: Alert
     traffic: TrafficRecord
+    check: ConnectionCheck
 
 
 def team_world(prefix: str) -> TeamWorld:
@@ -350,8 +353,10 @@ def team_world(prefix: str) -> TeamWorld:
                       "messages": [{"role": "user", "content": f"{prefix}-secret"}]},
         response_text=f"{prefix}-answer",
     )
+    check = ConnectionCheck.objects.create(machine=machine, engine=engine, kind="llama-server",
+                                           base_url=f"http://127.0.0.1:9/{prefix}-check")
     return TeamWorld(team, owner, teammate, machine, engine, config, run, sweep, execution, schedule, alert,
-                     traffic)
+                     traffic, check)
 
 
 def telemetry(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from measure import catalog
 from runs.core import registry
 from runs.templatetags.run_format import REASONING_METRICS, SUMMARY_METRICS
 
@@ -19,9 +20,16 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 def test_it_defines_every_figure_the_run_page_and_the_scorecards_show_in_metrics_md():
     text = (DOCS / "metrics.md").read_text(encoding="utf-8")
     shown = [m["key"] for m in SUMMARY_METRICS + REASONING_METRICS]
-    speed = [m.key for m in registry.JOBS["speed"].metrics]
-    missing = [key for key in shown + speed if f"`{key}`" not in text]
+    scored = [m.key for m in registry.METRICS]
+    missing = [key for key in shown + scored if f"`{key}`" not in text]
     assert missing == []
+
+
+def test_it_keeps_the_metric_catalogue_in_metrics_md_as_the_code_declares_it():
+    text = (DOCS / "metrics.md").read_text(encoding="utf-8")
+    start, end = "<!-- metric-catalog:start -->\n", "<!-- metric-catalog:end -->"
+    written = text[text.index(start) + len(start):text.index(end)]
+    assert written == catalog.markdown_table(), "run: python -m measure.catalog"
 
 
 def test_it_names_only_code_that_exists_in_the_glossary():

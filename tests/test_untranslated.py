@@ -1,9 +1,12 @@
 """tests/untranslated.py, the Japanese browser test's eye: what it counts as left in English."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from tests.untranslated import catalogue, english_sentences, untranslated
+from engines.models import EngineConfig
+from tests.untranslated import PLACEHOLDER, catalogue, english_sentences, untranslated
 
 pytestmark = pytest.mark.backend_free
 
@@ -27,3 +30,15 @@ def test_it_passes_a_translation_that_keeps_its_english_in_brackets():
 def test_it_lists_english_prose_but_not_names_flags_or_japanese():
     texts = ["3 repetitions, 256 max tokens", "sim-ja", "--spec-draft-n-max 8", "デコード (client) tok/s"]
     assert english_sentences(texts) == ["3 repetitions, 256 max tokens"]
+
+
+# The engine's own request parameter, named as the engine reads it (not a config field's name).
+API_NAMES = {"reasoning_effort"}
+
+
+def test_it_names_no_config_setting_by_its_internal_name_in_japanese():
+    internal = {f.name for f in EngineConfig._meta.fields if "_" in f.name} - API_NAMES
+    named = {english: sorted(name for name in internal if re.search(rf"(?<![\w-]){name}(?!\w)",
+                                                                   PLACEHOLDER.sub("", japanese)))
+             for english, japanese in catalogue().items()}
+    assert {english: names for english, names in named.items() if names} == {}

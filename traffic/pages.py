@@ -12,7 +12,7 @@ from django.utils.translation import gettext
 
 from engines.models import Machine
 from traffic.models import RelayState, TrafficRecord
-from traffic.serialize import record_json
+from traffic.serialize import record_json, with_steps
 from traffic.stats import WINDOWS, new_input_share, window_start, window_stats
 from traffic.texts import figure_texts, relay_texts
 from traffic.warnings import by_conversation, engine_log_warnings, traffic_warnings
@@ -54,7 +54,7 @@ def payload(machine: Machine, window: str, since: int, now: datetime, with_stats
     """The records after id `since` (the latest LATEST of them, oldest first), the relay's state,
     and, when asked or when there are new records, the window's figures (and their texts) and warnings."""
     # Bodies are read (not deferred): record_json says whether each was captured, never what it holds.
-    rows = TrafficRecord.objects.filter(machine=machine, pk__gt=since).order_by("-pk")[:LATEST]
+    rows = with_steps(TrafficRecord.objects.filter(machine=machine, pk__gt=since)).order_by("-pk")[:LATEST]
     records = [record_json(row) for row in reversed(rows)]
     state = RelayState.objects.filter(machine=machine).first()
     relay = relay_summary(state, now)

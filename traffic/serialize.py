@@ -3,9 +3,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
+
 from traffic.models import TrafficRecord
 
-__all__ = ["FIGURES", "record_json"]
+__all__ = ["FIGURES", "record_json", "with_steps"]
 
 # The record's own fields, copied as they are (times in seconds, counts in tokens).
 FIGURES = (
@@ -13,6 +16,18 @@ FIGURES = (
     "decode_tps_client", "decode_tps_engine", "prompt_tokens", "new_prompt_tokens", "output_tokens",
     "output_type", "draft_tokens", "accepted_tokens", "finish_reason", "error", "conversation", "turn",
 )
+
+
+def with_steps(rows: QuerySet[TrafficRecord]) -> QuerySet[TrafficRecord]:
+    """The rows, each with `step`: its place among its conversation's requests on its machine, in
+    the order they arrived (1 for the first), as the conversation page numbers them. (A record's
+    `turn` is the number of messages it sent: a retry sends as many as the request it repeats.)"""
+    earlier = TrafficRecord.objects.filter(
+        Q(arrived__lt=OuterRef("arrived")) | Q(arrived=OuterRef("arrived"), pk__lt=OuterRef("pk")),
+        machine=OuterRef("machine"), conversation=OuterRef("conversation"),
+    ).exclude(conversation="").order_by().values("conversation").annotate(n=Count("pk")).values("n")
+    found = Coalesce(Subquery(earlier, output_field=IntegerField()), Value(0))
+    return rows.annotate(step=found + 1)
 
 
 def record_json(row: TrafficRecord) -> dict[str, Any]:
@@ -30,6 +45,7 @@ def record_json(row: TrafficRecord) -> dict[str, Any]:
         **figures,
         "tool_calls": tool_calls(row.tool_calls),
         "captured": row.request_body is not None,
+        "step": getattr(row, "step", None),
     }
 
 

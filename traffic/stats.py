@@ -16,8 +16,9 @@ a datetime, an ISO 8601 string or epoch seconds). Definitions:
 from __future__ import annotations
 
 import math
+import re
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -26,9 +27,9 @@ from engines.words import gettext_noop
 from measure.stats import summarize
 
 __all__ = [
-    "DEFAULT_WINDOW", "WINDOWS", "bucket_seconds", "by_output_type", "errors", "field", "generation_share",
-    "is_error", "new_input_share", "per_bucket", "percentile", "ttft_percentiles", "when", "window_start",
-    "window_stats",
+    "DEFAULT_WINDOW", "WINDOWS", "bucket_seconds", "by_output_type", "cause", "errors", "field",
+    "generation_share", "is_error", "new_input_share", "per_bucket", "percentile", "ttft_percentiles",
+    "when", "window_start", "window_stats",
 ]
 
 # The page's window choices: name -> seconds.
@@ -62,9 +63,28 @@ def is_error(record: Any) -> bool:
 
 
 def errors(records: Sequence[Any]) -> dict[str, Any]:
-    """How many requests failed, of how many, and the share (None without requests)."""
-    count = sum(1 for r in records if is_error(r))
-    return {"count": count, "n": len(records), "share": count / len(records) if records else None}
+    """How many requests failed, of how many, the share (None without requests), and by_cause:
+    [cause, count] for the CAUSES most frequent causes, most frequent first."""
+    failed = [r for r in records if is_error(r)]
+    causes = Counter(cause(r) for r in failed).most_common(CAUSES)
+    return {"count": len(failed), "n": len(records), "share": len(failed) / len(records) if records else None,
+            "by_cause": [[text, n] for text, n in causes]}
+
+
+CAUSES = 5
+_URL = re.compile(r"\s*(at )?https?://\S*?(?=:?(\s|$))")
+
+
+def cause(record: Any) -> str:
+    """Why a request failed, in a form many failures share: its error without the engine's URL
+    (first CAUSE_CHARS characters), else its HTTP status."""
+    text = str(field(record, "error") or "")
+    if not text:
+        return f"HTTP {field(record, 'status')}"
+    return _URL.sub("", text).strip()[:CAUSE_CHARS]
+
+
+CAUSE_CHARS = 120
 
 
 def _ratio(records: Iterable[Any], part: str, whole: str) -> dict[str, Any] | None:

@@ -74,7 +74,9 @@ def _errors(errors: dict[str, Any]) -> str:
     counts = {"count": f"{errors['count']:,}", "n": f"{errors['n']:,}"}
     if errors["share"] is None:
         return gettext("%(count)s of %(n)s") % counts
-    return gettext("%(count)s of %(n)s (%(share)s)") % (counts | {"share": _percent(errors["share"])})
+    text = gettext("%(count)s of %(n)s (%(share)s)") % (counts | {"share": _percent(errors["share"])})
+    causes = "; ".join(f"{cause} ({n:,})" for cause, n in errors.get("by_cause") or [])
+    return f"{text}: {causes}" if causes else text
 
 
 def figure_texts(stats: dict[str, Any]) -> dict[str, Any]:

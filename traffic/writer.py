@@ -28,7 +28,7 @@ from traffic.live import broadcast_records
 from traffic.models import TrafficRecord as TrafficRow
 from traffic.relay.record import TrafficRecord
 from traffic.rows import to_row
-from traffic.serialize import record_json
+from traffic.serialize import record_json, with_steps
 
 log = logging.getLogger(__name__)
 
@@ -200,4 +200,5 @@ def _insert(machine_id: int, batch: Sequence[Pending]) -> list[TrafficRow]:
     with transaction.atomic():
         TrafficRow.objects.bulk_create(rows, ignore_conflicts=True)
     # bulk_create with ignore_conflicts sets no ids: read the rows back for the page.
-    return list(TrafficRow.objects.filter(key__in=[row.key for row in rows]).order_by("arrived", "pk"))
+    stored = with_steps(TrafficRow.objects.filter(key__in=[row.key for row in rows]))
+    return list(stored.order_by("arrived", "pk"))

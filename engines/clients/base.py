@@ -39,6 +39,11 @@ __all__ = [
     "now",
 ]
 
+# How long an idle pooled connection is reused. Below every engine's own keep-alive timeout
+# (llama-server closes an idle connection after 5 s, httpx's default is also 5 s): at 5 s a
+# request sent as the engine closes the connection fails with "Server disconnected".
+KEEPALIVE_EXPIRY_S = 2.0
+
 
 def now() -> float:
     """The client clock every timestamp is taken with (monotonic, seconds)."""
@@ -69,7 +74,7 @@ class EngineFigures:
 
     output_tokens: int | None = None
     # "engine" (its usage, or its own count) or "tokenizer" (the reply had none: SparkDash counted
-    # the streamed text with the engine's tokenizer, runs.core.metrics.send)
+    # the streamed text with the engine's tokenizer, runs.core.request_figures.send)
     output_tokens_source: str | None = None
     prompt_tokens: int | None = None  # prompt tokens sent, cached ones included
     cached_tokens: int | None = None  # prompt tokens reused from the engine's cache
@@ -138,7 +143,7 @@ class Generation:
 class EngineClient(ABC):
     """An engine's HTTP API. Subclasses parse one wire format; all share httpx and errors."""
 
-    kind: ClassVar[str]  # the wire API it speaks
+    api: ClassVar[str]  # the wire API it speaks ("openai", "ollama", "sglang"); never its engine kind
     # The engines.kinds name of the engine behind it; "" for a client made outside the registry.
     engine_kind: str = ""
 
@@ -156,6 +161,7 @@ class EngineClient(ABC):
             base_url=self.base_url,
             headers=headers,
             timeout=httpx.Timeout(timeout, connect=10.0),
+            limits=httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S),
             transport=transport,
         )
 
@@ -226,6 +232,10 @@ class EngineClient(ABC):
     @abstractmethod
     async def model_info(self, model: str) -> dict[str, Any]:
         """What the engine says about a model: at least `id`, and `digest` where known."""
+
+    async def models(self) -> list[str]:
+        """The names of the models the engine serves (or has pulled), as its API lists them."""
+        return []
 
     async def metrics_text(self) -> str | None:
         """The engine's Prometheus /metrics text, or None when it does not serve one."""

@@ -36,7 +36,7 @@ NS = 1e9
 class OllamaClient(EngineClient):
     """Talks to `ollama serve` through its native API."""
 
-    kind: ClassVar[str] = "ollama"
+    api: ClassVar[str] = "ollama"
     engine_kind = "ollama"
 
     async def stream(self, request: GenerationRequest) -> AsyncIterator[Chunk | EngineFigures]:
@@ -64,6 +64,11 @@ class OllamaClient(EngineClient):
     async def version(self) -> str | None:
         version = (await self._get_object("/api/version")).get("version")
         return str(version) if version else None
+
+    async def models(self) -> list[str]:
+        listed = (await self._get_object("/api/tags")).get("models")
+        entries = listed if isinstance(listed, list) else []
+        return [str(e["name"]) for e in entries if isinstance(e, dict) and e.get("name")]
 
     async def model_info(self, model: str) -> dict[str, Any]:
         """/api/show's details and GGUF facts, plus the model's digest from /api/tags."""

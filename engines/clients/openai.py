@@ -47,7 +47,7 @@ MAX_POSITIONS = 64  # more draft positions than any engine drafts: a malformed a
 class OpenAIClient(EngineClient):
     """Talks to an engine's OpenAI-compatible API; `flavour` says which engine kind is behind it."""
 
-    kind: ClassVar[str] = "openai"
+    api: ClassVar[str] = "openai"
 
     def __init__(
         self,
@@ -164,6 +164,11 @@ class OpenAIClient(EngineClient):
             value = data.get(key)
             return str(value) if value else None
         return None
+
+    async def models(self) -> list[str]:
+        listed = (await self._get_object("/v1/models")).get("data")
+        entries = listed if isinstance(listed, list) else []
+        return [str(e["id"]) for e in entries if isinstance(e, dict) and e.get("id")]
 
     async def model_info(self, model: str) -> dict[str, Any]:
         """The /v1/models entry whose id is `model`, or the first one (llama-server serves one model)."""

@@ -46,7 +46,7 @@ RENAMED = {"min_tokens": "min_new_tokens"}
 class SGLangClient(OpenAIClient):
     """SGLang: native /generate for plain requests, its OpenAI-compatible API for the rest."""
 
-    kind: ClassVar[str] = "sglang"
+    api: ClassVar[str] = "sglang"
 
     def __init__(
         self,

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from engines import kinds
 from engines.recipes import simulator
 from engines.recipes.base import LaunchSettings, Recipe
 from engines.recipes.flags import checked
 from engines.words import Words, gettext_noop
 
-__all__ = ["LaunchSettings", "Recipe", "render", "render_config", "settings_from_config"]
+__all__ = ["LaunchSettings", "Recipe", "method_choices", "render", "render_config", "settings_from_config"]
 
 OPTIONAL = (
     "quantization", "speculative_method", "draft_model", "draft_n_min", "draft_p_min",
@@ -54,8 +55,6 @@ def render(settings: LaunchSettings) -> Recipe:
 
     :raises ValueError: for settings the engine cannot run; the message starts with the field.
     """
-    from engines import kinds  # engines.kinds imports the renderers, which import this package
-
     if not settings.simulator:
         return kinds.get(settings.kind).render(settings)
     extra = checked(simulator.ALLOWED_FLAGS, settings.extra_flags)
@@ -76,3 +75,9 @@ def render_config(config: Any) -> tuple[Recipe | None, str]:
         # Words keeps its marked template for the page to translate; str() would drop it.
         reason = exc.args[0] if exc.args and isinstance(exc.args[0], Words) else str(exc)
         return None, reason
+
+
+def method_choices(kind: str) -> list[str]:
+    """The speculative_method names the kind's launch recipe takes (the config form offers them)."""
+    spec = kinds.find(kind)
+    return spec.method_names() if spec else []

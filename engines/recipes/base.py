@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from engines import kinds
 from engines.recipes.flags import checked, split_extra_flags
 from engines.words import Words, gettext_noop
 
@@ -120,8 +121,6 @@ class LaunchSettings:
     simulator: bool = False
 
     def __post_init__(self) -> None:
-        from engines import kinds  # engines.kinds imports the renderers, which import this module
-
         spec = kinds.find(self.kind)
         if spec is None:
             raise ValueError(
@@ -190,8 +189,6 @@ class Builder:
 
     def build(self, base_url: str = "") -> Recipe:
         """The recipe, with the extra flags the kind's allowlist lets through (ValueError otherwise)."""
-        from engines import kinds  # engines.kinds imports the renderers, which import this module
-
         extra = checked(kinds.get(self.settings.kind).flag_table(), self.settings.extra_flags)
         return Recipe(
             kind=self.settings.kind,

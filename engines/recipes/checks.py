@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from engines import kinds
 from engines.recipes import simulator
 from engines.recipes.base import LaunchSettings
 from engines.recipes.flags import FlagTable, checked
@@ -29,8 +30,6 @@ TYPED = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.,:+-]{0,99}")
 
 def flag_table(settings: LaunchSettings) -> FlagTable:
     """The allowlist of the settings' extra flags: its kind's, or the simulator's."""
-    from engines import kinds  # engines.kinds imports the renderers, which import this package
-
     return simulator.ALLOWED_FLAGS if settings.simulator else kinds.get(settings.kind).flag_table()
 
 
@@ -64,8 +63,6 @@ def launch_refusal(settings: LaunchSettings) -> Words | None:
 def allowlist_markdown() -> str:
     """The README's list of every kind's allowed extra flags, made from the tables themselves
     (``python -m engines.recipes.checks`` prints it; a test holds the README to it)."""
-    from engines import kinds  # engines.kinds imports the renderers, which import this package
-
     tables = [spec.flag_table() for spec in kinds.REGISTRY.values()] + [simulator.ALLOWED_FLAGS]
     lines: list[str] = []
     for table in tables:

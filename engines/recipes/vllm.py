@@ -64,6 +64,7 @@ METHODS = {
     "ngram", "ngram_gpu", "suffix", "draft_model", "eagle", "eagle3", "dflash", "dspark",
     "medusa", "mlp_speculator", "mtp",
 }  # fmt: skip
+METHOD_NAMES = tuple(sorted(METHODS))  # in a stable order, for the config form's suggestions
 NEEDS_MODEL = {"draft_model", "eagle", "eagle3", "dflash", "dspark", "medusa", "mlp_speculator"}
 NO_MODEL = {"ngram", "ngram_gpu", "suffix"}
 ALIASES = {

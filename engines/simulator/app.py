@@ -17,6 +17,7 @@ from typing import Any
 
 from .agent import Turn, next_turn, offers_tools
 from .cache import CHARS_PER_TOKEN, PromptCache, n_tokens, tokenize
+from .choice import multiple_choice_answer
 from .counters import SpecCounters
 from .enginelog import Log, acceptance_line, engine_log
 from .meta import META
@@ -360,8 +361,11 @@ def _ask_openai(body: dict[str, Any]) -> Asked:
 
 def _turn(body: dict[str, Any]) -> Turn | None:
     """The scripted agent's reply to a chat body that offers tools, or whose conversation holds
-    tool results (the turn after a watchdog withdrew them); None for any other request."""
+    tool results (the turn after a watchdog withdrew them); a multiple-choice question's answer
+    (choice.py); None for any other request."""
     messages = [m for m in body.get("messages", []) if isinstance(m, dict)]
+    if not offers_tools(body) and (choice := multiple_choice_answer(messages)) is not None:
+        return Turn(text=choice)
     if not offers_tools(body) and not any(m.get("role") == "tool" for m in messages):
         return None
     return next_turn(messages, offers_tools(body))

@@ -161,10 +161,12 @@ def _cells(
     cells: dict[SweepCell, tuple[list, list]] = defaultdict(lambda: ([], []))
     throttles: dict[SweepCell, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
     failures: dict[SweepCell, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
-    for run in runs.only("execution_id", "config_id", "job", "params", "summary", "warnings"):
+    revisions: dict[SweepCell, tuple[list[int | None], list[int | None]]] = defaultdict(lambda: ([], []))
+    for run in runs.only("execution_id", "config_id", "revision_id", "job", "params", "summary", "warnings"):
         cell = (run.config_id, run.job, json.dumps(run.params, sort_keys=True))
         base, current = cells[cell]
         side = 1 if run.execution_id == current_id else 0
+        revisions[cell][side].append(run.revision_id)
         if side:
             current.append(run.summary)
         else:
@@ -173,8 +175,16 @@ def _cells(
             throttles[cell][side].append(seconds)
         if over_failed_share(run.summary):
             failures[cell][side].append(run.summary["outcomes"]["failed_share"])
+    for cell, (base, _) in cells.items():
+        base[:] = _same_settings(base, *revisions[cell])
     both = {cell: sides for cell, sides in cells.items() if sides[0] and sides[1]}
     return both, _most(throttles), _most(failures)
+
+
+def _same_settings(base: list, base_revisions: list[int | None], now: list[int | None]) -> list:
+    """The baseline runs that ran with a revision this run's runs ran with: a run is never called a
+    regression of one with other settings (a config edited between two sweep runs starts afresh)."""
+    return [entry for entry, revision in zip(base, base_revisions, strict=True) if revision in now]
 
 
 def _most(per_cell: dict[SweepCell, tuple[list[float], list[float]]]) -> Throttles:

@@ -8,8 +8,8 @@ from django.db import transaction
 from django.http import HttpRequest
 from django.utils.translation import gettext
 
-from engines import kinds
-from engines.models import EngineConfig, Machine
+from engines import kinds, revisions
+from engines.models import ConfigRevision, EngineConfig, Machine
 from runs.core import registry
 from runs.jobs import validate_params
 from runs.models import Run, SweepExecution
@@ -27,6 +27,7 @@ def start_run(
     execution: SweepExecution | None = None,
     repetition: int | None = None,
     request: HttpRequest | None = None,
+    revision: ConfigRevision | None = None,
 ) -> Run:
     """Create a queued run and hand it to the config's machine once the row is committed.
 
@@ -34,12 +35,21 @@ def start_run(
     for a machine whose relay is serving real traffic (Machine.relay_refusal).
     Inside an outer transaction (a sweep) the run is handed over when that one commits.
     The audit log says who started it (``user``; None: the system, e.g. a schedule) and from
-    which address (``request``).
+    which address (``request``). The run runs with ``revision``'s settings (run again), else with
+    the config's current ones (recorded as a revision if they are new).
     """
     clean = validate_params(job, params or {})
+    if config.archived:
+        raise ValueError(gettext("%(name)s is archived: restore it to run it") % {"name": config.name})
+    if revision is None:
+        revision = revisions.record(config, user)
+    elif revision.config_id != config.pk:
+        raise ValueError(gettext("that revision belongs to another config"))
+    config = revision.applied(config)
     engine = config.engine
     spec = registry.get(job)
-    if spec.relaunches_engine and not engine.managed and kinds.get(engine.kind).lookahead_by != "alias":
+    by_alias = kinds.get(engine.kind).lookahead_by == "alias"
+    if spec.engine == "per-lookahead" and not engine.managed and not by_alias:
         raise ValueError(LOOKAHEAD_NEEDS_RELAUNCH)
     if spec.needs_drafting and not config.lookahead:
         needs = gettext("%(job)s needs a config that drafts: set its lookahead above 0")
@@ -50,7 +60,8 @@ def start_run(
         raise ValueError(busy)
     with transaction.atomic():
         run = Run.objects.create(
-            config=config,
+            config=revision.config,
+            revision=revision,
             machine=config.engine.machine,
             job=job,
             params=clean,

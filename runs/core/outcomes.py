@@ -31,7 +31,7 @@ from engines.errors import (
     NoTokenCount,
 )
 from engines.words import gettext_noop
-from runs.core.metrics import send
+from runs.core.request_figures import send
 from runs.core.worded import warning
 
 __all__ = [

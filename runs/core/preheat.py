@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engines.clients import EngineClient, GenerationRequest
-from runs.core.metrics import send
+from runs.core.request_figures import send
 
 __all__ = ["SETTLE_C", "SETTLE_CLOCK_SHARE", "preheat", "settled"]
 

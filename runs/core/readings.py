@@ -2,7 +2,7 @@
 
 Each job kind's registry entry (runs.core.registry) declares its readings with these; the scoring
 (runs.core.scoring), the pages and GET /metrics read them from there. Per-request figures are
-another thing: runs.core.metrics. Plain Python, no Django.
+another thing: runs.core.request_figures. Plain Python, no Django.
 """
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from measure import catalog
 from measure.stats import figure_value
 
 __all__ = [
@@ -34,25 +35,52 @@ class Benchmark:
 
 @dataclass(frozen=True)
 class Metric:
-    """One scorecard row: how to read one value per run, and how to show it.
+    """One scorecard row: a catalogue metric (measure.catalog) read as one value per run.
 
-    `count` metrics read True/False per run and are shown as "k of n runs".
-    `out_of` reads the denominator a score is out of (table rows, questions), shown by the label.
-    `alert` False keeps a metric out of regression alerts (one that another metric already covers).
+    Its label, unit, scale, digits and direction are the catalogue's; a key nobody declared is
+    refused here. A metric whose catalogue entry gathers over runs by "count" reads True/False per
+    run, shown as "k of n runs". `out_of` reads the denominator a score is out of (table rows,
+    questions), shown by the label. `alert` False keeps a metric out of regression alerts (one
+    that another metric already covers).
     """
 
     benchmark: str
     key: str
-    label: str
-    unit: str
-    higher_is_better: bool
     value: Callable[[Summary], float | bool | None]
-    count: bool = False
-    scale: float = 1.0
-    digits: int = 1
     out_of: Callable[[Summary], Any] | None = None
     out_of_unit: str = ""
     alert: bool = True
+
+    def __post_init__(self) -> None:
+        catalog.get(self.key)
+
+    @property
+    def declared(self) -> catalog.MetricDef:
+        return catalog.get(self.key)
+
+    @property
+    def label(self) -> str:
+        return self.declared.label
+
+    @property
+    def unit(self) -> str:
+        return self.declared.unit
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.declared.higher_is_better
+
+    @property
+    def scale(self) -> float:
+        return self.declared.scale
+
+    @property
+    def digits(self) -> int:
+        return self.declared.digits
+
+    @property
+    def count(self) -> bool:
+        return self.declared.over_runs == "count"
 
 
 def median_of(key: str) -> Callable[[Summary], float | None]:
@@ -95,6 +123,17 @@ class Exported:
     documentation: str
     read: Reader
     extra_labels: tuple[str, ...] = ()
+
+    @classmethod
+    def declared(
+        cls, name: str, key: str, of: str, read: Reader, extra_labels: tuple[str, ...] = ()
+    ) -> Exported:
+        """A family whose help text is its metric's catalogue declaration: label, `of` (which run),
+        the scale it is exported in (a share as 0-1), and the one-line definition."""
+        declared = catalog.get(key)
+        share = ", as a fraction 0-1" if declared.unit == "%" else ""
+        text = f"{declared.label[:1].upper()}{declared.label[1:]} of {of}{share}; {declared.definition}"
+        return cls(name, text, read, extra_labels)
 
 
 def one(read: Callable[[Summary], float | None]) -> Reader:

@@ -150,7 +150,7 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
     @database_sync_to_async
     def _run_dict(self) -> dict[str, Any] | None:
         # Another team's run answers as a missing one (4404), so its existence is not revealed.
-        runs = visible(self._user, Run.objects.select_related("config__engine", "machine"))
+        runs = visible(self._user, Run.objects.select_related("config__engine", "machine", "revision"))
         run = runs.filter(pk=self.run_id).first()
         return dict(run.to_dict()) if run else None
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db import migrations
 
-from runs.core.metrics import FROM_LOG, PER_REQUEST, POOLED_METRICS, engine_pooled, pooled_drafting, pooled_figures
+from runs.core.request_figures import FROM_LOG, PER_REQUEST, POOLED_METRICS, engine_pooled, pooled_drafting, pooled_figures
 
 BATCH = 200
 

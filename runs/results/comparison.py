@@ -29,7 +29,7 @@ from runs.core.scoring.parity import Mismatch
 from runs.core.scoring.table import EXPORT_COLUMNS, Group, TableRow, chart_data, compare_groups, export_rows
 from runs.models import Run, SweepExecution
 from runs.results.parity import parity
-from runs.results.scorecard import LATEST_RUNS, latest_succeeded
+from runs.results.scorecard import LATEST_RUNS, latest_succeeded, newest_revisions_only
 
 __all__ = [
     "EXPORT_COLUMNS", "Comparison", "Selection", "SelectionError", "build_comparison", "parse_selection",
@@ -237,11 +237,13 @@ def _sweep_runs(ids: Sequence[int], user: User | None) -> list[Run]:
 
 
 def _latest_runs(config_ids: Sequence[int], user: User | None) -> list[Run]:
-    """The latest LATEST_RUNS succeeded runs per config and benchmark (concurrency sweeps too)."""
+    """The latest LATEST_RUNS succeeded runs per config and benchmark (concurrency sweeps too), of
+    the revision each config ran most recently: runs with other settings are never pooled."""
     if not config_ids:
         return []
-    runs = latest_succeeded(LATEST_RUNS, compared_jobs(), config_ids, among=_scoped(user, Run.objects.all()))
-    return list(runs.only(*RUN_FIELDS).order_by("-created", "-pk"))
+    runs = latest_succeeded(LATEST_RUNS, compared_jobs(), config_ids, among=_scoped(user, Run.objects.all()),
+                            by_revision=True)
+    return newest_revisions_only(list(runs.only(*RUN_FIELDS, "revision_id").order_by("-created", "-pk")))
 
 
 def _configs(

@@ -10,17 +10,28 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from measure import catalog
 from measure.stats import figure_value
-from runs.core import registry
+from runs.core.scoring.headline import headline_of
 from runs.models import Run
 
-__all__ = ["COLUMNS", "cell_text", "flat_rows", "markdown"]
+__all__ = ["SETUP_COLUMNS", "cell_text", "columns", "flat_rows", "markdown"]
 
-COLUMNS = [
-    "run", "finished", "machine", "engine", "engine_kind", "simulator", "config", "model", "quantization",
-    "draft_method", "lookahead", "job", "level", "decode_tps", "prefill_tps", "ttft_s", "acceptance_rate",
-    "tokens_per_verification", "throughput_tps", "j_per_token", "headline", "headline_value",
+SETUP_COLUMNS = [
+    "run", "finished", "machine", "engine", "engine_kind", "simulator", "config", "revision", "model",
+    "quantization", "draft_method", "lookahead", "job", "level",
 ]
+# The job's headline shown in its unit (a share in %), its 95 % interval, and k of n where it counts.
+HEADLINE_COLUMNS = [
+    "headline", "headline_value", "headline_low", "headline_high", "headline_count", "headline_out_of",
+]
+
+
+def columns() -> list[str]:
+    """The table's columns: what the run ran with, then a column for each catalogue metric declared
+    with one (measure.catalog), then the job's headline."""
+    figures = [key for key, declared in catalog.CATALOG.items() if declared.column]
+    return SETUP_COLUMNS + figures + HEADLINE_COLUMNS
 
 
 def flat_rows(runs: Iterable[Run]) -> list[dict[str, Any]]:
@@ -37,8 +48,7 @@ def flat_rows(runs: Iterable[Run]) -> list[dict[str, Any]]:
             continue
         for level, figures in sorted(levels.items(), key=lambda item: int(item[0])):
             rows.append(base | _figures(figures) | {
-                "level": int(level), "throughput_tps": figure_value(figures.get("total_tps")),
-                "j_per_token": _energy(summary, ("by_concurrency", level)),
+                "level": int(level), "j_per_token": _energy(summary, ("by_concurrency", level)),
             })
     return rows
 
@@ -53,21 +63,17 @@ def _setup(run: Run) -> dict[str, Any]:
     return {
         "machine": machine.get("name"), "engine": engine.get("name"), "engine_kind": engine.get("kind"),
         "simulator": engine.get("simulator"), "config": settings.get("name"), "model": settings.get("model"),
+        "revision": run.revision.number if run.revision is not None else None,
         "quantization": quantization or settings.get("quantization") or None,
         "draft_method": settings.get("speculative_method") or None, "lookahead": settings.get("lookahead"),
     }
 
 
 def _figures(figures: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "decode_tps": figure_value(figures.get("decode_tps_client")),
-        "prefill_tps": figure_value(figures.get("prefill_tps")),
-        "ttft_s": figure_value(figures.get("ttft_s")),
-        "acceptance_rate": figure_value(figures.get("acceptance_rate")),
-        "tokens_per_verification": figure_value(figures.get("tokens_per_verification")),
-        "throughput_tps": None,
-        "j_per_token": _energy(figures, ()),
-    }
+    """Each column metric's one value as its page shows it (a median, or pooled over the run)."""
+    keys = [key for key, declared in catalog.CATALOG.items() if declared.column]
+    shown = {key: figure_value(figures.get(key)) for key in keys}
+    return shown | {"j_per_token": _energy(figures, ())}
 
 
 def _energy(summary: Mapping[str, Any], path: Sequence[str]) -> float | None:
@@ -80,13 +86,15 @@ def _energy(summary: Mapping[str, Any], path: Sequence[str]) -> float | None:
 
 
 def _headline(job: str, summary: Mapping[str, Any]) -> dict[str, Any]:
-    """The job's headline figure (its registry entry's): a quality job's score, a sweep's best."""
-    spec = registry.JOBS.get(job)
-    if spec is None or not summary:
-        return {"headline": None, "headline_value": None}
-    value = spec.headline.value(summary)
-    shown = None if value is None or isinstance(value, bool) else float(value) * spec.headline.scale
-    return {"headline": spec.headline.label, "headline_value": shown}
+    """The job's headline (its registry entry's) in its unit: a quality job's score, a sweep's best."""
+    found = headline_of(job, summary)
+    if found is None:
+        return dict.fromkeys(HEADLINE_COLUMNS)
+    scale = found.metric.scale
+    return {"headline": found.metric.label, "headline_value": found.value * scale,
+            "headline_low": None if found.low is None else found.low * scale,
+            "headline_high": None if found.high is None else found.high * scale,
+            "headline_count": found.count, "headline_out_of": found.out_of}
 
 
 def markdown(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:

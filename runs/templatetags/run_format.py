@@ -17,12 +17,17 @@ from django.template.loader import render_to_string
 from django.utils.functional import Promise
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.translation import gettext, pgettext_lazy
+from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 from engines.templatetags.engine_words import words
+from measure import catalog
+from measure.stats import share_interval
+from measure.text import number_text
 from runs.core import registry
+from runs.core.registry.summary import Share
 from runs.core.scoring.figures import Spread, figure_text, interval_text, spread_text, value_text
+from runs.core.scoring.headline import Headline, headline_of
 
 register = template.Library()
 
@@ -31,7 +36,6 @@ NOT_EXPOSED = _("not exposed by this engine")
 NOT_YET = _("no data yet")
 # SGLang's and Ollama's figures have no per-position counts (docs/metrics.md, Per-position acceptance).
 NO_POSITIONS = _("not exposed by this engine (Ollama), or no drafting")
-TOKENS = _("tokens")
 # The status badge's words (templates/runs/_status.html); data-status keeps the English slug.
 STATUS_WORDS = {
     "queued": pgettext_lazy("run status", "queued"),
@@ -50,34 +54,30 @@ class SummaryColumn(TypedDict):
     digits: int
 
 
-SUMMARY_METRICS: list[SummaryColumn] = [
-    {"key": "ttft_s", "label": "TTFT", "unit": "s", "scale": 1, "digits": 3},
-    {"key": "ttft_engine_s", "label": _("TTFT (engine)"), "unit": "s", "scale": 1, "digits": 3},
-    {"key": "decode_tps_client", "label": _("decode (client)"), "unit": "tok/s", "scale": 1, "digits": 1},
-    {"key": "decode_tps_engine", "label": _("decode (engine)"), "unit": "tok/s", "scale": 1, "digits": 1},
-    {"key": "prefill_tps", "label": _("prefill"), "unit": "tok/s", "scale": 1, "digits": 0},
-    {"key": "e2e_s", "label": "E2E", "unit": "s", "scale": 1, "digits": 2},
-    # Pooled over the run (docs/metrics.md, Acceptance); stored as a 0..1 fraction, shown as a percentage.
-    {"key": "acceptance_rate", "label": _("acceptance rate"), "unit": "%", "scale": 100, "digits": 1},
-    {"key": "tokens_per_verification", "label": _("tokens per verification"), "unit": TOKENS,
-     "scale": 1, "digits": 2},
-    # Secondary: how the requests' own ratios spread; never the headline.
-    {"key": "acceptance_rate_per_request", "label": _("acceptance rate, spread over requests"), "unit": "%",
-     "scale": 100, "digits": 1},
-    {"key": "tokens_per_verification_per_request",
-     "label": _("tokens per verification, spread over requests"), "unit": TOKENS, "scale": 1, "digits": 2},
-]
+def column(key: str) -> SummaryColumn:
+    """A run-page figure as the page and its script read it, from its catalogue declaration."""
+    declared = catalog.get(key)
+    unit = declared.unit
+    shown_unit = gettext_lazy(unit) if unit.isalpha() else unit  # "tokens", "runs": words to translate
+    return {"key": key, "label": gettext_lazy(declared.label), "unit": shown_unit,
+            "scale": declared.scale, "digits": declared.digits}
+
+
+# The run page's summary figures, in order. Acceptance is pooled over the run (docs/metrics.md,
+# Acceptance); the two "per request" figures are the secondary spread, never the headline.
+SUMMARY_METRICS: list[SummaryColumn] = [column(key) for key in (
+    "ttft_s", "ttft_engine_s", "decode_tps_client", "decode_tps_engine", "prefill_tps", "e2e_s",
+    "acceptance_rate", "tokens_per_verification", "acceptance_rate_per_request",
+    "tokens_per_verification_per_request")]
 # Shown only for a run whose requests reasoned ("thinking"): see has_reasoning.
-REASONING_METRICS: list[SummaryColumn] = [
-    {"key": "ttfr_s", "label": _("TTFR (first reasoning token)"), "unit": "s", "scale": 1, "digits": 3},
-    {"key": "ttfo_s", "label": _("TTFO (first answer token)"), "unit": "s", "scale": 1, "digits": 3},
-    {"key": "reasoning_tokens", "label": _("reasoning tokens"), "unit": TOKENS, "scale": 1, "digits": 0},
-    {"key": "answer_tokens", "label": _("answer tokens"), "unit": TOKENS, "scale": 1, "digits": 0},
-    {"key": "decode_tps_answer", "label": _("decode (answer tokens)"), "unit": "tok/s", "scale": 1,
-     "digits": 1},
-]
+REASONING_METRICS: list[SummaryColumn] = [column(key) for key in (
+    "ttfr_s", "ttfo_s", "reasoning_tokens", "answer_tokens", "decode_tps_answer")]
 REASONING_KEYS = frozenset(m["key"] for m in REASONING_METRICS)
-METRICS_BY_KEY = {m["key"]: m for m in SUMMARY_METRICS + REASONING_METRICS}
+
+
+def catalog_columns() -> list[SummaryColumn]:
+    """Every catalogue metric as the browser reads it (the run page's "metric-catalog" JSON)."""
+    return [column(key) for key in catalog.CATALOG]
 
 
 def has_reasoning(summary: dict[str, Any] | None) -> bool:
@@ -103,7 +103,7 @@ def summary_figure(summary: dict[str, Any] | None, key: str, hover: bool = False
     stats = summary.get(key)
     if not stats:
         return _missing(NOT_EXPOSED if key in summary else NOT_YET)
-    metric = METRICS_BY_KEY[key]
+    metric = column(key)
     text = format_spread(stats, metric)
     more = interval_text(stats, str(metric["unit"]), metric["digits"], metric["scale"])
     if not more:  # a summary stored before intervals were
@@ -115,20 +115,44 @@ def summary_figure(summary: dict[str, Any] | None, key: str, hover: bool = False
 
 
 @register.simple_tag
-def headline_figure(run: Any) -> str:
-    """The run's job's headline (its registry entry's): "decode (client) 41.2 tok/s", or "—" without one."""
+def headline_figure(run: Any, hover: bool = False) -> str:
+    """The run's job's headline, "pass@1 (plus tests) 62.2 %", with its 95 % interval and count
+    ("54.6-69.3 %, 102 of 164 tasks") on a small line, or with `hover` in its title; "—" without
+    one."""
     spec = registry.JOBS.get(run.job)
     if spec is None:
         return _missing(NOT_YET)
-    metric, summary = spec.headline, run.summary or {}
-    label = gettext(metric.label)
-    spread = summary.get(metric.key)
-    if isinstance(spread, dict) and "median" in spread:  # a spread over requests: shown whole
-        return format_html("{} <span>{}</span>", label, figure_text(metric, cast(Spread, spread)))
-    value = metric.value(summary) if summary else None
-    if value is None or isinstance(value, bool):
+    found = headline_of(run.job, run.summary)
+    label = gettext(spec.headline.label)
+    if found is None:
         return format_html("{} {}", label, _missing(NOT_YET if not run.finished else NOT_EXPOSED))
-    return format_html("{} <span>{}</span>", label, value_text(metric, value))
+    spread = (run.summary or {}).get(spec.headline.key)
+    if isinstance(spread, dict) and "median" in spread:  # a spread over requests: shown whole
+        return format_html("{} <span>{}</span>", label, figure_text(spec.headline, cast(Spread, spread)))
+    text = value_text(found.metric, found.value)
+    more = headline_interval_text(found)
+    if not more:
+        return format_html("{} <span>{}</span>", label, text)
+    if hover:
+        return format_html('{} <span title="{}">{}</span>', label, more, text)
+    return format_html('{} <span><span>{}</span><br><small class="interval">{}</small></span>', label, text,
+                       more)
+
+
+def headline_interval_text(found: Headline) -> str:
+    """The small line: "54.6-69.3 % (95 % interval), 102 of 164 tasks", or "... over 9 requests"."""
+    metric, parts = found.metric, []
+    if found.low is not None and found.high is not None:
+        span = f"{number_text(found.low, metric.scale, metric.digits)}{EN_DASH}" \
+               f"{number_text(found.high, metric.scale, metric.digits)} {metric.unit}".rstrip()
+        parts.append(gettext("%(span)s (95 %% interval)") % {"span": span})
+    if found.count is not None and found.out_of:
+        parts.append(gettext("%(k)s of %(n)s %(counted)s") % {
+            "k": f"{found.count:g}", "n": f"{found.out_of:g}", "counted": gettext(found.counted)})
+    elif found.out_of:
+        parts.append(gettext("over %(n)s %(counted)s") % {"n": f"{found.out_of:g}",
+                                                           "counted": gettext(found.counted)})
+    return ", ".join(parts)
 
 
 def positions_text(fractions: Sequence[float]) -> str:
@@ -176,3 +200,26 @@ def _missing(reason: str | Promise) -> str:
 def pretty_json(value: Any) -> str:
     """Indented JSON for a <pre> (escaped by the template like any other text)."""
     return json.dumps(value, indent=2, sort_keys=True, default=str)
+
+
+@register.simple_tag
+def breakdowns(run: Any) -> list[dict[str, Any]]:
+    """The run's headline score broken down (its summary type's breakdowns): each row's share of its
+    total, the share's 95 % interval (Wilson) and "k of n"; [] for a job without any."""
+    spec = registry.JOBS.get(run.job)
+    results = spec.results(run.summary) if spec else None
+    if results is None:
+        return []
+    return [{"title": gettext(part.title), "rows": [_share_row(share, part.counted) for share in part.shares]}
+            for part in results.breakdowns()]
+
+
+def _share_row(share: Share, counted: str) -> dict[str, str]:
+    low_high = share_interval(share.count, share.out_of)
+    shown = {"name": share.name, "count": gettext("%(k)s of %(n)s %(counted)s") % {
+        "k": f"{share.count:g}", "n": f"{share.out_of:g}", "counted": gettext(counted)}}
+    if low_high is None:
+        return shown | {"share": "\u2014", "interval": ""}
+    low, high = low_high
+    return shown | {"share": f"{number_text(share.count / share.out_of, 100, 1)} %",
+                    "interval": f"{number_text(low, 100, 1)}{EN_DASH}{number_text(high, 100, 1)} %"}

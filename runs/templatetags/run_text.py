@@ -6,12 +6,14 @@ only its message, which the page shows as stored.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from django import template
-from django.utils.translation import gettext, pgettext_lazy
+from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
+from runs.actions import scheduler
 from runs.core.worded import say
 
 register = template.Library()
@@ -28,6 +30,7 @@ KIND_LABELS = {
     "failed requests": pgettext_lazy("warning kind", "failed requests"),
     "waiting": pgettext_lazy("warning kind", "waiting"),
     "counted-by-sparkdash": pgettext_lazy("warning kind", "counted by SparkDash"),
+    "simulated-machine": pgettext_lazy("warning kind", "simulated machine"),
 }
 
 
@@ -49,3 +52,28 @@ def warning_kind(kind: str) -> str:
     label = KIND_LABELS.get(kind)
     return str(label) if label is not None else kind
 
+
+
+@register.simple_tag
+def scheduler_running() -> bool:
+    """Whether anything fires schedules now (runs.actions.scheduler.running)."""
+    return scheduler.running()
+
+
+# A webhook's stored outcome (runs.actions.webhooks.post_json, English) in the reader's language.
+_OUTCOMES = [
+    (re.compile(r"delivered \(HTTP (\d+)\)"), gettext_lazy("delivered (HTTP %(status)s)")),
+    (re.compile(r"delivery failed \(HTTP (\d+)\)"), gettext_lazy("delivery failed (HTTP %(status)s)")),
+    (re.compile(r"delivery failed"), gettext_lazy("delivery failed")),
+    (re.compile(r"refused: .*"),
+     gettext_lazy("refused: the webhook's host is not an address webhooks may reach")),
+]
+
+
+@register.filter
+def webhook_outcome(outcome: str) -> str:
+    """The outcome in the reader's language; one of another shape as stored."""
+    for pattern, text in _OUTCOMES:
+        if found := pattern.fullmatch(outcome or ""):
+            return str(text) % {"status": found.group(1)} if found.groups() else str(text)
+    return outcome

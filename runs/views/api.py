@@ -14,7 +14,8 @@ MAX_POINTS_DIGITS = 9
 
 
 def _get_run(request: HttpRequest, pk: int) -> Run:
-    return get_visible_or_404(request.user, Run.objects.select_related("config__engine", "machine"), pk=pk)
+    runs = Run.objects.select_related("config__engine", "machine", "revision")
+    return get_visible_or_404(request.user, runs, pk=pk)
 
 
 @require_GET

@@ -12,6 +12,7 @@ from django.shortcuts import render
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from engines import revisions
 from engines.access import visible
 from engines.models import EngineConfig
 from runs.results.comparison import (
@@ -57,7 +58,8 @@ def compare_configs_page(request: HttpRequest) -> HttpResponse:
     if form.is_bound and form.is_valid():
         by_pk = {c.pk: c for c in configs}
         a, b = by_pk[form.cleaned_data["a"]], by_pk[form.cleaned_data["b"]]
-        ctx |= {"a": a, "b": b, "rows": compare_configs(a, b)}
+        changes = revisions.diff(revisions.settings_of(a), revisions.settings_of(b))
+        ctx |= {"a": a, "b": b, "rows": compare_configs(a, b), "setting_changes": changes}
     status = 400 if form.is_bound and form.errors else 200
     return render(request, "runs/compare_configs.html", ctx, status=status)
 

@@ -15,6 +15,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from engines import revisions
 from engines.access import get_visible_or_404, visible
 from engines.models import EngineConfig, Machine
 from engines.recipes import render_config
@@ -22,9 +23,9 @@ from engines.roofline import model_findings
 from runs.actions.runs import start_run
 from runs.actions.tour import has_tour
 from runs.actions.workers import presence_for, presence_of
-from runs.models import Alert, Run, Sweep, SweepExecution
+from runs.models import Alert, Run, Schedule, Sweep, SweepExecution
 from runs.results.export import table_response, wants_export
-from runs.results.scorecard import SCORECARD_COLUMNS, scorecard, scorecard_export
+from runs.results.scorecard import SCORECARD_COLUMNS, revision_scorecards, scorecard, scorecard_export
 from runs.views.schedules import alert_rows
 from runs.views.start_form import StartJobForm
 from teams.roles import Role, require_role
@@ -109,6 +110,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "nightly": _last_nightly(visible(request.user, Sweep)),
         "alert_rows": alert_rows(list(shown)),
         "open_alerts": open_alerts.count(),
+        "has_schedules": visible(request.user, Schedule).filter(enabled=True).exists(),
     }
     # Every run is on a visible machine, so no recent run on any of them means no run at all.
     if not any(row["recent"] for row in overview):
@@ -121,10 +123,13 @@ def home(request: HttpRequest) -> HttpResponse:
 def config_list(request: HttpRequest) -> HttpResponse:
     last_run = Run.objects.filter(config=OuterRef("pk")).order_by("-created").values("pk")[:1]
     visible_configs = visible(request.user, EngineConfig.objects.select_related("engine"))
-    configs = list(visible_configs.annotate(last_run_id=Subquery(last_run)))
+    show_archived = request.GET.get("archived") == "1"
+    configs = list(visible_configs.filter(archived=show_archived).annotate(last_run_id=Subquery(last_run)))
     last_runs = Run.objects.in_bulk([c.last_run_id for c in configs if c.last_run_id])
     rows = [(config, last_runs.get(config.last_run_id)) for config in configs]
-    return render(request, "engines/config_list.html", {"rows": rows})
+    ctx = {"rows": rows, "show_archived": show_archived,
+           "other_count": visible_configs.filter(archived=not show_archived).count()}
+    return render(request, "engines/config_list.html", ctx)
 
 
 def _get_config(request: HttpRequest, pk: int) -> EngineConfig:
@@ -132,12 +137,28 @@ def _get_config(request: HttpRequest, pk: int) -> EngineConfig:
     return get_visible_or_404(request.user, configs, pk=pk)
 
 
+def runs_by_revision(runs: list[Run], history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The runs under the revision each ran with, newest revision first (a run of an old revision
+    queued again sits with its revision, not between newer ones); revisions with no run here are left out."""
+    by_revision: dict[int | None, list[Run]] = defaultdict(list)
+    for run in runs:
+        by_revision[run.revision_id].append(run)
+    groups = [entry | {"runs": by_revision.pop(entry["revision"].pk)}
+              for entry in history if entry["revision"].pk in by_revision]
+    # Older than the revisions shown (or from before revisions): one group at the end, unlabelled.
+    rest = [run for group in by_revision.values() for run in group]
+    return groups + ([{"revision": None, "changes": [], "runs": rest}] if rest else [])
+
+
 def _render_detail(request: HttpRequest, config: EngineConfig, form: StartJobForm) -> HttpResponse:
-    runs = config.runs.select_related("config__engine", "machine")[:RECENT_RUNS * 2]
+    runs = config.runs.select_related("config__engine", "machine", "revision")[:RECENT_RUNS * 2]
     recipe, recipe_error = render_config(config)
     ctx = {"config": config, "runs": runs, "form": form, "recipe": recipe, "recipe_error": recipe_error}
     ctx["gguf"] = model_findings(config)
-    ctx["scorecard"] = scorecard(config)
+    ctx["scorecards"] = revision_scorecards(config)
+    history = revisions.history(config)
+    ctx["revisions"] = history
+    ctx["run_groups"] = runs_by_revision(list(runs), history)
     ctx["presence"] = presence_of(config.machine)
     return render(request, "engines/config_detail.html", ctx, status=400 if form.errors else 200)
 

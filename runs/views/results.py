@@ -9,10 +9,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext
 
+from measure import catalog
 from runs.core import registry
 from runs.models import Run
 from runs.results.export import table_response, wants_export
-from runs.results.flat import COLUMNS, cell_text, flat_rows, markdown
+from runs.results.flat import cell_text, columns, flat_rows, markdown
 from runs.views.run_page import filtered_runs
 
 # The most runs one page or download of the table holds (the newest first).
@@ -23,17 +24,27 @@ TABLE_LIMIT = 5000
 def results_table(request: HttpRequest) -> HttpResponse:
     """GET /results/: one row per run and load level; ?format=csv|md|json downloads the same rows."""
     runs, chosen = filtered_runs(request)
-    picked = runs.select_related("config__engine__machine").defer("engine_log", "warnings")
-    rows = flat_rows(picked.order_by("-created")[:TABLE_LIMIT])
+    picked = runs.select_related("config__engine__machine", "revision").defer("engine_log", "warnings")
+    rows, shown = flat_rows(picked.order_by("-created")[:TABLE_LIMIT]), columns()
     if fmt := wants_export(request):
-        return table_response(rows, COLUMNS, fmt, "sparkdash-results")
+        return table_response(rows, shown, fmt, "sparkdash-results")
     if request.GET.get("format") == "md":
-        response = HttpResponse(markdown(rows, COLUMNS), content_type="text/markdown; charset=utf-8")
+        response = HttpResponse(markdown(rows, shown), content_type="text/markdown; charset=utf-8")
         response["Content-Disposition"] = 'attachment; filename="sparkdash-results.md"'
         return response
-    context = {"rows": [[_shown(row, c) for c in COLUMNS] for row in rows], "columns": COLUMNS,
+    context = {"rows": [[_shown(row, c) for c in shown] for row in rows],
+               "columns": [_header(c) for c in shown],
                "chosen": chosen, "jobs": registry.job_choices(), "statuses": Run.Status.choices}
     return render(request, "runs/results.html", context)
+
+
+def _header(column: str) -> dict[str, str]:
+    """A column's heading: a catalogue metric's label and unit (its key in the title), else the key."""
+    declared = catalog.CATALOG.get(column)
+    if declared is None:
+        return {"key": column, "text": column}
+    unit = f", {declared.unit}" if declared.unit else ""
+    return {"key": column, "text": f"{gettext(declared.label)}{unit}"}
 
 
 def _shown(row: dict[str, Any], column: str) -> str:

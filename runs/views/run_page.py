@@ -15,14 +15,20 @@ from django.views.decorators.http import require_POST
 from engines.access import get_visible_or_404, visible
 from engines.ids import parse_key
 from engines.models import EngineConfig, Machine
-from runs.actions.runs import cancel_run
+from runs.actions.runs import cancel_run, start_run
 from runs.actions.workers import queued_warning
 from runs.core import registry
 from runs.core.readings import figure_of, median_of
 from runs.models import Run
 from runs.results.comparison import SelectionError, parse_selection
 from runs.results.export import position_columns, position_values, table_response, wants_export
-from runs.templatetags.run_format import REASONING_KEYS, REASONING_METRICS, SUMMARY_METRICS, has_reasoning
+from runs.templatetags.run_format import (
+    REASONING_KEYS,
+    REASONING_METRICS,
+    SUMMARY_METRICS,
+    catalog_columns,
+    has_reasoning,
+)
 from teams.roles import Role, require_role
 
 PAGE_SIZE = 50
@@ -34,7 +40,7 @@ ID_FILTERS = ("config", "machine")
 
 def filtered_runs(request: HttpRequest) -> tuple[QuerySet[Run], dict[str, str]]:
     """The runs the user may see, narrowed by the page's filters; and the filters that applied."""
-    runs = visible(request.user, Run.objects.select_related("config__engine", "machine"))
+    runs = visible(request.user, Run.objects.select_related("config__engine", "machine", "revision"))
     chosen: dict[str, str] = {}
     for param, lookup in FILTERS.items():
         value = request.GET.get(param, "")
@@ -52,17 +58,20 @@ def filtered_runs(request: HttpRequest) -> tuple[QuerySet[Run], dict[str, str]]:
 EXPORT_LIMIT = 5000
 # Then acceptance_pos_1 .. _k (%), for the most draft positions among the runs exported.
 EXPORT_COLUMNS = [
-    "id", "created", "finished", "config", "engine", "machine", "job", "status", "done", "total",
-    "decode_tps_client", "ttft_s", "ttft_engine_s", "acceptance_rate", "tokens_per_verification",
-    "acceptance_source", "requests_attempted", "requests_succeeded",
-    "requests_failed", "failed_share", "url",
+    "id", "created", "finished", "config", "revision", "engine", "machine", "model", "quantization",
+    "draft_method", "lookahead", "job", "status", "done", "total", "decode_tps_client", "ttft_s",
+    "ttft_engine_s", "acceptance_rate", "tokens_per_verification", "acceptance_source",
+    "requests_attempted", "requests_succeeded", "requests_failed", "failed_share", "url",
 ]
 
 
 def _export_row(run: Run) -> dict[str, object]:
-    summary = run.summary or {}
+    summary, ran_with = run.summary or {}, run.ran_with()
     return {
         "id": run.pk, "created": run.created.isoformat(), "url": run.get_absolute_url(),
+        "revision": run.revision.number if run.revision is not None else None,
+        "model": ran_with.get("model"), "quantization": ran_with.get("quantization") or None,
+        "draft_method": ran_with.get("speculative_method") or None, "lookahead": ran_with.get("lookahead"),
         "finished": run.finished.isoformat() if run.finished else None,
         "config": run.config.name, "engine": run.config.engine.name, "machine": run.machine.name,
         "job": run.job, "status": run.status, "done": run.progress_done, "total": run.progress_total,
@@ -118,7 +127,8 @@ def run_list(request: HttpRequest) -> HttpResponse:
     ?compare=selected&runs=<id>&runs=<id> opens the compare page with the ticked runs."""
     runs, chosen = filtered_runs(request)
     if fmt := wants_export(request):
-        exported = list(runs.defer("engine_log", "params", "provenance", "warnings")[:EXPORT_LIMIT])
+        picked = runs.select_related("revision").defer("engine_log", "params", "provenance", "warnings")
+        exported = list(picked[:EXPORT_LIMIT])
         rows = [_export_row(run) for run in exported]
         return table_response(rows, EXPORT_COLUMNS + position_columns(rows), fmt, "sparkdash-runs")
     compare_error = ""
@@ -141,20 +151,46 @@ def run_list(request: HttpRequest) -> HttpResponse:
 
 
 def _get_run(request: HttpRequest, pk: int) -> Run:
-    runs = Run.objects.select_related("config__engine__machine", "machine__team")
+    runs = Run.objects.select_related("config__engine__machine", "machine__team", "revision")
     return get_visible_or_404(request.user, runs, pk=pk)
 
 
 @login_required
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The live page: run_detail.js takes over from the embedded run."""
-    run = _get_run(request, pk)
+    return _render_detail(request, _get_run(request, pk))
+
+
+def _render_detail(request: HttpRequest, run: Run, again_error: str = "") -> HttpResponse:
     job = registry.get(run.job)
     ctx = {"run": run, "run_data": run.to_dict(), "metrics": SUMMARY_METRICS + REASONING_METRICS, "job": job,
            "progress_unit": gettext(job.progress_unit), "params_text": job.params_text(run.params),
            "worker_warning": queued_warning(run), "reasoning_keys": REASONING_KEYS,
+           "catalog": catalog_columns(), "since": changed_since(run), "again_error": again_error,
            "has_reasoning": has_reasoning(run.summary)}
-    return render(request, "runs/detail.html", ctx)
+    return render(request, "runs/detail.html", ctx, status=400 if again_error else 200)
+
+
+def changed_since(run: Run) -> dict[str, Any] | None:
+    """How the config's settings differ now from those the run ran with (None: they do not)."""
+    latest = run.config.revisions.order_by("-number").first()
+    if run.revision is None or latest is None or latest.pk == run.revision_id:
+        return None
+    return {"revision": latest, "changes": latest.changes_from(run.revision)}
+
+
+@login_required
+@require_POST
+def run_again(request: HttpRequest, pk: int) -> HttpResponse:
+    """Queue the same job with the same job settings and config revision (member role needed)."""
+    run = _get_run(request, pk)
+    require_role(request.user, run.machine.team, Role.MEMBER)
+    try:
+        again = start_run(run.config, run.job, run.params, request.user, request=request,
+                          revision=run.revision)
+    except ValueError as exc:
+        return _render_detail(request, run, again_error=str(exc))
+    return redirect(again)
 
 
 @login_required

@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django import forms
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -84,7 +83,7 @@ def schedule_list(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     schedules = schedule_statuses(visible(request.user, Schedule))
     rows = [{"schedule": s, "status": schedule_status(s, now)} for s in schedules]
-    ctx = {"rows": rows, "beat_runs": settings.SPARKDASH_WORKER == "celery"}
+    ctx = {"rows": rows}
     return render(request, "runs/schedule_list.html", ctx)
 
 

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from django import forms
+from django.utils.text import capfirst
 from django.utils.translation import gettext, gettext_lazy
 
 from runs.core import registry
@@ -44,9 +45,12 @@ def param_field(param: Param) -> forms.Field:
 
 
 def param_help(param: Param) -> str:
-    """A parameter's range and default in the reader's language."""
+    """What a parameter does, its range and default, in the reader's language."""
     text, values = param.help_text()
-    return gettext(text) % values
+    limits = gettext(text) % values
+    if not param.what:
+        return limits
+    return gettext("%(what)s (%(limits)s)") % {"what": gettext(param.what), "limits": limits}
 
 
 def error_text(exc: ValueError) -> str:
@@ -98,14 +102,19 @@ class StartJobForm(forms.Form):
         return job if job in registry.JOBS else registry.DEFAULT_JOB
 
     def parameter_rows(self) -> list[dict[str, Any]]:
-        """Each parameter field with the jobs that take it and its help per job."""
+        """Each parameter field with the jobs that take it, and its label and help per job (two jobs
+        may share a name for different things: the needle's prompt lengths, the lookahead lengths)."""
         rows = []
         for name, jobs in self.takers.items():
-            helps = {job: param_help(registry.JOBS[job].params[name]) for job in jobs}
+            params = {job: registry.JOBS[job].params[name] for job in jobs}
+            helps = {job: param_help(param) for job, param in params.items()}
+            labels = {job: capfirst(gettext(param.label)) for job, param in params.items()}
             rows.append({
                 "field": self[name],
                 "jobs": " ".join(jobs),
                 "shown": self.chosen_job in jobs,
+                "label": labels.get(self.chosen_job) or capfirst(str(self[name].label)),
+                "labels": json.dumps(labels, ensure_ascii=False),
                 "help": helps.get(self.chosen_job, ""),
                 "helps": json.dumps(helps, ensure_ascii=False),
             })

@@ -13,6 +13,7 @@ import re
 from typing import Any, cast
 
 from django import forms
+from django.db.models import Q
 from django.forms import BoundField
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
@@ -110,6 +111,9 @@ class SweepForm(forms.ModelForm):
         configs = visible(user, EngineConfig.objects.select_related("engine__machine").order_by("name"))
         # ... on teams where the user holds the member role (a viewer's team's configs are left out).
         configs = configs.filter(engine__machine__team__in=teams_with_role(user, Role.MEMBER))
+        # Archived configs are left out, but for those the sweep has already (it keeps them).
+        kept = self.instance.configs.values("pk") if self.instance.pk else []
+        configs = configs.filter(Q(archived=False) | Q(pk__in=kept))
         for name in ("configs", "baseline"):
             cast("forms.ModelChoiceField[EngineConfig]", self.fields[name]).queryset = configs
         self.initial["webhook_url"] = ""  # never sent back to the browser

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from measure.stats import summarize
-from runs.core.metrics import FROM_LOG, engine_pooled, pooled_figures
+from runs.core.request_figures import FROM_LOG, engine_pooled, pooled_figures
 
 __all__ = ["log_acceptance", "with_engine_acceptance"]
 

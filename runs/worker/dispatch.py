@@ -14,13 +14,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from django.conf import settings
 from django.db import close_old_connections, transaction
 
-from runs.models import Run
-from runs.worker import execution
+from runs.models import ConnectionCheck, Run
+from runs.worker import connection, execution
 from sparkdash.celery import app
 
 log = logging.getLogger(__name__)
 
-EXECUTE_RUN = "runs.tasks.execute_run"  # the Celery task, sent by name
+EXECUTE_RUN = "runs.tasks.execute_run"  # the Celery tasks, sent by name
+CHECK_CONNECTION = "runs.tasks.check_connection"
 _executors: dict[int, ThreadPoolExecutor] = {}
 _lock = threading.Lock()
 BUSY_RETRY_S = 2.0
@@ -46,14 +47,36 @@ def enqueue_on_commit(run: Run) -> None:
         transaction.on_commit(lambda: submit_in_process(machine.pk, run_id))
 
 
-def submit_in_process(machine_id: int, run_id: int) -> Future:
-    """Run the job on this machine's single worker thread in this process."""
+def check_on_commit(check: ConnectionCheck) -> None:
+    """Hand a connection check to its machine's worker once its row is committed (it waits
+    behind a run that worker is busy with: one box, one thing at a time)."""
+    check_id, machine = check.pk, check.machine
+    if settings.SPARKDASH_WORKER == "celery":
+        queue = machine.queue_name
+        transaction.on_commit(lambda: app.send_task(CHECK_CONNECTION, (check_id,), queue=queue))
+    else:
+        transaction.on_commit(lambda: _executor(machine.pk).submit(_check_in_process, check_id))
+
+
+def _check_in_process(check_id: int) -> None:
+    try:
+        connection.run_check(check_id)
+    finally:
+        close_old_connections()
+
+
+def _executor(machine_id: int) -> ThreadPoolExecutor:
     with _lock:
         executor = _executors.get(machine_id)
         if executor is None:
             executor = ThreadPoolExecutor(1, thread_name_prefix=f"machine-{machine_id}")
             _executors[machine_id] = executor
-    return executor.submit(process_in_process, run_id)
+    return executor
+
+
+def submit_in_process(machine_id: int, run_id: int) -> Future:
+    """Run the job on this machine's single worker thread in this process."""
+    return _executor(machine_id).submit(process_in_process, run_id)
 
 
 def process_in_process(run_id: int) -> str:

@@ -155,12 +155,19 @@ class RunEngine:
         finally:
             await client.aclose()
 
+    def _recipe(self, launch: LaunchSettings) -> Recipe:
+        try:
+            return simulator_recipe(launch, self.run_obj.config) if self.engine.simulator else render(launch)
+        except ValueError as exc:  # a row written behind the form's back; the message names the setting
+            reason = exc.args[0] if exc.args else exc
+            raise EngineStartError(f"the config's launch settings cannot run: {reason}") from None
+
     async def _start_managed(self, launch: LaunchSettings) -> None:
         launch = checked_launch(launch)
         missing = None if self.engine.simulator else missing_model(launch.model)
         if missing:  # before anything starts: the engine would take its whole start-up to say so
             raise EngineStartError(missing)
-        recipe = simulator_recipe(launch, self.run_obj.config) if self.engine.simulator else render(launch)
+        recipe = self._recipe(launch)
         self.session = await _open_session(self.run_obj, recipe.argv)
         parts = urlsplit(self.engine.base_url)
         if not port_is_free(parts.hostname or "127.0.0.1", parts.port or 80):

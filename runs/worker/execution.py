@@ -23,6 +23,7 @@ from measure.stats import figure_value
 from runs.core import registry
 from runs.core.jobs.quality_data import DatasetError
 from runs.core.outcomes import failed_share_warning
+from runs.core.registry.summary import SummaryError
 from runs.core.worded import warning, worded
 from runs.live.broadcast import broadcast
 from runs.models import Run
@@ -99,7 +100,10 @@ def reap_lost_runs(machine_id: int | None = None) -> int:
 def execute(run_id: int) -> None:
     """Run a claimed run's job to the end and store the outcome; a claimed run never stays running."""
     try:
-        run = Run.objects.select_related("config__engine__machine").get(pk=run_id)
+        run = Run.objects.select_related("config__engine__machine", "revision").get(pk=run_id)
+        if run.revision is not None:
+            # Runs with the settings it was queued with, whatever the config says now.
+            run.config = run.revision.applied(run.config)
         asyncio.run(_execute_on_checked_connection(run))
     except Exception as exc:
         log.exception("run %s failed outside its job", run_id)
@@ -132,7 +136,10 @@ async def _execute(run: Run) -> None:
         await recorder.open()
         async with RunTelemetry(recorder) as telemetry:
             summary = await guard.run(_engine_and_job(client, run, recorder, telemetry))
+        summary = registry.get(run.job).stored(summary)
         status = Run.Status.SUCCEEDED
+    except SummaryError as exc:  # kept as it came, for whoever mends the job kind
+        error = str(exc)
     except RunCancelled:
         status = Run.Status.CANCELLED
     except (EngineError, DatasetError) as exc:
@@ -157,14 +164,14 @@ async def _engine_and_job(
     client: EngineClient, run: Run, recorder: RunRecorder, telemetry: RunTelemetry
 ) -> dict[str, Any]:
     spec = registry.get(run.job)
-    if not spec.uses_engine:  # a machine benchmark: no engine started, probed or tailed
+    if spec.engine == "none":  # a machine benchmark: no engine started, probed or tailed
         await telemetry.baseline()
         summary = await _within_job_limit(run_job(client, run, recorder, None))
         telemetry.phase("done")
         summary["telemetry"] = telemetry.summary()
         await store_machine_fields(run, spec, summary)
         return summary
-    async with RunEngine(run, start=spec.starts_engine) as engine_side:
+    async with RunEngine(run, start=spec.engine == "once") as engine_side:
         return await _within_job_limit(_measure(client, run, recorder, engine_side, telemetry))
 
 
@@ -206,6 +213,8 @@ async def _measure(
     summary["roofline"] = await asyncio.to_thread(roofline_for, run.config, measured, per_pass)
     if summary["roofline"] and note:
         summary["roofline"]["note"] = note
+    if summary["roofline"] and measured is not None and measured == summary.get("decode_tps_pooled"):
+        summary["roofline"]["measured_pooled"] = True  # the page says which decode it holds up
     engine_side.warnings += _disagreements(summary) + _read_loop_warning(summary) + _counted_warning(summary)
     engine_side.warnings += above_ceiling_warning(summary["roofline"])
     engine_side.warnings += failed_share_warning(summary)
@@ -263,7 +272,7 @@ def _disagreements(summary: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _counted_warning(summary: dict[str, Any]) -> list[dict[str, Any]]:
-    """A warning when SparkDash, not the engine, counted the answers' tokens (runs.core.metrics.send)."""
+    """A warning when SparkDash, not the engine, counted the tokens (runs.core.request_figures.send)."""
     if "tokenizer" not in (summary.get("output_tokens_sources") or []):
         return []
     return [warning("counted-by-sparkdash", TOKENS_COUNTED)]

@@ -25,7 +25,7 @@ async def run_job(
     """
     spec = registry.get(run.job)
     at_lookahead = None
-    if spec.relaunches_engine and engine_side is not None:
+    if spec.engine == "per-lookahead" and engine_side is not None:
         at_lookahead = _provenance_on_first_launch(run, engine_side)
     context = registry.JobContext(client, dict(run.params), job_config(run), recorder, at_lookahead)
     return await spec.run(context)

@@ -18,11 +18,20 @@ from runs.models import Run
 
 
 async def store_machine_fields(run: Run, spec: JobSpec, summary: dict[str, Any]) -> None:
-    """Set the machine's fields from a machine benchmark's summary (nothing for other kinds)."""
+    """Set the machine's fields from a machine benchmark's summary (nothing for other kinds).
+
+    Not on a simulated machine (its engine is the simulator): the worker measured the box it runs
+    on, not the machine the dashboard shows, so the figure stays on the run with a warning.
+    """
     if spec.machine_fields is None:
+        return
+    if run.config.engine.simulator:
+        summary["stored_on_machine"] = False
+        await Run.objects.filter(pk=run.pk).aupdate(warnings=[warning("simulated-machine", NOT_STORED)])
         return
     fields = spec.machine_fields(summary, run.pk, timezone.now())
     await Machine.objects.filter(pk=run.config.engine.machine_id).aupdate(**fields)
+    summary["stored_on_machine"] = True
 
 
 def above_ceiling_warning(roofline: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -40,6 +49,10 @@ def above_ceiling_warning(roofline: dict[str, Any] | None) -> list[dict[str, Any
     return [warning("above-ceiling", ABOVE_CEILING, measured=measured, above=both(*above) if above else "")]
 
 
+NOT_STORED = gettext_noop(
+    "not stored as the machine's bandwidth: its engine is the simulator, so this measured the computer "
+    "the worker runs on, not the machine"
+)
 CEILINGS = {
     "nominal": gettext_noop("the nominal ceiling %(ceiling)s tok/s (%(bandwidth)s GB/s; %(pct)s %%)"),
     "measured": gettext_noop("the measured ceiling %(ceiling)s tok/s (%(bandwidth)s GB/s; %(pct)s %%)"),

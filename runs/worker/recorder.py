@@ -80,6 +80,7 @@ class RunRecorder:
         self.last_flush = 0.0
         self.db_down_since: float | None = None
         self.request_rows: list[dict[str, Any]] = []  # each request's window, for its energy
+        self.summary_so_far: dict[str, Any] | None = None  # sent with the run until its end, never stored
         self._flushing = asyncio.Lock()
 
     async def open(self) -> None:
@@ -94,26 +95,31 @@ class RunRecorder:
         await retry_db(lambda: Run.objects.abeat(self.run_id, running_only=False, progress_total=total), what)
         await self.flush()
 
-    async def on_sample(self, kind: str, values: dict[str, Any]) -> None:
+    async def on_sample(self, sample_kind: str, values: dict[str, Any]) -> None:
         t = time.monotonic() - self.started
         if "sent_at" in values:  # the client's clock: stored as seconds since the run started
             sent = values["sent_at"]
             values = {k: v for k, v in values.items() if k != "sent_at"}
             values["start_t"] = round(sent - self.started_perf, 6)
-        if kind == "request":
+        if sample_kind == "request":
             self.request_rows.append({k: values.get(k) for k in WINDOW_FIELDS})
-        self.pending.append(Sample(run_id=self.run_id, seq=self.next_seq, t=t, kind=kind, values=values))
+        sample = Sample(run_id=self.run_id, seq=self.next_seq, t=t, kind=sample_kind, values=values)
+        self.pending.append(sample)
         self.next_seq += 1
-        if kind in PROGRESS_KINDS:
+        if sample_kind in PROGRESS_KINDS:
             self.done += 1
         if time.monotonic() - self.last_flush >= self.flush_interval_s:
             await self.flush()
 
-    def add_readings(self, kind: str, readings: list[dict[str, Any]]) -> None:
+    async def on_summary_so_far(self, summary: dict[str, Any]) -> None:
+        self.summary_so_far = summary
+
+    def add_readings(self, sample_kind: str, readings: list[dict[str, Any]]) -> None:
         """Samples stamped with their own run time (a reading's "t"), stored at the next flush."""
         for reading in readings:
             values = {k: v for k, v in reading.items() if k != "t"}
-            sample = Sample(run_id=self.run_id, seq=self.next_seq, t=reading["t"], kind=kind, values=values)
+            t = reading["t"]
+            sample = Sample(run_id=self.run_id, seq=self.next_seq, t=t, kind=sample_kind, values=values)
             self.pending.append(sample)
             self.next_seq += 1
 
@@ -170,13 +176,16 @@ class RunRecorder:
     async def _broadcast(self, batch: list[Sample], run: Run) -> None:
         if batch:
             await broadcast(self.run_id, {"type": "samples", "samples": [s.to_dict() for s in batch]})
-        await broadcast(self.run_id, {"type": "run", "run": run.to_dict()})
+        shape: dict[str, Any] = dict(run.to_dict())
+        if self.summary_so_far is not None and not run.summary:
+            shape["summary_so_far"] = self.summary_so_far
+        await broadcast(self.run_id, {"type": "run", "run": shape})
         if run.status == Run.Status.CANCELLED:
             raise RunCancelled
 
 
 async def load_run(run_id: int) -> Run:
-    return await Run.objects.select_related("config__engine", "machine").aget(pk=run_id)
+    return await Run.objects.select_related("config__engine", "machine", "revision").aget(pk=run_id)
 
 
 def _first_line(exc: Exception) -> str:

@@ -26,7 +26,7 @@ from engines.telemetry import NO_GPU_NOTE, NvmlSource, TelemetrySampler, machine
 from engines.telemetry.recorded import RecordedNvml
 from runs.core.energy import windows_of
 from runs.core.preheat import preheat
-from runs.core.telemetry import summarize_telemetry, throttled_words
+from runs.core.telemetry_summary import summarize_telemetry, throttled_words
 from runs.core.worded import warning
 from runs.models import Run
 from runs.worker.recorder import RunCancelled, RunRecorder

@@ -71,6 +71,42 @@ window.RunCharts = (function () {
     return both;
   }
 
+  /** While the run goes, the run with its summary so far (sent with each update, no intervals) in
+   * place of its summary, which is empty until the end, and the page's note saying so shown; the
+   * run itself once its summary is in. */
+  function soFar(run) {
+    var note = document.getElementById("summary-so-far");
+    var provisional = !(run.summary && Object.keys(run.summary).length) && run.summary_so_far;
+    if (note) {
+      note.hidden = !provisional;
+      if (provisional) {
+        note.textContent = interpolate(gettext("So far: %(n)s of %(total)s requests, provisional and without intervals; the final figures replace these when the run ends."), {
+          n: run.progress.done, total: run.progress.total
+        }, true);
+      }
+    }
+    return provisional ? Object.assign({}, run, { summary: run.summary_so_far }) : run;
+  }
+
+  var CATALOG = null;
+
+  /** A catalogue metric's declaration (measure.catalog, rendered into the page as "metric-catalog"). */
+  function metric(key) {
+    if (!CATALOG) {
+      CATALOG = {};
+      var node = document.getElementById("metric-catalog");
+      JSON.parse(node ? node.textContent : "[]").forEach(function (m) { CATALOG[m.key] = m; });
+    }
+    if (!CATALOG[key]) throw new Error("metric " + key + " is not in the page's catalogue");
+    return CATALOG[key];
+  }
+
+  /** A catalogue metric's spread (or pooled figure), in its declared unit, digits and scale. */
+  function figure(stats, key, absentTitle, counted) {
+    var m = metric(key);
+    return spread(stats, m.unit, m.digits, m.scale, absentTitle, counted);
+  }
+
   function value(v, unit, digits) {
     return v === null || v === undefined ? missing(NOT_EXPOSED) : text(SparkFormat.value(v, unit, digits));
   }
@@ -206,7 +242,7 @@ window.RunCharts = (function () {
         at.drafts += drafts;
         return true;
       },
-      /** Key -> acceptance at each position (0..1), as runs/core/metrics.py sums a run's rows. */
+      /** Key -> acceptance at each position (0..1), as runs/core/request_figures.py sums a run's rows. */
       rates: function () {
         var out = {};
         Object.keys(byKey).forEach(function (k) {
@@ -307,8 +343,10 @@ window.RunCharts = (function () {
       chart: chart, axis: axis, rightAxis: rightAxis, dataset: dataset, markPoints: markPoints,
       setCeiling: setCeiling, ceilingOf: ceilingOf, rooflineOf: rooflineOf, typeColor: typeColor,
       fillRows: fillRows, tbodyOf: tbodyOf, missing: missing, spread: spread, spreadWithInterval: spreadWithInterval, value: value,
+      metric: metric, figure: figure,
       orNull: orNull, percent: percent, median: median, addSorted: addSorted, scoreView: scoreView,
-      stepAdder: stepAdder, seriesColor: seriesColor, positionTally: positionTally, positionChart: positionChart
+      stepAdder: stepAdder, seriesColor: seriesColor, positionTally: positionTally, positionChart: positionChart,
+      soFar: soFar
     }
   };
 })();

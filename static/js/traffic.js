@@ -146,7 +146,12 @@
     var status = cell(tr, r.error ? r.status + ": " + r.error.slice(0, 60) : String(r.status));
     if (r.error) status.className = "error";
     cell(tr, dash(r.ttft_s, 2, " s"));
-    cell(tr, dash(r.decode_tps_client, 1));
+    // Not streamed: nothing for the relay to time, so the engine's own rate, marked as the server's row is.
+    var timed = r.decode_tps_client !== null && r.decode_tps_client !== undefined;
+    var decode = cell(tr, dash(timed ? r.decode_tps_client : r.decode_tps_engine, 1));
+    if (!timed && r.decode_tps_engine !== null && r.decode_tps_engine !== undefined) {
+      decode.title = gettext("not streamed: the engine’s own rate");
+    }
     cell(tr, plain(r.prompt_tokens) + " / " + plain(r.new_prompt_tokens));
     cell(tr, plain(r.output_tokens));
     cell(tr, r.draft_tokens ? (r.accepted_tokens || 0) + " / " + r.draft_tokens : "\u2014");
@@ -156,7 +161,7 @@
       link.href = conversationUrl(r.conversation);
       link.textContent = r.conversation.slice(0, 8);
       conv.appendChild(link);
-      conv.appendChild(document.createTextNode(" \u00b7 " + r.turn));
+      conv.appendChild(document.createTextNode(" \u00b7 " + r.step));
     } else {
       conv.textContent = "\u2014";
     }

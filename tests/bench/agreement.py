@@ -25,7 +25,7 @@ from typing import Any
 
 from engines.clients import GenerationRequest, client_for
 from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt
-from runs.core.metrics import request_metrics, send
+from runs.core.request_figures import request_metrics, send
 from tests.bench.engine import engine_missing, llama_server
 from tests.bench.figures import figure, not_measured
 from tests.bench.guidellm_peer import ensure_guidellm, run_guidellm

@@ -20,7 +20,7 @@ from typing import Any
 
 from engines.clients import GenerationRequest, client_for
 from engines.simulator import SimProfile
-from runs.core.metrics import decode_tps_client
+from runs.core.request_figures import decode_tps_client
 from tests.bench.bare_client import BareClient
 from tests.bench.figures import figure, percentiles
 from tests.bench.simproc import loopback_rtt_s, simulator_process

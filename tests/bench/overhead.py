@@ -61,9 +61,12 @@ class _Count:
     async def on_start(self, total: int) -> None:
         pass
 
-    async def on_sample(self, kind: str, values: dict[str, Any]) -> None:
-        if kind == "request":
+    async def on_sample(self, sample_kind: str, values: dict[str, Any]) -> None:
+        if sample_kind == "request":
             self.tokens += values["output_tokens"]
+
+    async def on_summary_so_far(self, summary: dict[str, Any]) -> None:
+        pass
 
 
 def run(short: bool) -> dict[str, Any]:

@@ -4,7 +4,7 @@ Each size has its own database (sparkdash_bench, sparkdash_bench_short, sparkdas
 a marker table says which size and generator version it holds, so a later run reuses it
 instead of writing 10 million samples again. Runs are written with COPY; samples by COPYing a
 pool of values and each run's count, then one INSERT ... SELECT in the server. Samples are
-speed-job "request" rows shaped as runs.core.metrics.request_metrics writes them; runs carry
+speed-job "request" rows shaped as runs.core.request_figures.request_metrics writes them; runs carry
 a real speed summary.
 """
 from __future__ import annotations

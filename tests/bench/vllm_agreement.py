@@ -39,7 +39,7 @@ from engines.clients import EngineError, GenerationRequest, client_for
 from engines.metrics_text import VLLM, parse_metrics, request_delta
 from runs.core.jobs.concurrency import total_tps
 from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt
-from runs.core.metrics import request_metrics, send
+from runs.core.request_figures import request_metrics, send
 from tests.bench.engine import VLLM_MODEL, VLLM_PYTHON, vllm_missing, vllm_server
 from tests.bench.figures import figure, not_measured
 from tests.bench.vllm_peer import per_request, run_vllm_bench

@@ -6,7 +6,7 @@ from django.test import Client
 from engines.access import visible
 from engines.models import Engine, EngineConfig, Machine
 from runs.models import Alert, Run, Sample, Schedule, Sweep, SweepExecution
-from tests.access_walk import Endpoint, call, logged_in, posts_without_token, url_names, url_of
+from tests.access_walk import Endpoint, admin_status, call, logged_in, posts_without_token, url_names, url_of
 from tests.factories import EngineConfigFactory, SweepFactory, UserFactory
 
 # Every URL of the engines app; a URL added without a rule here fails the walk.
@@ -14,6 +14,8 @@ URLS = {
     "engines:config-create": Endpoint(),
     "engines:config-edit": Endpoint("config"),
     "engines:config-matrix": Endpoint("config"),
+    "engines:machine-bandwidth-clear": Endpoint("machine", "POST", 403, admin_status=302),
+    "engines:config-archive": Endpoint("config", "POST", 302),
 }
 # The project's own URLs: public on purpose (the admin has its own staff login); the login page
 # has the language switcher and the scripts' catalogue too.
@@ -76,7 +78,7 @@ def test_it_hides_another_teams_objects_from_an_outsider(name, alpha, bravo):
 def test_it_shows_a_superuser_everything(name, alpha, bravo):
     admin = UserFactory(username="root", is_superuser=True, is_staff=True, teams=[])
     response = call(logged_in(admin), name, rule(name), alpha)
-    assert response.status_code == rule(name).member_status
+    assert response.status_code == admin_status(rule(name))
     if rule(name).target is None:
         assert b"alpha-" in response.content and b"bravo-" in response.content
 

@@ -8,7 +8,7 @@ from django.utils import translation
 from django.utils.translation import gettext
 
 from engines.kinds import get as kind
-from runs.core.telemetry import NO_POWER_NOTE
+from runs.core.telemetry_summary import NO_POWER_NOTE
 
 
 def _catalogue(client, language: str) -> dict[str, str]:

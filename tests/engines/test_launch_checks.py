@@ -47,7 +47,7 @@ def form_data(engine, **values):
         ({"extra_flags": "--foo 1"}, "--foo is not an allowed llama-server flag; allowed: -ngl"),
         ({"model": "/etc/passwd"}, PATH_MODEL),
         ({"model": "../../etc/passwd"}, PATH_MODEL),
-        ({"kv_cache_dtype": "--log-file"}, "kv_cache_dtype: &#x27;--log-file&#x27; is not a name"),
+        ({"kv_cache_dtype": "--log-file"}, "KV-cache dtype: &#x27;--log-file&#x27; is not a name"),
     ],
 )
 def test_it_refuses_in_the_config_form_and_saves_nothing(alice_client, engine, values, message):
@@ -147,3 +147,54 @@ def test_it_lets_only_the_web_servers_own_setting_allow_more_in_the_form(alice_c
     monkeypatch.setenv("SPARKDASH_ALLOW_FLAGS", "llama-server:--path")
     assert alice_client.post(reverse("engines:config-create"), data).status_code == 302
     assert EngineConfig.objects.get().extra_flags == "--path /srv/www"
+
+
+@pytest.mark.parametrize(
+    ("kind", "values", "message"),
+    [
+        ("llama-server", {"speculative_method": "draft-simple", "lookahead": 4},
+         "Draft model: draft-simple needs a draft model (-md), and none is set"),
+        ("llama-server", {"speculative_method": "medusa", "lookahead": 4},
+         "Speculative method: medusa is not a llama-server --spec-type"),
+    ],
+)
+def test_it_refuses_what_a_managed_engines_recipe_cannot_launch_with_the_reason(alice_client, kind, values,
+                                                                                message):
+    engine = EngineFactory(name="managed", kind=kind, launch="managed", binary="llama-server")
+    response = alice_client.post(reverse("engines:config-create"), form_data(engine, **values))
+    page = response.content.decode()
+    assert response.status_code == 400 and message in page
+    field = message.partition(":")[0].lower().replace(" ", "_")
+    assert f'id="id_{field}"' in page and "aria-invalid" in page
+    assert f"{field}:" not in page  # the field's label says which, not its internal name
+    assert not EngineConfig.objects.exists()
+
+
+def test_it_leaves_an_external_engines_launch_settings_to_the_engine(alice_client, engine):
+    values = form_data(engine, speculative_method="draft-simple", lookahead=4)
+    assert alice_client.post(reverse("engines:config-create"), values).status_code == 302
+
+
+@pytest.mark.parametrize(
+    ("kind", "method", "message"),
+    [
+        ("llama-server", "medusa", "Speculative method: medusa is not a llama-server --spec-type"),
+        ("ollama", "eagle3", "eagle3&#x27; means nothing to Ollama"),
+    ],
+)
+def test_it_refuses_a_speculative_method_an_external_engines_kind_does_not_have(alice_client, kind, method,
+                                                                                 message):
+    engine = EngineFactory(name="external", kind=kind)
+    assert not engine.managed
+    response = alice_client.post(reverse("engines:config-create"),
+                                 form_data(engine, speculative_method=method, lookahead=4))
+    assert response.status_code == 400 and message in response.content.decode()
+    assert not EngineConfig.objects.exists()
+
+
+def test_it_says_a_refusal_in_japanese_under_the_fields_label_once(alice_client, engine):
+    data = form_data(engine, extra_flags="--foo 1")
+    response = alice_client.post(reverse("engines:config-create"), data, HTTP_ACCEPT_LANGUAGE="ja")
+    page = response.content.decode()
+    assert "追加フラグ: --foo は llama-server で許可されたフラグではありません" in page
+    assert "追加フラグ: 追加フラグ" not in page and "extra_flags:" not in page

@@ -71,7 +71,8 @@ def test_it_refuses_a_combination_with_no_launch_recipe(base, ollama):
     assert states["qwen3-draft-mtp-ollama-box"] == ("new", "")
     state, reason = states["qwen3-ngram-ollama-box"]
     assert state == "refused"
-    assert reason.startswith("no launch recipe: speculative_method: 'ngram' means nothing")
+    # The config's own check says it first (an external engine's method must be one its kind has).
+    assert reason.startswith("Speculative method: 'ngram' means nothing to Ollama")
     made = matrix.create(plan)
     assert [c.name for c in made] == ["qwen3-draft-mtp-ollama-box"]
 
@@ -79,7 +80,7 @@ def test_it_refuses_a_combination_with_no_launch_recipe(base, ollama):
 def test_it_refuses_a_combination_the_config_form_would_refuse(base):
     plan = matrix.plan(base, Axes(lookaheads=[65], methods=["none"]))
     assert plan[0].name == "qwen3-la65-none" and plan[0].state == "refused"
-    assert plan[0].reason.startswith("lookahead: Ensure this value is less than or equal to 64")
+    assert plan[0].reason.startswith("Lookahead: Ensure this value is less than or equal to 64")
 
 
 def test_it_turns_speculative_decoding_off_for_the_method_none(base):
@@ -99,3 +100,14 @@ def test_it_refuses_no_axis_and_too_many_combinations(base):
         matrix.plan(base, Axes())
     with pytest.raises(ValueError, match="65 combinations; the most one matrix makes is 64"):
         matrix.plan(base, Axes(lookaheads=list(range(65))))
+
+
+def test_it_reuses_a_config_whose_settings_a_combination_has_under_another_name(base):
+    no_draft = EngineConfigFactory(engine=base.engine, name="plain", speculative_method="", lookahead=0,
+                                   model=base.model, quantization=base.quantization, temperature=0.3,
+                                   max_tokens=512)
+    plan = matrix.plan(base, Axes(lookaheads=[0, 4]))
+    assert [(c.name, c.state) for c in plan] == [("qwen3-la0", "new"), ("qwen3-la4", "exists")]
+    assert plan[1].existing == base and "qwen3 has these settings already" in plan[1].reason
+    (off,) = matrix.plan(base, Axes(lookaheads=[0], methods=[matrix.NO_METHOD]))
+    assert (off.name, off.state, off.existing) == ("qwen3-la0-none", "exists", no_draft)

@@ -16,7 +16,7 @@ from engines.clients.base import Chunk, Generation
 from engines.clients.ollama import OllamaClient
 from engines.clients.openai import OpenAIClient
 from engines.clients.reasoning import ThinkSplitter, split_unopened
-from runs.core.metrics import request_metrics
+from runs.core.request_figures import request_metrics
 from tests.engines.stream_factories import (
     NDJSON,
     SSE,

@@ -151,8 +151,9 @@ async def test_it_reports_cached_tokens_and_adds_new_ones_to_the_ttft() -> None:
     timings, usage = again["timings"], again["usage"]
     assert timings["cache_n"] == usage["prompt_tokens_details"]["cached_tokens"] == 2500
     assert timings["cache_n"] + timings["prompt_n"] == usage["prompt_tokens"]
-    # Only the new tokens are prefilled: under 1 ms, where recomputing the 2,500 cached ones would add 250.
-    assert again_ttft - base_again == pytest.approx(timings["prompt_n"] / 10_000, abs=0.010)
+    # Only the new tokens are prefilled: under 1 ms, where recomputing the 2,500 cached ones would add
+    # 250. The margin is 50 ms: CI, with a second suite beside this one, saw 16 ms of jitter.
+    assert again_ttft - base_again == pytest.approx(timings["prompt_n"] / 10_000, abs=0.050)
 
 
 async def test_it_counts_cached_tokens_in_ollamas_prompt_eval_count() -> None:

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from engines.models import Engine, EngineConfig, Machine
 from runs.core import registry
+from runs.core.registry.params import ChoiceParam, FractionListParam, IntListParam, IntParam
 from runs.models import Alert, Run, Sweep, SweepExecution
 from runs.views.start_form import REPLAY_MAX_BYTES
 from tests.factories import EngineConfigFactory, EngineFactory, RunFactory, SweepFactory, UserFactory
@@ -21,8 +22,8 @@ from tests.real_engine import GEMMA_270M, requires_engine
 
 SECRET = "sk-very-secret-key-123"
 # session, user, machines, engines, running, queued, recent runs, nightly, alerts, alert count,
-# the machines where the user may resolve an alert (teams.templatetags.team_roles)
-HOME_QUERIES = 11
+# the machines where the user may resolve an alert (teams.templatetags.team_roles), enabled schedules
+HOME_QUERIES = 12
 
 pytestmark = pytest.mark.django_db
 
@@ -261,7 +262,8 @@ def test_it_offers_every_job_on_the_config_page(alice_client, config):
         assert f'<option value="{job}"' in html
     # The speed job's fields show; the others wait for their job to be chosen.
     assert 'data-jobs="speed lookahead replay concurrency" data-help=' in html
-    assert re.search(r'<label for="id_steps" data-jobs="prefix-cache" data-help="[^"]*" hidden>', html)
+    steps = r'<label for="id_steps" data-jobs="prefix-cache" data-help="[^"]*" data-labels="[^"]*" hidden>'
+    assert re.search(steps, html)
     assert "1\u201350, default 3" in html
 
 
@@ -315,19 +317,47 @@ def test_it_shows_a_bad_replay_line_on_the_file_field(alice_client, config, no_d
     assert "Recorded requests (.jsonl): requests: line 2: not JSON" in html
     # The form comes back on the replay job, with its fields shown.
     assert '<option value="replay" selected>' in html
-    assert re.search(r'<label for="id_requests" data-jobs="replay" data-help="[^"]*">', html)
+    shown = r'<label for="id_requests" data-jobs="replay" data-help="[^"]*" data-labels="[^"]*">'
+    assert re.search(shown, html)
 
 
-def test_it_asks_for_a_replay_file(alice_client, config, no_dispatch):
+def test_it_replays_the_shipped_agent_session_when_no_file_is_given(alice_client, config, no_dispatch):
     response = _start(alice_client, config, {"job": "replay"})
-    assert response.status_code == 400
-    assert "a replay needs recorded requests" in response.content.decode()
+    run = Run.objects.get()
+    assert response.status_code == 302 and run.job == "replay"
+    sent = run.params["requests"]
+    assert len(sent) == 5 and sent[0]["messages"][0]["role"] == "system"
+    assert [len(body["messages"]) for body in sent] == [2, 4, 6, 8, 10]  # one session, growing
 
 
 def test_it_puts_out_of_range_lengths_on_their_field(alice_client, config, no_dispatch):
     response = _start(alice_client, config, {"job": "lookahead", "lengths": "0,99"})
     assert response.status_code == 400
     assert "Lookahead lengths: lengths item must be between 0 and 64, not 99" in response.content.decode()
+
+
+def test_it_labels_a_shared_field_for_the_chosen_job(alice_client, config, no_dispatch):
+    response = _start(alice_client, config, {"job": "needle", "lengths": "0"})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "Prompt lengths (tokens): lengths item must be between 256 and 1048576, not 0" in html
+    assert '<span class="param-label">Prompt lengths (tokens)</span>' in html
+    assert "Lookahead lengths:" not in html
+    shown = alice_client.get(config.get_absolute_url()).content.decode()
+    assert "&quot;needle&quot;: &quot;Prompt lengths (tokens)&quot;" in shown
+    assert "&quot;lookahead&quot;: &quot;Lookahead lengths&quot;" in shown
+
+
+def test_it_says_in_each_jobs_help_what_a_parameter_does(alice_client, config):
+    plain = IntParam | IntListParam | FractionListParam | ChoiceParam  # whose range alone says nothing
+    unsaid = [f"{job.name}.{name}" for job in registry.JOBS.values() for name, param in job.params.items()
+              if isinstance(param, plain) and not param.what]
+    assert unsaid == []
+    page = alice_client.get(config.get_absolute_url()).content.decode()
+    said = "the prompt&#x27;s own tokens (its prefill) do not count"
+    assert said in page  # speed's max tokens: the help no longer reads as prompt and answer together
+    japanese = alice_client.get(config.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="ja").content.decode()
+    assert "プリフィル" in japanese and said not in japanese
 
 
 def test_it_refuses_a_lookahead_sweep_on_an_external_engine(alice_client, config, no_dispatch):
@@ -500,3 +530,39 @@ def test_it_renders_the_thinking_flags_in_the_configs_recipe(alice_client):
     config = EngineConfigFactory(thinking="budget", thinking_budget=2048, model="/m/q.gguf")
     html = alice_client.get(reverse("runs:config-detail", args=[config.pk])).content.decode()
     assert "--reasoning-budget 2048 --reasoning-format deepseek" in html
+
+
+def test_it_refuses_notes_longer_than_the_limit(alice_client, config):
+    url = reverse("engines:config-edit", args=[config.pk])
+    response = alice_client.post(url, _form_data(config, notes="x" * 4001))
+    assert response.status_code == 400
+    assert "Notes: Ensure this value has at most 4000 characters (it has 4001)." in response.content.decode()
+    assert alice_client.post(url, _form_data(config, notes="x" * 4000)).status_code == 302
+
+
+def test_it_offers_the_speculative_methods_of_the_engines_kind(alice_client, config):
+    page = alice_client.get(reverse("engines:config-edit", args=[config.pk])).content.decode()
+    assert 'list="methods-llama-server"' in page
+    offered = page[page.index('<datalist id="methods-llama-server">'):]
+    offered = offered[:offered.index("</datalist>")]
+    assert '<option value="draft-mtp">' in offered and '<option value="NEXTN">' not in offered
+
+
+def test_it_archives_a_config_out_of_the_lists_and_restores_it(alice_client, config, no_dispatch):
+    run = RunFactory(config=config)
+    archive = reverse("engines:config-archive", args=[config.pk])
+    assert alice_client.post(archive, {"archived": "1"}).status_code == 302
+    config.refresh_from_db()
+    assert config.archived and Run.objects.filter(pk=run.pk).exists()
+    listed = alice_client.get(reverse("runs:config-list")).content.decode()
+    assert config.get_absolute_url() not in listed and "1 archived config" in listed
+    archived = alice_client.get(reverse("runs:config-list"), {"archived": "1"}).content.decode()
+    assert config.get_absolute_url() in archived
+    page = alice_client.get(config.get_absolute_url()).content.decode()
+    assert 'id="archived-badge"' in page and "Archived: restore it to start a run." in page
+    refused = _start(alice_client, config, {"job": "speed"})
+    assert refused.status_code == 400 and "is archived: restore it to run it" in refused.content.decode()
+    assert config.revisions.count() == 1  # archiving is not a settings change
+    alice_client.post(archive, {"archived": "0"})
+    config.refresh_from_db()
+    assert not config.archived and _start(alice_client, config, {"job": "speed"}).status_code == 302

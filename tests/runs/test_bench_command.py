@@ -4,7 +4,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from engines.simulator import SimProfile, serve_in_thread
-from runs.core.metrics import REQUEST_METRICS
+from runs.core.request_figures import REQUEST_METRICS
 from runs.models import Run
 from tests.factories import EngineConfigFactory
 

@@ -102,8 +102,17 @@ def test_it_says_p99_is_about_the_slowest_request_below_a_hundred():
 
 def test_it_counts_errors_by_text_or_status():
     records = [rec(), rec(status=429), rec(error="client went away", status=200), rec()]
-    assert errors(records) == {"count": 2, "n": 4, "share": 0.5}
-    assert errors([]) == {"count": 0, "n": 0, "share": None}
+    assert errors(records) == {"count": 2, "n": 4, "share": 0.5,
+                               "by_cause": [["HTTP 429", 1], ["client went away", 1]]}
+    assert errors([]) == {"count": 0, "n": 0, "share": None, "by_cause": []}
+
+
+def test_it_counts_relay_failures_by_their_cause_without_the_engines_url():
+    gone = "cannot reach the engine at http://127.0.0.1:8080: Server disconnected without sending a response."
+    records = [rec(error=gone, status=502), rec(error=gone.replace("8080", "8081"), status=502),
+               rec(status=500), rec()]
+    assert errors(records)["by_cause"] == [
+        ["cannot reach the engine: Server disconnected without sending a response.", 2], ["HTTP 500", 1]]
 
 
 def test_it_gives_decode_speed_and_acceptance_by_output_type_over_time():
@@ -141,3 +150,12 @@ def test_it_reads_rows_and_their_json_alike():
     start, end = now - timedelta(hours=1), now
     assert window_stats(rows, start, end) == window_stats([record_json(r) for r in rows], start, end)
     assert window_stats(rows, start, end)["new_input_share"]["share"] == pytest.approx(150 / 5000)
+
+
+def test_it_keeps_the_engines_rate_of_an_answer_not_streamed_out_of_the_decode_figure():
+    # decode tok/s on the page is the relay's own timing (docs/metrics.md); an answer that was not
+    # streamed has none, and its engine-reported rate is shown on its row only, marked.
+    streamed = rec(0.1, decode_tps_client=40.0, decode_tps_engine=41.0)
+    whole = rec(0.2, decode_tps_client=None, decode_tps_engine=52.0)  # Ollama, "stream": false
+    figure = by_output_type([streamed, whole], START, START + timedelta(minutes=1))["tool-call"]
+    assert (figure["decode_tps"]["median"], figure["decode_tps"]["n"], figure["n"]) == (40.0, 1, 2)

@@ -297,3 +297,20 @@ def test_it_shows_a_captured_body_without_messages_as_its_prompt(alpha):
                          request_body={"model": "qwen3", "prompt": "alpha-generate prompt"})
     url = reverse("traffic:conversation", args=[alpha.machine.pk, "gen"])
     assert "<pre>alpha-generate prompt</pre>" in logged_in(alpha.owner).get(url).content.decode()
+
+
+def test_it_numbers_each_request_by_its_step_in_the_conversation_as_its_page_does(alpha):
+    steps = conversation(alpha.machine, steps=3)
+    # A retry: the third request sent again with the same messages (the same turn), a minute later.
+    retry = TrafficRecordFactory(machine=alpha.machine, conversation=steps[2].conversation,
+                                 turn=steps[2].turn, arrived=timezone.now())
+    other = TrafficRecordFactory(machine=alpha.machine, conversation="cd" * 16, turn=5,
+                                 arrived=timezone.now() - timedelta(minutes=10))
+    url = reverse("traffic:records", args=[alpha.machine.pk])
+    records = {r["id"]: r for r in logged_in(alpha.owner).get(url).json()["records"]}
+    assert [records[r.pk]["step"] for r in [*steps, retry]] == [1, 2, 3, 4]
+    assert records[other.pk]["step"] == 1
+    html = logged_in(alpha.owner).get(reverse("traffic:page", args=[alpha.machine.pk])).content.decode()
+    assert f"{retry.conversation[:8]}</a> · 4</td>" in html and "· 5</td>" not in html
+    conversation_url = reverse("traffic:conversation", args=[alpha.machine.pk, retry.conversation])
+    assert "Step 4" in logged_in(alpha.owner).get(conversation_url).content.decode()

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import httpx
 
+from engines.clients.base import KEEPALIVE_EXPIRY_S
 from engines.clients.lines import MIB, LineTooLong, bounded_lines, size_text
 
 __all__ = ["Limits", "StreamError", "Upstream", "UpstreamError", "Wire", "error_message"]
@@ -22,6 +23,9 @@ CONNECT_TIMEOUT_S = 10.0
 # A long prompt can keep an engine silent for minutes before its first token.
 READ_TIMEOUT_S = 600.0
 ERROR_BODY_BYTES = 65536  # of an engine's HTTP error, what is read for its message
+# What a pooled connection that the engine had already closed fails with, before any answer:
+# "Server disconnected without sending a response", a reset, a broken pipe.
+STALE_CONNECTION = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 
 
 @dataclass(frozen=True)
@@ -89,13 +93,14 @@ class Wire:
     def __init__(self, limits: Limits | None = None) -> None:
         self._http: httpx.AsyncClient | None = None
         self.limits = limits or Limits()
+        self.retried = 0  # requests sent again after a pooled connection gave no answer
 
     def http(self) -> httpx.AsyncClient:
         """The shared client, created in the running loop."""
         if self._http is None:
-            limits = httpx.Limits(max_connections=512, max_keepalive_connections=64)
-            timeout = httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
-            self._http = httpx.AsyncClient(timeout=timeout, limits=limits)
+            limits = httpx.Limits(max_connections=512, max_keepalive_connections=64,
+                                  keepalive_expiry=KEEPALIVE_EXPIRY_S)
+            self._http = httpx.AsyncClient(timeout=_timeout(), limits=limits)
         return self._http
 
     async def aclose(self) -> None:
@@ -138,18 +143,56 @@ class Wire:
     ) -> AsyncIterator[httpx.Response]:
         """The engine's response, its body not yet read; an HTTP error status is an UpstreamError."""
         request = self.http().build_request(method, _url(up, path), json=body, headers=_headers(up))
-        try:
-            response = await self.http().send(request, stream=True)
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            raise _unreachable(up, exc) from exc
-        try:
+        async with self._sent(up, request) as response:
             if response.status_code >= 400:
                 raw = await _read_error(response)
                 message = f"the engine answered HTTP {response.status_code}: {error_message(raw)}"
                 raise UpstreamError(response.status_code, message)
             yield response
+
+    @asynccontextmanager
+    async def _sent(self, up: Upstream, request: httpx.Request) -> AsyncIterator[httpx.Response]:
+        """The engine's response to ``request``, its body unread and closed on leaving.
+
+        A pooled connection the engine closed as the request went out (it idled out: llama-server
+        closes after 5 s) gives no answer at all; the request is sent once more, on a connection
+        of its own, before the client hears of it (nothing has reached the client yet).
+        """
+        stale: Exception | None = None
+        try:
+            response = await self.http().send(request, stream=True)
+        except STALE_CONNECTION as exc:
+            stale = exc
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise _unreachable(up, exc) from exc
+        if stale is not None:
+            self.retried += 1
+            alone = httpx.Limits(max_keepalive_connections=0)
+            async with httpx.AsyncClient(timeout=_timeout(), limits=alone) as once, \
+                    _opened(up, once, request, stale) as response:
+                yield response
+            return
+        try:
+            yield response
         finally:
             await response.aclose()
+
+
+@asynccontextmanager
+async def _opened(up: Upstream, client: httpx.AsyncClient, request: httpx.Request,
+                  first: Exception) -> AsyncIterator[httpx.Response]:
+    try:
+        response = await client.send(request, stream=True)
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise _unreachable(up, exc, retried_after=first) from exc
+    try:
+        yield response
+    finally:
+        await response.aclose()
+
+
+def _timeout() -> httpx.Timeout:
+    return httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
 
 
 def _url(up: Upstream, path: str) -> str:
@@ -196,8 +239,11 @@ async def _lines(response: httpx.Response, max_line: int) -> AsyncIterator[bytes
         raise StreamError(f"the engine's answer was cut: {exc} (the relay's --max-line-mb)") from None
 
 
-def _unreachable(up: Upstream, exc: Exception) -> UpstreamError:
+def _unreachable(up: Upstream, exc: Exception, retried_after: Exception | None = None) -> UpstreamError:
     reason = str(exc) or type(exc).__name__
+    if retried_after is not None:
+        first = str(retried_after) or type(retried_after).__name__
+        reason = f"{reason} (retried on a new connection after: {first})"
     if isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout):
         return UpstreamError(504, f"the engine at {up.base_url} timed out: {reason}")
     return UpstreamError(502, f"cannot reach the engine at {up.base_url}: {reason}")

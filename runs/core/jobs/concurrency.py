@@ -16,8 +16,8 @@ from engines.clients.base import EngineClient, Generation, GenerationRequest
 from measure.stats import summarize
 from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt
 from runs.core.jobs.speed import RunProgress
-from runs.core.metrics import request_metrics
 from runs.core.outcomes import Failures, count_outcomes, succeeded
+from runs.core.request_figures import request_metrics
 
 __all__ = ["ConcurrencyJob", "run_concurrency", "summarize_concurrency", "total_tps"]
 

@@ -14,9 +14,9 @@ from typing import Any
 from engines.clients.base import EngineClient, EngineError
 from engines.clients.counters import spec_since
 from measure.stats import summarize_rows
-from runs.core.jobs.speed import RequestCount, RunProgress, SpeedJob, measure_prompts
-from runs.core.metrics import acceptance_by_position, engine_pooled, pooled_drafting
+from runs.core.jobs.speed import RequestCount, RunProgress, SpeedJob, SummarySoFar, measure_prompts
 from runs.core.outcomes import Failures, count_outcomes, succeeded
+from runs.core.request_figures import acceptance_by_position, engine_pooled, pooled_drafting
 
 AtLookahead = Callable[[int], AbstractAsyncContextManager[tuple[EngineClient, str]]]
 SWEEP_METRICS = ("decode_tps_client", "decode_tps_engine")  # spreads; acceptance is pooled per length
@@ -38,6 +38,7 @@ async def run_lookahead(
     await progress.on_start(tally.total)
     rows: list[dict[str, Any]] = []
     counted: dict[str, dict[str, Any] | None] = {}
+    progress = SummarySoFar(progress, lambda so_far: summarize_lookahead(so_far, job.lengths, counted, False))
     for length in job.lengths:
         async with at_lookahead(length) as (client, model):
             before = await _snapshot(client)
@@ -58,25 +59,26 @@ async def _snapshot(client: EngineClient) -> str | None:
 
 def summarize_lookahead(
     all_rows: Sequence[dict[str, Any]], lengths: Sequence[int],
-    counted: dict[str, dict[str, Any] | None] | None = None,
+    counted: dict[str, dict[str, Any] | None] | None = None, intervals: bool = True,
 ) -> dict[str, Any]:
     """{"lengths": {k: {"all": spreads, output_type: spreads}}, "spec_by_length": {k: counters},
     "best_lookahead": the fastest length}.
 
     Acceptance and tokens per verification are pooled: "all" from the length's counters where the
-    engine has them, else (and per output type) summed from the requests (runs.core.metrics).
+    engine has them, else (and per output type) summed from the requests (runs.core.request_figures).
     Each length's and output type's spreads carry "acceptance_by_position" where the engine's
     per-request counts have it ("all" falls back on the length's counters); "spec_by_length" is
     each length's /metrics delta, warm-up included (None: not exposed, or no drafting). Figures
-    are over the requests that succeeded; "outcomes" counts all (runs/core/outcomes.py).
+    are over the requests that succeeded; "outcomes" counts all (runs/core/outcomes.py). Without
+    `intervals` the spreads have none (the summary so far of a run still going).
     """
     rows = succeeded(all_rows)
     per_length: dict[str, Any] = {}
     for length in lengths:
         at = [r for r in rows if r["lookahead"] == length]
-        figures: dict[str, Any] = {"all": _figures(at)}
+        figures: dict[str, Any] = {"all": _figures(at, intervals)}
         for output_type in sorted({r["output_type"] for r in at}):
-            figures[output_type] = _figures([r for r in at if r["output_type"] == output_type])
+            figures[output_type] = _figures([r for r in at if r["output_type"] == output_type], intervals)
         spec = (counted or {}).get(str(length))
         figures["all"] |= engine_pooled(spec)  # the headline from the engine's counters where it has them
         if figures["all"]["acceptance_by_position"] is None and spec:
@@ -89,8 +91,8 @@ def summarize_lookahead(
     }  # fmt: skip
 
 
-def _figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    return summarize_rows(rows, SWEEP_METRICS) | pooled_drafting(rows) | {
+def _figures(rows: Sequence[Mapping[str, Any]], intervals: bool = True) -> dict[str, Any]:
+    return summarize_rows(rows, SWEEP_METRICS, intervals) | pooled_drafting(rows, intervals) | {
         "acceptance_by_position": acceptance_by_position(rows)
     }
 

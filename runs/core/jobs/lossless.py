@@ -17,7 +17,7 @@ from typing import Any
 from engines.clients.base import EngineClient, EngineError, EngineHTTPError
 from runs.core.jobs.lookahead import AtLookahead
 from runs.core.jobs.speed import RequestCount, RunProgress, SpeedJob
-from runs.core.metrics import request_metrics, send
+from runs.core.request_figures import request_metrics, send
 
 CONTEXT_TOKENS = 3  # tokens shown either side of a first divergence
 Tokens = list[tuple[Any, str]]  # (id, piece) per token; by characters: (character, character)
@@ -39,6 +39,8 @@ class Answer:
     text: str
     tokens: Tokens
     unit: str  # "token" (the engine's tokenizer) or "character" (no /tokenize)
+    capped: bool = False  # the answer stopped at max_tokens: only that much of it was compared
+    generated: int | None = None  # tokens the engine says it generated (reasoning included)
 
 
 async def run_lossless(at_lookahead: AtLookahead, job: LosslessJob, progress: RunProgress) -> dict[str, Any]:
@@ -66,7 +68,9 @@ async def _answer_all(
         row = request_metrics(gen) | {"prompt": prompt.name, "output_type": prompt.output_type}
         await progress.on_sample("request", row | {"draft_length": length, "answer": gen.text})
         tokens, unit = await engine_tokens(client, job.model, gen.text)
-        answers.append(Answer(prompt.name, gen.text, tokens, unit))
+        figures = gen.figures
+        capped = figures.finish_reason == "length"
+        answers.append(Answer(prompt.name, gen.text, tokens, unit, capped, figures.output_tokens))
     return answers
 
 
@@ -111,7 +115,10 @@ def first_divergence(a: Tokens, b: Tokens) -> int | None:
 
 
 def summarize_lossless(drafted: Sequence[Answer], plain: Sequence[Answer], lookahead: int) -> dict[str, Any]:
-    """{"identical_share", "identical", "answers", "all_identical", "unit", "lookahead", "per_prompt"}.
+    """{"identical_share", "identical", "answers", "all_identical", "unit", "lookahead", "per_prompt",
+    "capped"}: "capped" counts the pairs where an answer stopped at max_tokens, so only its first
+    max_tokens generated tokens were compared (tokens_* count the compared text as the tokenizer
+    splits it, which need not be what the engine generated: generated_* are the engine's counts).
 
     Each per_prompt entry says whether the pair is identical, and for one that is not, its
     "divergence": the token index, the tokens before it and each answer's tokens from it.
@@ -124,6 +131,7 @@ def summarize_lossless(drafted: Sequence[Answer], plain: Sequence[Answer], looka
         "identical_share": identical / len(per_prompt) if per_prompt else None,
         "all_identical": identical == len(per_prompt), "per_prompt": per_prompt,
         "unit": "token" if units == {"token"} else "character",
+        "capped": sum(1 for entry in per_prompt if entry["capped"]),
     }  # fmt: skip
 
 
@@ -135,6 +143,8 @@ def _compare(drafted: Answer, plain: Answer) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "prompt": drafted.prompt, "identical": index is None,
         "tokens_drafted": len(a), "tokens_plain": len(b),
+        "generated_drafted": drafted.generated, "generated_plain": plain.generated,
+        "capped": drafted.capped or plain.capped,
     }  # fmt: skip
     if index is not None:
         entry["divergence"] = {

@@ -21,8 +21,9 @@ import json
 import re
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -111,8 +112,10 @@ async def run_mmlu_pro(base_url: str, api_key: str | None, job: MmluProJob,
         asyncio.run_coroutine_threadsafe(progress.on_sample("question", values), loop).result()
 
     started = time.monotonic()
+    asked = job.num_fewshot
     with tempfile.TemporaryDirectory(prefix="sparkdash-mmlu-pro-") as tmp:
-        tasks, limit = await asyncio.to_thread(_tasks, job, Path(tmp))
+        tasks, limit, shots = await asyncio.to_thread(_tasks, job, Path(tmp))
+        job = replace(job, num_fewshot=shots)
         results = await asyncio.to_thread(
             _evaluate, base_url, api_key, job, (Path(tmp), tasks, limit), (on_total, on_answer)
         )
@@ -121,17 +124,27 @@ async def run_mmlu_pro(base_url: str, api_key: str | None, job: MmluProJob,
         task_s=time.monotonic() - started, num_fewshot=job.num_fewshot, max_tokens=job.max_tokens,
         dataset=job.dataset_path or HUB_DATASET, live_mismatches=tally.mismatches(summary["questions"]),
     )
+    if shots < asked:
+        summary["num_fewshot_asked"] = asked
     return summary
 
 
-def _tasks(job: MmluProJob, folder: Path) -> tuple[dict[str, str], int | None]:
-    """The tasks to run and lm-eval's per-task limit: local files, or lm-eval's hub tasks as they are."""
+def _tasks(job: MmluProJob, folder: Path) -> tuple[dict[str, str], int | None, int]:
+    """The tasks to run, lm-eval's per-task limit and the few-shot examples per prompt: local files,
+    or lm-eval's hub tasks as they are."""
     if job.dataset_path is None:
-        return {f"mmlu_pro_{c.replace(' ', '_')}": c for c in CATEGORIES}, job.limit
+        return {f"mmlu_pro_{c.replace(' ', '_')}": c for c in CATEGORIES}, job.limit, job.num_fewshot
     test, validation = load_questions(job.dataset_path, job.limit)
     if not test:
         raise DatasetError(f"{job.dataset_path}: no test questions")
-    return write_tasks(folder, test, validation), None
+    return write_tasks(folder, test, validation), None, fewshot_available(job.num_fewshot, test, validation)
+
+
+def fewshot_available(asked: int, test: list[dict], validation: list[dict]) -> int:
+    """The few-shot examples each prompt can have: as asked, or fewer where a category asked about
+    has fewer validation examples (lm-eval would stop on an assertion; the summary says so)."""
+    counts = Counter(row["category"] for row in validation)
+    return min([asked, *(counts[category] for category in {row["category"] for row in test})])
 
 
 class _Tally:

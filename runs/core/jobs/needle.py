@@ -17,7 +17,7 @@ from typing import Any
 
 from engines.clients.base import EngineClient, EngineError, GenerationRequest
 from runs.core.jobs.speed import RunProgress
-from runs.core.metrics import request_metrics, send
+from runs.core.request_figures import request_metrics, send
 
 __all__ = [
     "Needle",

@@ -14,8 +14,8 @@ from typing import Any
 from engines.clients.base import EngineClient, EngineError, GenerationRequest
 from runs.core.jobs.source_text import source_text
 from runs.core.jobs.speed import RunProgress
-from runs.core.metrics import request_metrics
 from runs.core.outcomes import Failures, count_outcomes, succeeded
+from runs.core.request_figures import request_metrics
 
 __all__ = ["PrefixCacheJob", "run_prefix_cache", "summarize_probe"]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from engines.clients.base import EngineClient, GenerationRequest, as_dict, now
@@ -16,9 +17,9 @@ from engines.words import gettext_noop
 from measure.stats import summarize
 from runs.core import jsonlimits
 from runs.core.jobs.speed import RunProgress
-from runs.core.metrics import request_metrics
 from runs.core.outcomes import Failures, count_outcomes, succeeded
 from runs.core.refusal import Refusal
+from runs.core.request_figures import request_metrics
 
 __all__ = ["ReplayJob", "normalize", "parse_jsonl", "run_replay", "summarize_replay"]
 
@@ -28,6 +29,8 @@ DEFAULT_MAX_TOKENS = 4096
 PASS_THROUGH = ("tools", "tool_choice", "response_format", "stop")
 WRAPPERS = ("request", "body")
 LIMIT_KEYS = ("max_tokens", "max_completion_tokens", "num_predict")
+# What a replay sends when it is given no file: five requests of a coding agent's session.
+SAMPLE_REQUESTS = Path(__file__).resolve().parents[2] / "fixtures" / "replay" / "sample.jsonl"
 
 
 def parse_jsonl(text: str, max_bytes: int = 5_000_000, max_requests: int = 1000) -> list[dict[str, Any]]:

@@ -1,14 +1,15 @@
 """The speed job: the prompt set, N repetitions, fixed sampling; per-request figures and a summary."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from engines.clients.base import EngineClient, GenerationRequest
 from measure.stats import summarize_rows
 from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt, prompt_set_id
-from runs.core.metrics import (
+from runs.core.outcomes import Failures, count_outcomes, succeeded
+from runs.core.request_figures import (
     REQUEST_METRICS,
     acceptance_by_position,
     pooled_decode,
@@ -16,7 +17,6 @@ from runs.core.metrics import (
     request_metrics,
     sources,
 )
-from runs.core.outcomes import Failures, count_outcomes, succeeded
 
 
 class RunProgress(Protocol):
@@ -24,7 +24,10 @@ class RunProgress(Protocol):
 
     async def on_start(self, total: int) -> None: ...
 
-    async def on_sample(self, kind: str, values: dict[str, Any]) -> None: ...
+    async def on_sample(self, sample_kind: str, values: dict[str, Any]) -> None: ...
+
+    async def on_summary_so_far(self, summary: dict[str, Any]) -> None:
+        """A running job's summary of the requests so far (provisional: not stored, no intervals)."""
 
 
 @dataclass(frozen=True)
@@ -61,10 +64,35 @@ async def run_speed(client: EngineClient, job: SpeedJob, progress: RunProgress) 
     """
     total = job.reps * len(job.prompts)
     await progress.on_start(total)
-    rows = await measure_prompts(client, job, progress, RequestCount(total))
+    rows = await measure_prompts(client, job, SummarySoFar(progress), RequestCount(total))
     Failures.check_any_succeeded(rows)
     # Recorded so that a comparison can tell whether two runs sent the same prompts.
     return summarize_speed(rows) | {"prompt_set": prompt_set_id(job.prompts)}
+
+
+class SummarySoFar:
+    """Passes a run's progress on and, before each request's sample, the summary of the requests
+    so far (`summarize(rows)`, by default the speed job's without intervals): the run page's
+    summary table fills as the run goes, then the final one replaces it."""
+
+    def __init__(
+        self, progress: RunProgress, summarize: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None
+    ) -> None:
+        self.progress = progress
+        self.summarize = summarize or (lambda rows: summarize_speed(rows, intervals=False))
+        self.rows: list[dict[str, Any]] = []
+
+    async def on_start(self, total: int) -> None:
+        await self.progress.on_start(total)
+
+    async def on_sample(self, sample_kind: str, values: dict[str, Any]) -> None:
+        if sample_kind == "request":
+            self.rows.append(values)
+            await self.progress.on_summary_so_far(self.summarize(self.rows))
+        await self.progress.on_sample(sample_kind, values)
+
+    async def on_summary_so_far(self, summary: dict[str, Any]) -> None:
+        await self.progress.on_summary_so_far(summary)
 
 
 @dataclass
@@ -102,12 +130,13 @@ async def _send(
     return gen if isinstance(gen, dict) else request_metrics(gen)
 
 
-def summarize_speed(all_rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def summarize_speed(all_rows: Sequence[dict[str, Any]], intervals: bool = True) -> dict[str, Any]:
     """Each metric as median/min/max/n over the requests that succeeded (acceptance and tokens per
     verification pooled over them), decode speed and acceptance per output type, and the outcomes
-    of all of them (runs/core/outcomes.py)."""
+    of all of them (runs/core/outcomes.py); without the medians' intervals if not `intervals`."""
     rows = succeeded(all_rows)
-    summary: dict[str, Any] = summarize_rows(rows, REQUEST_METRICS) | pooled_drafting(rows)
+    summary: dict[str, Any] = summarize_rows(rows, REQUEST_METRICS, intervals)
+    summary |= pooled_drafting(rows, intervals)
     summary["requests"] = len(rows)
     summary["reasoning_tokens_sources"] = sources(rows, "reasoning_tokens_source")
     summary["output_tokens_sources"] = sources(rows, "output_tokens_source")
@@ -116,7 +145,8 @@ def summarize_speed(all_rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     by_type: dict[str, Any] = {}
     for output_type in sorted({r["output_type"] for r in rows}):
         subset = [r for r in rows if r["output_type"] == output_type]
-        by_type[output_type] = summarize_rows(subset, ("decode_tps_client",)) | pooled_drafting(subset) | {
+        decode = summarize_rows(subset, ("decode_tps_client",), intervals)
+        by_type[output_type] = decode | pooled_drafting(subset, intervals) | {
             "acceptance_by_position": acceptance_by_position(subset)
         }
     summary["by_output_type"] = by_type

@@ -1,38 +1,55 @@
-"""The job registry: one JobSpec per job kind, each in its own module here, found by name.
+"""The job registry: one JobSpec per job kind, each in its own module here, named in JOB_KINDS.
 
 Everything that names a job kind reads it from here: the run and sweep forms, the bench command,
 the worker, the run page's chart script and template part, the sweep grid's headline figures,
-the scorecard, compare and alerts. Adding a job kind is: its core module (runs/core/jobs/),
-its entry here (a module with a JOB), its chart view (static/js/jobs/<name>.js) and its run page
-part (templates/runs/_job_<name>.html), and their tests; docs/architecture.md walks through it.
-Plain Python, no Django.
+the scorecard, compare and alerts. Adding a job kind is: its core module (runs/core/jobs/), its
+module here (parameters, summary type, metrics and its JOB) named in JOB_KINDS, its chart view
+(static/js/jobs/<name>.js) and its run page part (templates/runs/_job_<name>.html), and their
+tests; docs/architecture.md walks through it. Plain Python, no Django.
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from typing import Any
 
+from engines.kinds import resolve
 from engines.words import gettext_noop
 from runs.core.readings import Benchmark, Metric
 from runs.core.registry.params import Param, ParamError
 from runs.core.registry.spec import JobConfig, JobContext, JobSpec
 
 __all__ = [
-    "BENCHMARKS", "DEFAULT_JOB", "JOBS", "JOB_OF_BENCHMARK", "JOB_ORDER", "METRICS", "SCORED_JOBS",
-    "JobConfig", "JobContext", "JobSpec", "check", "get", "job_choices", "params_by_name", "register",
+    "BENCHMARKS",
+    "DEFAULT_JOB",
+    "JOBS",
+    "JOB_KINDS",
+    "JOB_OF_BENCHMARK",
+    "JOB_ORDER",
+    "METRICS",
+    "SCORED_JOBS",
+    "JobConfig",
+    "JobContext",
+    "JobSpec",
+    "check",
+    "get",
+    "job_choices",
+    "params_by_name",
+    "register",
     "unregister",
 ]
 
-# Modules here that hold no job kind.
-_NOT_JOBS = {"params", "spec"}
+# Every job kind, by "module:name" import string, as engines.kinds.REGISTRY names an engine
+# kind's parts (one mechanism for both); a test adds its own with register().
+JOB_KINDS = (
+    "runs.core.registry.speed:JOB", "runs.core.registry.lookahead:JOB",
+    "runs.core.registry.concurrency:JOB", "runs.core.registry.replay:JOB",
+    "runs.core.registry.lossless:JOB", "runs.core.registry.prefix_cache:JOB",
+    "runs.core.registry.needle:JOB", "runs.core.registry.mmlu_pro:JOB", "runs.core.registry.evalplus:JOB",
+    "runs.core.registry.agent_table:JOB", "runs.core.registry.bandwidth:JOB",
+)
 
 
 def _discover() -> dict[str, JobSpec]:
-    specs = []
-    for module in pkgutil.iter_modules(__path__):
-        if module.name not in _NOT_JOBS:
-            specs.append(importlib.import_module(f"{__name__}.{module.name}").JOB)
+    specs: list[JobSpec] = [resolve(path) for path in JOB_KINDS]
     return check({spec.name: spec for spec in sorted(specs, key=lambda s: (s.order, s.name))})
 
 

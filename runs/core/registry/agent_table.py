@@ -10,11 +10,14 @@ from runs.core.jobs.agent_table.grader import table_f1
 from runs.core.readings import Benchmark, Exported, Metric, Summary, field_of, one
 from runs.core.registry.params import FixtureParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
+from runs.core.registry.summary import RunSummary
 
 PARAMS: dict[str, Param] = {
     "fixture": FixtureParam(gettext_noop("agent fixture")),
-    "max_steps": IntParam(gettext_noop("step limit"), 1, 200, 40),
-    "answer_tokens": IntParam(gettext_noop("answer tokens"), 1, 32_768, 2048),
+    "max_steps": IntParam(gettext_noop("step limit"), 1, 200, 40,
+        what=gettext_noop("the most model requests before the task stops unfinished")),
+    "answer_tokens": IntParam(gettext_noop("answer tokens"), 1, 32_768, 2048,
+        what=gettext_noop("the most tokens each step's answer may generate, reasoning included")),
 }
 
 
@@ -59,29 +62,22 @@ def _completed_task_s(summary: Summary) -> float | None:
 
 # F1 first: it is the job's headline (sweep grid, scorecard, compare); docs/metrics.md, "table F1".
 METRICS = (
-    Metric("Agent table", "f1", gettext_noop("table F1"), "%", True, _f1, scale=100.0),
-    Metric("Agent table", "score", gettext_noop("table score (correct rows)"), "rows", True,
-           field_of("score"), digits=0,
-           out_of=field_of("rows"), out_of_unit="rows", alert=False),
-    Metric("Agent table", "precision", gettext_noop("precision (correct of rows answered)"), "%", True,
-           _precision,
-           scale=100.0, alert=False),
-    Metric("Agent table", "exact", gettext_noop("exact (the truth table, nothing else)"), "runs", True,
-           _exact, count=True),
-    Metric("Agent table", "task_s", gettext_noop("task time (completed runs)"), "s", False,
-           _completed_task_s),
-    Metric("Agent table", "completed", gettext_noop("completed"), "runs", True, _outcome_is("completed"),
-           count=True),
-    Metric("Agent table", "rescued", gettext_noop("rescued (answered after the watchdog)"), "runs", False,
-           _outcome_is("rescued"), count=True),
-    Metric("Agent table", "loop", gettext_noop("loop"), "runs", False, _outcome_is("loop"), count=True),
-    Metric("Agent table", "error", gettext_noop("error"), "runs", False, _outcome_is("error"), count=True),
+    Metric("Agent table", "f1", _f1),
+    Metric("Agent table", "score", field_of("score"), out_of=field_of("rows"),
+           out_of_unit=gettext_noop("rows"),
+           alert=False),
+    Metric("Agent table", "precision", _precision, alert=False),
+    Metric("Agent table", "exact", _exact),
+    Metric("Agent table", "task_s", _completed_task_s),
+    Metric("Agent table", "completed", _outcome_is("completed")),
+    Metric("Agent table", "rescued", _outcome_is("rescued")),
+    Metric("Agent table", "loop", _outcome_is("loop")),
+    Metric("Agent table", "error", _outcome_is("error")),
 )
 EXPORTED = (
     Exported("sparkdash_agent_table_score", "Rows of the API table right in the latest agent-table run",
              one(field_of("score"))),
-    Exported("sparkdash_agent_table_f1", "F1 (0..1) of the API table in the latest agent-table run",
-             one(_f1)),
+    Exported.declared("sparkdash_agent_table_f1", "f1", "the latest agent-table run", one(_f1)),
     Exported("sparkdash_agent_table_rows", "Rows of the API table's truth in the latest agent-table run",
              one(field_of("rows"))),
     Exported("sparkdash_agent_table_task_seconds", "Wall time of the latest agent-table run, when it "
@@ -101,7 +97,19 @@ def describe(params: Mapping[str, Any]) -> Words:
                                 Words(gettext_noop("at most %(n)s steps"), n=params.get("max_steps"))])
 
 
+
+class AgentTableSummary(RunSummary):
+    """The table's F1, precision and correct rows, and how the agent's run ended."""
+
+    f1: float | None = None
+    precision: float | None = None
+    score: int | None = None
+    rows: int | None = None
+    outcome: str | None = None
+
+
 JOB = JobSpec(
+    summary_type=AgentTableSummary,
     describe=describe,
     name="agent-table", label=gettext_noop("Agent API-table task"), order=60, params=PARAMS, run=run,
     progress_unit=gettext_noop("steps"), headline=METRICS[0],

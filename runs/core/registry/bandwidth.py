@@ -16,10 +16,13 @@ from engines.words import Words, gettext_noop
 from runs.core.readings import Metric, field_of
 from runs.core.registry.params import IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec, count
+from runs.core.registry.summary import RunSummary
 
 PARAMS: dict[str, Param] = {
-    "buffer_mib": IntParam(gettext_noop("buffer (MiB)"), 16, 8192, 256),
-    "passes": IntParam(gettext_noop("timed passes"), 1, 50, 5),
+    "buffer_mib": IntParam(gettext_noop("buffer (MiB)"), 16, 8192, 256,
+        what=gettext_noop("size of the buffer copied; well above the caches, so memory is what is timed")),
+    "passes": IntParam(gettext_noop("timed passes"), 1, 50, 5,
+        what=gettext_noop("timed copies after an untimed one; the figure is the best pass")),
 }
 
 
@@ -49,12 +52,18 @@ def describe(params: Mapping[str, Any]) -> Words:
     return Words.joined(" · ", [Words(gettext_noop("%(n)s MiB buffer"), n=params.get("buffer_mib")), passes])
 
 
+
+class BandwidthSummary(RunSummary):
+    """The machine's measured memory bandwidth."""
+
+    bandwidth_gbps: float | None = None
+
+
 JOB = JobSpec(
+    summary_type=BandwidthSummary,
     describe=describe,
     name="bandwidth", label=gettext_noop("Memory bandwidth"),
     order=95, params=PARAMS, run=run, progress_unit=gettext_noop("passes"),
-    headline=Metric("Memory bandwidth", "bandwidth_gbps", gettext_noop("measured memory bandwidth"), "GB/s",
-                    True,
-                    field_of("bandwidth_gbps"), digits=1),
-    starts_engine=False, uses_engine=False, machine_fields=machine_fields,
+    headline=Metric("Memory bandwidth", "bandwidth_gbps", field_of("bandwidth_gbps")),
+    engine="none", machine_fields=machine_fields,
 )

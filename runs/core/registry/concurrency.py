@@ -9,12 +9,18 @@ from runs.core.jobs.concurrency import ConcurrencyJob, run_concurrency
 from runs.core.readings import Exported, Metric, Summary, median_of
 from runs.core.registry.params import IntListParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec, count
+from runs.core.registry.summary import Figures, RunSummary, Spread
 
 PARAMS: dict[str, Param] = {
-    "levels": IntListParam(gettext_noop("concurrency levels"), 1, 100, (1, 2, 4, 8, 16)),
-    "answer_tokens": IntParam(gettext_noop("answer tokens"), 1, 32_768, 256),
-    "reps": IntParam(gettext_noop("repetitions"), 1, 20, 1),
-    "warmup": IntParam(gettext_noop("warm-up requests"), 0, 5, 1),
+    "levels": IntListParam(gettext_noop("concurrency levels"), 1, 100, (1, 2, 4, 8, 16),
+        what=gettext_noop("how many requests are in flight together, one level after another")),
+    "answer_tokens": IntParam(gettext_noop("answer tokens"), 1, 32_768, 256,
+        what=gettext_noop("tokens every answer generates (the end of sequence is ignored where the engine "
+                          "allows it), so each stream does the same work")),
+    "reps": IntParam(gettext_noop("repetitions"), 1, 20, 1,
+        what=gettext_noop("rounds at each level; a round sends as many requests as the level")),
+    "warmup": IntParam(gettext_noop("warm-up requests"), 0, 5, 1,
+        what=gettext_noop("requests sent first and not measured")),
 }
 
 
@@ -51,11 +57,25 @@ def describe(params: Mapping[str, Any]) -> Words:
     return Words.joined(" · ", [at_once, answers, bursts])
 
 
+
+class Level(Figures):
+    """One load level's figures: the box's total tok/s over its bursts, each answer's time to finish."""
+
+    total_tps: Spread | None = None
+    finish_s: Spread | None = None
+
+
+class ConcurrencySummary(RunSummary):
+    """Per load level (requests at once, as a string key)."""
+
+    levels: dict[str, Level] = {}
+    max_concurrency: int | None = None
+
+
 JOB = JobSpec(
+    summary_type=ConcurrencySummary,
     describe=describe,
     name="concurrency", label=gettext_noop("Concurrency sweep"), order=40, params=PARAMS, run=run,
-    headline=Metric("Concurrency sweep", "top_total_tps", gettext_noop("total at the highest level"),
-                    "tok/s", True,
-                    _top_level_total_tps),
+    headline=Metric("Concurrency sweep", "top_total_tps", _top_level_total_tps),
     exported=EXPORTED, compared=True,
 )

@@ -11,23 +11,24 @@ from runs.core.readings import Benchmark, Exported, Metric, Summary, field_of
 from runs.core.registry.mmlu_pro import answered, dataset_of
 from runs.core.registry.params import ChoiceParam, DatasetParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
+from runs.core.registry.summary import RunSummary
 
 PARAMS: dict[str, Param] = {
-    "suite": ChoiceParam(gettext_noop("suite"), (("humaneval", "HumanEval+"), ("mbpp", "MBPP+"))),
+    "suite": ChoiceParam(gettext_noop("suite"), (("humaneval", "HumanEval+"), ("mbpp", "MBPP+")),
+        what=gettext_noop("the problem set: HumanEval+ (164 functions) or MBPP+ (378 short programs)")),
     "dataset": DatasetParam(gettext_noop("dataset")),
-    "limit": IntParam(gettext_noop("question limit"), 1, 2_000, None),
-    "max_tokens": IntParam(gettext_noop("max tokens per answer"), 16, 32_768, 768),
+    "limit": IntParam(gettext_noop("question limit"), 1, 2_000, None,
+        what=gettext_noop("the first this many problems of the set; blank: all")),
+    "max_tokens": IntParam(gettext_noop("max tokens per answer"), 16, 32_768, 768,
+        what=gettext_noop("the most tokens each program may generate, reasoning included; one cut there "
+                          "usually fails its tests")),
 }
 
 
 def _pass_at_1(benchmark: str) -> tuple[Metric, ...]:
     """EvalPlus's two scores: pass@1 on the plus (extended) tests and on the base tests."""
-    return tuple(
-        Metric(benchmark, f"pass_at_1_{tests}", label, "%", True,
-               field_of(f"pass_at_1_{tests}"), scale=100, out_of=answered, out_of_unit="tasks")
-        for tests, label in (("plus", gettext_noop("pass@1 (plus tests)")),
-                             ("base", gettext_noop("pass@1 (base tests)")))
-    )
+    return tuple(Metric(benchmark, f"pass_at_1_{tests}", field_of(f"pass_at_1_{tests}"), out_of=answered,
+                        out_of_unit=gettext_noop("tasks")) for tests in ("plus", "base"))
 
 
 METRICS = (*_pass_at_1("HumanEval+"), *_pass_at_1("MBPP+"))
@@ -70,7 +71,18 @@ def describe(params: Mapping[str, Any]) -> Words:
                                 Words(gettext_noop("%(n)s max tokens"), n=params.get("max_tokens"))])
 
 
+
+class EvalPlusSummary(RunSummary):
+    """pass@1 on the base and on the plus tests, over the tasks answered."""
+
+    pass_at_1_plus: float | None = None
+    pass_at_1_base: float | None = None
+    total: int | None = None
+    answered: int | None = None
+
+
 JOB = JobSpec(
+    summary_type=EvalPlusSummary,
     describe=describe,
     name="evalplus", label=gettext_noop("HumanEval+ / MBPP+ (EvalPlus)"), order=90, params=PARAMS, run=run,
     progress_unit=gettext_noop("problems"),

@@ -10,12 +10,19 @@ from runs.core.readings import Metric, Summary
 from runs.core.registry import speed
 from runs.core.registry.params import IntListParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec, count
+from runs.core.registry.summary import Figures, RunSummary
 
 PARAMS: dict[str, Param] = {
-    "lengths": IntListParam(gettext_noop("lookahead lengths"), 0, 64, (0, 2, 4, 8, 12)),
-    "reps": IntParam(gettext_noop("repetitions"), 1, 50, 1),
-    "warmup": IntParam(gettext_noop("warm-up requests"), 0, 5, 1),
-    "max_tokens": IntParam(gettext_noop("max tokens per answer"), 1, 131_072, None),
+    "lengths": IntListParam(gettext_noop("lookahead lengths"), 0, 64, (0, 2, 4, 8, 12),
+        what=gettext_noop("draft lengths to measure, the engine restarted (or, for Ollama, re-aliased) for "
+                          "each; 0 measures without drafting")),
+    "reps": IntParam(gettext_noop("repetitions"), 1, 50, 1,
+        what=gettext_noop("times the set of 6 prompts is sent at each length")),
+    "warmup": IntParam(gettext_noop("warm-up requests"), 0, 5, 1,
+        what=gettext_noop("requests sent and not measured at each length, after the engine restarts")),
+    "max_tokens": IntParam(gettext_noop("max tokens per answer"), 1, 131_072, None,
+        what=gettext_noop("the most tokens each answer may generate, reasoning included; the prompt's own "
+                          "tokens (its prefill) do not count")),
 }
 
 
@@ -43,11 +50,17 @@ def describe(params: Mapping[str, Any]) -> Words:
     return Words.joined(" · ", [Words(gettext_noop("lookahead %(lengths)s"), lengths=lengths), reps])
 
 
+
+class LookaheadSummary(RunSummary):
+    """Per lookahead length: the figures of all requests ("all") and of each output type."""
+
+    lengths: dict[str, dict[str, Figures]] = {}
+
+
 JOB = JobSpec(
+    summary_type=LookaheadSummary,
     describe=describe,
     name="lookahead", label=gettext_noop("Lookahead sweep"), order=20, params=PARAMS, run=run,
-    headline=Metric("Lookahead sweep", "best_decode_tps", gettext_noop("decode at the best length"),
-                    "tok/s", True,
-                    _best_lookahead_tps),
-    starts_engine=False, relaunches_engine=True,
+    headline=Metric("Lookahead sweep", "best_decode_tps", _best_lookahead_tps),
+    engine="per-lookahead",
 )

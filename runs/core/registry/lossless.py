@@ -11,9 +11,12 @@ from runs.core.readings import Benchmark, Metric, Summary
 from runs.core.registry import speed
 from runs.core.registry.params import IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
+from runs.core.registry.summary import RunSummary
 
 PARAMS: dict[str, Param] = {
-    "max_tokens": IntParam(gettext_noop("max tokens per answer"), 1, 131_072, None),
+    "max_tokens": IntParam(gettext_noop("max tokens per answer"), 1, 131_072, None,
+        what=gettext_noop("the most tokens each greedy answer may generate, with drafting and without; "
+                          "answers cut there are compared up to the cut, and the run says how many were")),
 }
 
 
@@ -28,10 +31,9 @@ def _all_identical(summary: Summary) -> bool | None:
 
 
 METRICS = (
-    Metric("Lossless", "identical_share", gettext_noop("identical answers"), "%", True, _share, scale=100,
-           out_of=lambda s: s.get("answers"), out_of_unit="answers"),
-    Metric("Lossless", "all_identical", gettext_noop("every answer identical"), "", True, _all_identical,
-           count=True),
+    Metric("Lossless", "identical_share", _share, out_of=lambda s: s.get("answers"),
+           out_of_unit=gettext_noop("answers")),
+    Metric("Lossless", "all_identical", _all_identical),
 )
 
 
@@ -48,10 +50,21 @@ def describe(params: Mapping[str, Any]) -> Words:
     return Words.joined(" · ", [Words(gettext_noop("drafting on and off, greedy")), tokens])
 
 
+
+class LosslessSummary(RunSummary):
+    """Answers identical with and without drafting, of the answers compared."""
+
+    identical_share: float | None = None
+    identical: int | None = None
+    answers: int | None = None
+    all_identical: bool | None = None
+
+
 JOB = JobSpec(
+    summary_type=LosslessSummary,
     describe=describe,
     name="lossless", label=gettext_noop("Lossless check"),
     order=25, params=PARAMS, run=run, headline=METRICS[0],
     benchmarks=(Benchmark("Lossless", "lossless"),), metrics=METRICS,
-    starts_engine=False, relaunches_engine=True, needs_drafting=True,
+    engine="per-lookahead", needs_drafting=True,
 )

@@ -10,12 +10,19 @@ from runs.core.jobs.quality_data import SAMPLE_DATASET, sample_path
 from runs.core.readings import Benchmark, Exported, Metric, field_of, one
 from runs.core.registry.params import DatasetParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
+from runs.core.registry.summary import Breakdown, RunSummary, Share
 
 PARAMS: dict[str, Param] = {
     "dataset": DatasetParam(gettext_noop("dataset")),
-    "limit": IntParam(gettext_noop("question limit"), 1, 20_000, None),
-    "num_fewshot": IntParam(gettext_noop("few-shot examples"), 0, 5, 5),
-    "max_tokens": IntParam(gettext_noop("max tokens per answer"), 16, 32_768, 2048),
+    "limit": IntParam(gettext_noop("question limit"), 1, 20_000, None,
+        what=gettext_noop("at most this many questions, spread evenly over the categories (a downloaded "
+                          "dataset: this many per category); blank: all")),
+    "num_fewshot": IntParam(gettext_noop("few-shot examples"), 0, 5, 5,
+        what=gettext_noop("worked examples of the question's category put before it; at most as many as the "
+                          "dataset has, and the run says so")),
+    "max_tokens": IntParam(gettext_noop("max tokens per answer"), 16, 32_768, 2048,
+        what=gettext_noop("the most tokens each answer may generate, reasoning included; an answer with no "
+                          "letter by then counts as wrong")),
 }
 def answered(summary: Mapping[str, Any]) -> Any:
     """The questions (or tasks) the score is over: those answered (runs from before budget hits were
@@ -25,13 +32,13 @@ def answered(summary: Mapping[str, Any]) -> Any:
 
 METRICS = (
     # Over the questions answered: a budget hit before answering is not a wrong answer.
-    Metric("MMLU-Pro", "accuracy", gettext_noop("accuracy"), "%", True, field_of("accuracy"), scale=100,
-           out_of=answered, out_of_unit="questions"),
+    Metric("MMLU-Pro", "accuracy", field_of("accuracy"), out_of=answered,
+           out_of_unit=gettext_noop("questions")),
 )
 
 EXPORTED = (
-    Exported("sparkdash_mmlu_pro_accuracy", "MMLU-Pro accuracy (0-1) of the latest run",
-             one(field_of("accuracy"))),
+    Exported.declared("sparkdash_mmlu_pro_accuracy", "accuracy", "the latest MMLU-Pro run",
+                      one(field_of("accuracy"))),
 )
 
 
@@ -61,7 +68,27 @@ def describe(params: Mapping[str, Any]) -> Words:
                                 Words(gettext_noop("%(n)s max tokens"), n=params.get("max_tokens"))])
 
 
+
+class MmluProSummary(RunSummary):
+    """Accuracy over the answered questions, the counts it is over, and each category's."""
+
+    accuracy: float | None = None
+    correct: int | None = None
+    total: int | None = None
+    answered: int | None = None
+    by_category: dict[str, dict[str, Any]] | None = None
+
+    def breakdowns(self) -> list[Breakdown]:
+        """Each category's correct answers of those answered (a budget hit is not an answer)."""
+        if not self.by_category:
+            return []
+        shares = [Share(name, entry.get("correct", 0), entry.get("total", 0) - entry.get("budget_hit", 0))
+                  for name, entry in sorted(self.by_category.items())]
+        return [Breakdown(gettext_noop("accuracy by category"), gettext_noop("questions"), shares)]
+
+
 JOB = JobSpec(
+    summary_type=MmluProSummary,
     describe=describe,
     name="mmlu-pro", label=gettext_noop("MMLU-Pro (lm-evaluation-harness)"), order=80, params=PARAMS, run=run,
     progress_unit=gettext_noop("questions"), headline=METRICS[0],

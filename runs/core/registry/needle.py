@@ -10,20 +10,25 @@ from runs.core.jobs.needle import NeedleJob, ollama_calibrator, openai_tokenizer
 from runs.core.readings import Benchmark, Exported, Metric, field_of, one, share_of
 from runs.core.registry.params import FractionListParam, IntListParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
+from runs.core.registry.summary import Breakdown, RunSummary, Share
 
 PARAMS: dict[str, Param] = {
-    "lengths": IntListParam(gettext_noop("prompt lengths (tokens)"), 256, 1_048_576, (32_768, 65_536),
-                            most=8),
-    "depths": FractionListParam(gettext_noop("needle depths"), (0.1, 0.5, 0.9)),
-    "answer_tokens": IntParam(gettext_noop("answer tokens"), 1, 1024, 32),
+    "lengths": IntListParam(
+        gettext_noop("prompt lengths (tokens)"), 256, 1_048_576, (32_768, 65_536), most=8,
+        what=gettext_noop("sizes of the text the fact is hidden in, counted by the engine's own tokenizer; "
+                          "each must fit the config's context")),
+    "depths": FractionListParam(gettext_noop("needle depths"), (0.1, 0.5, 0.9),
+        what=gettext_noop("where the fact sits in each text, as a fraction of the way through it")),
+    "answer_tokens": IntParam(gettext_noop("answer tokens"), 1, 1024, 32,
+        what=gettext_noop("the most tokens each answer may generate (the fact asked for is short)")),
 }
 METRICS = (
-    Metric("Needle", "found", gettext_noop("needles found"), "%", True, share_of("score", "total"), scale=100,
-           out_of=field_of("total"), out_of_unit="needles"),
+    Metric("Needle", "found", share_of("score", "total"), out_of=field_of("total"),
+           out_of_unit=gettext_noop("needles")),
 )
 EXPORTED = (
-    Exported("sparkdash_needle_found_ratio", "Share of needles found (0-1) in the latest needle run",
-             one(share_of("score", "total"))),
+    Exported.declared("sparkdash_needle_found_ratio", "found", "the latest needle run",
+                      one(share_of("score", "total"))),
 )
 
 
@@ -51,7 +56,27 @@ def describe(params: Mapping[str, Any]) -> Words:
     return Words(gettext_noop("%(lengths)s tokens at depths %(depths)s"), lengths=lengths, depths=depths)
 
 
+
+class NeedleSummary(RunSummary):
+    """Needles found of needles hidden, overall and by context length and by depth."""
+
+    score: int | None = None
+    total: int | None = None
+    by_length: dict[str, dict[str, int]] | None = None
+    by_depth: dict[str, dict[str, int]] | None = None
+
+    def breakdowns(self) -> list[Breakdown]:
+        """Needles found of hidden, by haystack length and by depth, in numeric order."""
+        parts = ((gettext_noop("needles found by haystack length (tokens)"), self.by_length),
+                 (gettext_noop("needles found by depth (0: the start, 1: the end)"), self.by_depth))
+        return [Breakdown(title, gettext_noop("needles"), [
+            Share(name, tally.get("found", 0), tally.get("total", 0))
+            for name, tally in sorted(tallies.items(), key=lambda item: float(item[0]))
+        ]) for title, tallies in parts if tallies]
+
+
 JOB = JobSpec(
+    summary_type=NeedleSummary,
     describe=describe,
     name="needle", label=gettext_noop("Needle in a haystack"),
     order=70, params=PARAMS, run=run, headline=METRICS[0],

@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+
 from engines.words import gettext_noop
 from runs.core.jobs.agent_table import load_fixture
 from runs.core.jobs.agent_table.fixture import FIXTURES_DIR, fixture_dir
 from runs.core.jobs.quality_data import SAMPLE_DATASET
-from runs.core.jobs.replay import parse_jsonl
+from runs.core.jobs.replay import SAMPLE_REQUESTS, parse_jsonl
 from runs.core.jsonlimits import check_depth
 from runs.core.refusal import Refusal
 
@@ -34,16 +36,35 @@ HelpText = tuple[str, dict[str, Any]]
 ParamError = Refusal  # a parameter's refused value
 
 
+# pydantic parses a form's or a script's text: "12" and 12 are a whole number, "1.5", "x" and
+# True are not (a bool is refused before, whitespace trimmed).
+_WHOLE: TypeAdapter[int] = TypeAdapter(int, config=ConfigDict(str_strip_whitespace=True))
+_NUMBER: TypeAdapter[float] = TypeAdapter(float, config=ConfigDict(str_strip_whitespace=True))
+
+
+def _parsed(adapter: TypeAdapter[Any], value: Any) -> Any:
+    """`value` as `adapter`'s type, or None when it is not one (a bool is never a number here)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return adapter.validate_python(value)
+    except ValidationError:
+        return None
+
+
 class _Helped:
-    """A parameter whose help() is its help_text() filled in (English)."""
+    """A parameter whose help() is what it does (`what`, where its range alone does not say) and
+    its help_text() filled in (English)."""
+
+    what = ""
 
     def help_text(self) -> HelpText:
         raise NotImplementedError
 
     def help(self) -> str:
-        """The parameter's range and default, in English (the bench command's help)."""
+        """What the parameter does, its range and default, in English (the bench command's help)."""
         text, values = self.help_text()
-        return text % values
+        return f"{self.what} ({text % values})" if self.what else text % values
 
 
 @dataclass(frozen=True)
@@ -54,16 +75,16 @@ class IntParam(_Helped):
     low: int
     high: int
     default: int | None
+    what: str = ""
 
     def clean(self, name: str, value: Any, data_dirs: DataDirs = ()) -> int | None:
         if value is None:
             return self.default
-        if isinstance(value, bool) or not isinstance(value, int):
-            try:
-                value = int(str(value).strip())
-            except ValueError:
-                raise ParamError(gettext_noop("%(name)s must be a whole number, not %(value)s"), name=name,
-                                 value=repr(value)) from None
+        whole = _parsed(_WHOLE, value)
+        if whole is None:
+            raise ParamError(gettext_noop("%(name)s must be a whole number, not %(value)s"), name=name,
+                             value=repr(value))
+        value = whole
         if not self.low <= value <= self.high:
             raise ParamError(gettext_noop("%(name)s must be between %(low)s and %(high)s, not %(value)s"),
                              name=name, low=self.low, high=self.high, value=value)
@@ -95,6 +116,7 @@ class IntListParam(_Helped):
     high: int
     default: tuple[int, ...]
     most: int = 16
+    what: str = ""
 
     def clean(self, name: str, value: Any, data_dirs: DataDirs = ()) -> list[int]:
         if value is None:
@@ -118,6 +140,7 @@ class FractionListParam(_Helped):
     label: str
     default: tuple[float, ...]
     most: int = 11
+    what: str = ""
 
     def clean(self, name: str, value: Any, data_dirs: DataDirs = ()) -> list[float]:
         if value is None:
@@ -126,11 +149,11 @@ class FractionListParam(_Helped):
         if not isinstance(items, list | tuple) or not 1 <= len(items) <= self.most:
             raise ParamError(gettext_noop("%(name)s must be a list of 1 to %(most)s fractions"), name=name,
                              most=self.most)
-        try:
-            fractions = [float(str(item).strip()) for item in items]
-        except ValueError:
+        parsed = [_parsed(_NUMBER, item) for item in items]
+        if any(f is None for f in parsed):
             raise ParamError(gettext_noop("%(name)s must be fractions between 0 and 1, e.g. 0.1,0.5,0.9"),
-                             name=name) from None
+                             name=name)
+        fractions = [float(f) for f in parsed if f is not None]
         if any(not 0 <= f <= 1 for f in fractions):
             raise ParamError(gettext_noop("%(name)s must be fractions between 0 and 1, not %(value)s"),
                              name=name, value=fractions)
@@ -143,14 +166,14 @@ class FractionListParam(_Helped):
 
 @dataclass(frozen=True)
 class RequestsParam(_Helped):
-    """Recorded request bodies to replay: a JSONL text or an already parsed list."""
+    """Recorded request bodies to replay: a JSONL text or an already parsed list; none: the shipped
+    sample (five requests of a coding agent's session, runs.core.jobs.replay.SAMPLE_REQUESTS)."""
 
     label: str
 
     def clean(self, name: str, value: Any, data_dirs: DataDirs = ()) -> list[dict[str, Any]]:
         if value is None:
-            text = gettext_noop("%(name)s: a replay needs recorded requests (a JSONL file of request bodies)")
-            raise ParamError(text, name=name)
+            value = SAMPLE_REQUESTS.read_text(encoding="utf-8")
         try:
             if not isinstance(value, str):
                 for body in value:
@@ -161,7 +184,8 @@ class RequestsParam(_Helped):
             raise ParamError(gettext_noop("%(name)s: %(reason)s"), name=name, reason=exc) from None
 
     def help_text(self) -> HelpText:
-        return gettext_noop("a JSON Lines file of recorded chat request bodies, one a line, up to 5 MB"), {}
+        return gettext_noop("a JSON Lines file of recorded chat request bodies, one a line, up to 5 MB; "
+                            "none: a shipped sample of five requests from a coding agent's session"), {}
 
 
 @dataclass(frozen=True)
@@ -192,6 +216,7 @@ class ChoiceParam(_Helped):
 
     label: str
     choices: tuple[tuple[str, str], ...]
+    what: str = ""
 
     @property
     def names(self) -> tuple[str, ...]:

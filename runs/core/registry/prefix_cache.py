@@ -10,11 +10,17 @@ from runs.core.jobs.prefix_cache import PrefixCacheJob, run_prefix_cache
 from runs.core.readings import Metric, field_of
 from runs.core.registry.params import IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
+from runs.core.registry.summary import RunSummary
 
 PARAMS: dict[str, Param] = {
-    "steps": IntParam(gettext_noop("conversation steps"), 1, 200, 30),
-    "bytes_per_step": IntParam(gettext_noop("source bytes per step"), 100, 1_000_000, 6000),
-    "answer_tokens": IntParam(gettext_noop("answer tokens"), 1, 1024, 16),
+    "steps": IntParam(gettext_noop("conversation steps"), 1, 200, 30,
+        what=gettext_noop("requests of one growing conversation; each sends everything before it again, "
+                          "plus new text")),
+    "bytes_per_step": IntParam(gettext_noop("source bytes per step"), 100, 1_000_000, 6000,
+        what=gettext_noop("source text added to the conversation at each step")),
+    "answer_tokens": IntParam(gettext_noop("answer tokens"), 1, 1024, 16,
+        what=gettext_noop("the most tokens each step's answer may generate (kept short: the probe times the "
+                          "prompt's prefill)")),
 }
 
 
@@ -37,10 +43,17 @@ def describe(params: Mapping[str, Any]) -> Words:
     return Words.joined(" · ", [steps, answers])
 
 
+
+class PrefixCacheSummary(RunSummary):
+    """The continuation's TTFT over the cold prompt's."""
+
+    ttft_ratio: float | None = None
+
+
 JOB = JobSpec(
+    summary_type=PrefixCacheSummary,
     describe=describe,
     name="prefix-cache", label=gettext_noop("Prefix-cache probe"),
     order=50, params=PARAMS, run=run, progress_unit=gettext_noop("steps"),
-    headline=Metric("Prefix-cache probe", "ttft_ratio", gettext_noop("continuation TTFT ratio"), "x", False,
-                    field_of("ttft_ratio"), digits=2),
+    headline=Metric("Prefix-cache probe", "ttft_ratio", field_of("ttft_ratio")),
 )

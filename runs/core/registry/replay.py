@@ -9,11 +9,14 @@ from runs.core.jobs.replay import ReplayJob, run_replay
 from runs.core.readings import Metric, median_of
 from runs.core.registry.params import IntParam, Param, RequestsParam
 from runs.core.registry.spec import JobContext, JobSpec, count
+from runs.core.registry.summary import RunSummary, Spread
 
 PARAMS: dict[str, Param] = {
     "requests": RequestsParam(gettext_noop("recorded requests (.jsonl)")),
-    "reps": IntParam(gettext_noop("repetitions"), 1, 50, 3),
-    "warmup": IntParam(gettext_noop("warm-up requests"), 0, 5, 1),
+    "reps": IntParam(gettext_noop("repetitions"), 1, 50, 3,
+        what=gettext_noop("times the whole file is sent again, in order")),
+    "warmup": IntParam(gettext_noop("warm-up requests"), 0, 5, 1,
+        what=gettext_noop("requests from the file's start sent first and not measured")),
 }
 
 
@@ -30,8 +33,16 @@ def describe(params: Mapping[str, Any]) -> Words:
                  requests=len(requests) if isinstance(requests, list) else requests, passes=passes)
 
 
+
+class ReplaySummary(RunSummary):
+    """The recorded session's wall time over the passes."""
+
+    wall_s: Spread | None = None
+
+
 JOB = JobSpec(
+    summary_type=ReplaySummary,
     describe=describe,
     name="replay", label=gettext_noop("Replay"), order=30, params=PARAMS, run=run,
-    headline=Metric("Replay", "wall_s", gettext_noop("wall time per pass"), "s", False, median_of("wall_s")),
+    headline=Metric("Replay", "wall_s", median_of("wall_s")),
 )

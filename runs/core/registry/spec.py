@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from engines.clients import EngineClient
 from engines.words import Words, gettext_noop
@@ -12,8 +12,11 @@ from runs.core.jobs.lookahead import AtLookahead
 from runs.core.jobs.speed import RunProgress
 from runs.core.readings import Benchmark, Exported, Metric
 from runs.core.registry.params import Param
+from runs.core.registry.summary import SCHEMA_VERSION, RunSummary, SummaryError, checked
 
-__all__ = ["JobConfig", "JobContext", "JobSpec"]
+__all__ = ["EngineUse", "JobConfig", "JobContext", "JobSpec"]
+
+EngineUse = Literal["once", "per-lookahead", "none"]
 
 
 @dataclass(frozen=True)
@@ -70,8 +73,9 @@ class JobSpec:
     :param benchmarks, metrics: the scorecard rows its runs give (compare, alerts, scorecard)
     :param headline: the one figure a sweep grid shows in its column
     :param exported: the Prometheus figure families of its latest run (GET /metrics)
-    :param starts_engine: False when the job starts the engine itself (per lookahead length)
-    :param uses_engine: False for a machine benchmark: no engine is started, probed or tailed
+    :param engine: how its run uses the engine: started once for the run ("once"), started by
+        the job itself at each lookahead length ("per-lookahead"), or not at all, a machine
+        benchmark with no engine started, probed or tailed ("none")
     :param machine_fields: a machine benchmark's Machine fields to store from a succeeded run's
         (summary, run id, finish time)
     :param long_requests: answers that are not streamed, so one read waits for a whole answer
@@ -79,6 +83,7 @@ class JobSpec:
     :param compared: shown in compare tables even without scorecard rows (its own rows)
     :param needs_drafting: refused (before it is queued) for a config whose lookahead is 0
     :param describe: its parameters in a few words; default: each parameter's label and value
+    :param summary_type: what its summary holds (runs.core.registry.summary), checked when stored
     The run page loads static/js/jobs/<name>.js and templates/runs/_job_<name>.html.
     """
 
@@ -93,15 +98,14 @@ class JobSpec:
     benchmarks: tuple[Benchmark, ...] = ()
     metrics: tuple[Metric, ...] = field(default=())
     exported: tuple[Exported, ...] = ()
-    starts_engine: bool = True
-    uses_engine: bool = True
+    engine: EngineUse = "once"
     machine_fields: Callable[[Mapping[str, Any], int, datetime], dict[str, Any]] | None = None
-    relaunches_engine: bool = False
     long_requests: bool = False
     sends_prompt_set: bool = False
     compared: bool = False
     needs_drafting: bool = False
     describe: Callable[[Mapping[str, Any]], Words] | None = None
+    summary_type: type[RunSummary] = RunSummary
 
     def params_text(self, params: Mapping[str, Any]) -> Words:
         """The run's parameters in a few words (the run page's meta line), for the `words` filter."""
@@ -111,6 +115,19 @@ class JobSpec:
         template = gettext_noop("%(label)s %(value)s")
         return Words.joined(" · ", [Words(template, label=Words(label), value=_text(value))
                                     for label, value in shown])
+
+    def stored(self, summary: Mapping[str, Any]) -> dict[str, Any]:
+        """`summary` as it is stored: checked against `summary_type` (SummaryError if it does not
+        fit) and stamped with the schema version."""
+        checked(self.summary_type, summary)
+        return dict(summary) | {"schema_version": SCHEMA_VERSION}
+
+    def results(self, summary: Mapping[str, Any] | None) -> RunSummary | None:
+        """A stored summary read as `summary_type`; None for none, or one that does not fit."""
+        try:
+            return checked(self.summary_type, summary) if summary else None
+        except SummaryError:
+            return None
 
     @property
     def script(self) -> str:

@@ -9,32 +9,28 @@ from runs.core.jobs.speed import SpeedJob, run_speed
 from runs.core.readings import Benchmark, Exported, Metric, Summary, figure_of, median_of, one
 from runs.core.registry.params import IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec, count
+from runs.core.registry.summary import RequestFigures
 
 PARAMS: dict[str, Param] = {
-    "reps": IntParam(gettext_noop("repetitions"), 1, 50, 3),
-    "warmup": IntParam(gettext_noop("warm-up requests"), 0, 5, 1),
-    "max_tokens": IntParam(gettext_noop("max tokens per answer"), 1, 131_072, None),
+    "reps": IntParam(gettext_noop("repetitions"), 1, 50, 3,
+        what=gettext_noop("times the set of 6 prompts is sent; each answer is one request")),
+    "warmup": IntParam(gettext_noop("warm-up requests"), 0, 5, 1,
+        what=gettext_noop("requests sent first and not measured (the first loads the model and fills its "
+                          "caches)")),
+    "max_tokens": IntParam(gettext_noop("max tokens per answer"), 1, 131_072, None,
+        what=gettext_noop("the most tokens each answer may generate, reasoning included; the prompt's own "
+                          "tokens (its prefill) do not count")),
 }
-def _log_rate(summary: Summary) -> float | None:
-    rate = (summary.get("log_acceptance") or {}).get("acceptance_rate")
-    return float(rate) if isinstance(rate, int | float) else None
 
 
 METRICS = (
-    Metric("Speed", "decode_tps_client", gettext_noop("decode (client)"), "tok/s", True,
-           median_of("decode_tps_client")),
-    Metric("Speed", "decode_tps_engine", gettext_noop("decode (engine)"), "tok/s", True,
-           median_of("decode_tps_engine")),
-    Metric("Speed", "ttft_s", gettext_noop("TTFT"), "s", False, median_of("ttft_s"), digits=3),
+    Metric("Speed", "decode_tps_client", median_of("decode_tps_client")),
+    Metric("Speed", "decode_tps_engine", median_of("decode_tps_engine")),
+    Metric("Speed", "ttft_s", median_of("ttft_s")),
     # Pooled over the run: the engine's own counters where it has them (docs/metrics.md, Acceptance).
-    Metric("Speed", "acceptance_rate", gettext_noop("acceptance rate"), "%", True,
-           figure_of("acceptance_rate"), scale=100),
-    Metric("Speed", "tokens_per_verification", gettext_noop("tokens per verification"), "tokens", True,
-           figure_of("tokens_per_verification"), digits=2, alert=False),
-    # Over the run's log lines (warm-up included): the only acceptance Ollama gives.
-    Metric("Speed", "log_acceptance", gettext_noop("acceptance (engine log)"), "%", True, _log_rate,
-           scale=100,
-           alert=False),
+    Metric("Speed", "acceptance_rate", figure_of("acceptance_rate")),
+    # Ollama's comes from its log lines (source "log"): one row for every engine, not a second one.
+    Metric("Speed", "tokens_per_verification", figure_of("tokens_per_verification"), alert=False),
 )
 
 
@@ -47,14 +43,12 @@ def _decode(summary: Summary) -> list[tuple[tuple[str, ...], float | None]]:
 EXPORTED = (
     Exported("sparkdash_decode_tokens_per_second", "Median decode tok/s of the latest speed run "
              "(source: client clock or the engine's own figure)", _decode, ("source",)),
-    Exported("sparkdash_ttft_seconds", "Median time to first token of the latest speed run",
-             one(median_of("ttft_s"))),
-    Exported("sparkdash_acceptance_rate", "Draft acceptance rate (0-1) of the latest speed run, pooled "
-             "over the run: accepted / drafted tokens, by the engine's own counters where it has them",
-             one(figure_of("acceptance_rate"))),
-    Exported("sparkdash_tokens_per_verification", "Tokens per verification of the latest speed run, pooled "
-             "over the run: (accepted draft tokens + verifications) / verifications",
-             one(figure_of("tokens_per_verification"))),
+    Exported.declared("sparkdash_ttft_seconds", "ttft_s", "the latest speed run, the median over requests",
+                      one(median_of("ttft_s"))),
+    Exported.declared("sparkdash_acceptance_rate", "acceptance_rate", "the latest speed run",
+                      one(figure_of("acceptance_rate"))),
+    Exported.declared("sparkdash_tokens_per_verification", "tokens_per_verification", "the latest speed run",
+                      one(figure_of("tokens_per_verification"))),
 )
 
 
@@ -77,6 +71,7 @@ def describe(params: Mapping[str, Any]) -> Words:
 
 
 JOB = JobSpec(
+    summary_type=RequestFigures,
     describe=describe,
     name="speed", label=gettext_noop("Speed"), order=10, params=PARAMS, run=run, headline=METRICS[0],
     charted=("decode_tps_client", "decode_tps_engine", "ttft_s", "acceptance_rate"),

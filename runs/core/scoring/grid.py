@@ -33,7 +33,7 @@ class GridRun(NamedTuple):
     """What the grid needs of one run."""
 
     id: int
-    config_id: int
+    config_id: int | str  # the row's id: the config's, or "<config>-r<n>" where its revisions have rows
     job: str
     status: str
     summary: Summary
@@ -139,14 +139,14 @@ def _delta(metric: Metric, base: Spread | None, spread: Spread | None) -> CellDe
 
 def build_grid(
     configs: Sequence[Mapping[str, Any]], jobs: Sequence[tuple[str, str]], runs: Iterable[GridRun],
-    baseline_id: int | None,
+    baseline_id: int | str | None,
 ) -> Grid:
     """The grid: `configs` (dicts with an "id") in row order, `jobs` as (job, label) in column order.
 
     Deltas are against the baseline's cell in each column; with no baseline among the rows
     every non-baseline cell's verdict is "n/a" and only the figures are shown.
     """
-    by_cell: dict[tuple[int, str], list[GridRun]] = {}
+    by_cell: dict[tuple[int | str, str], list[GridRun]] = {}
     for run in runs:
         by_cell.setdefault((run.config_id, run.job), []).append(run)
     has_base = any(c["id"] == baseline_id for c in configs)

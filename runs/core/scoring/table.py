@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from engines.words import Words, gettext_noop
+from measure import catalog
 from measure.stats import Spread, summarize
 from runs.core.outcomes import failures_note, over_text
 from runs.core.readings import Summary, median_of
@@ -41,10 +42,8 @@ POSITION_KEY = "acceptance_pos_"
 ROW_JOBS = {SPEED: "speed", CONCURRENCY: "concurrency"}  # the job of each benchmark with rows of its own
 DASH = "\u2014"
 # (summary key of a level, label, unit, higher is better, digits)
-LEVEL_FIGURES = [
-    ("total_tps", "total tok/s of the box", "tok/s", True, 1),
-    ("finish_s", "time to finish per answer", "s", False, 2),
-]
+# The figures of each load level, as the metric catalogue declares them.
+LEVEL_FIGURES = ("total_tps", "finish_s")
 SCALES = {(m.benchmark, m.key): m.scale for m in METRICS}
 COUNTS = {(m.benchmark, m.key) for m in METRICS if m.count}
 # Quality axes of the speed-vs-quality scatter, in order of preference: (benchmark, key, scale, label).
@@ -233,10 +232,11 @@ def _level_rows(runs: Sequence[tuple[int, str, Summary]], levels: list[int]) -> 
     sweeps = [(run_id, summary) for run_id, job, summary in runs if job == "concurrency"]
     rows: list[ScoreRow] = []
     for c in levels:
-        for key, label, unit, higher, digits in LEVEL_FIGURES:
+        for key in LEVEL_FIGURES:
+            m = catalog.get(key)
             spread = summarize(_level_value(summary, c, key) for _, summary in sweeps)
-            rows.append(_row(CONCURRENCY, f"{key}@{c}", f"{label}, {c} at once", unit, higher, spread,
-                             [run_id for run_id, _ in sweeps], spread_text(spread, unit, digits)))
+            rows.append(_row(CONCURRENCY, f"{key}@{c}", f"{m.label}, {c} at once", m.unit, m.higher_is_better,
+                             spread, [run_id for run_id, _ in sweeps], spread_text(spread, m.unit, m.digits)))
     return rows
 
 

@@ -50,7 +50,7 @@ class Command(BaseCommand):
     def _wait(self, run_id: int, timeout: float) -> Run:
         deadline = time.monotonic() + timeout
         while True:
-            run = Run.objects.select_related("config__engine", "machine").get(pk=run_id)
+            run = Run.objects.select_related("config__engine", "machine", "revision").get(pk=run_id)
             if run.is_finished:
                 return run
             if time.monotonic() > deadline:

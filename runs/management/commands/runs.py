@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from runs.core import registry
 from runs.models import Run
-from runs.results.flat import COLUMNS, flat_rows, markdown
+from runs.results.flat import columns, flat_rows, markdown
 from teams.csvsafe import safe_cell
 
 
@@ -28,16 +28,17 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if options["limit"] < 1:
             raise CommandError("--limit must be at least 1")
-        runs = Run.objects.select_related("config__engine__machine").defer("engine_log", "warnings")
+        picked = Run.objects.select_related("config__engine__machine", "revision")
+        runs = picked.defer("engine_log", "warnings")
         for option, lookup in (("job", "job"), ("status", "status"), ("machine", "machine__name")):
             if options[option]:
                 runs = runs.filter(**{lookup: options[option]})
-        rows = flat_rows(runs.order_by("-created")[: options["limit"]])
+        rows, shown = flat_rows(runs.order_by("-created")[: options["limit"]]), columns()
         if options["format"] == "json":
-            self.stdout.write(json.dumps({"columns": COLUMNS, "rows": rows}, indent=1))
+            self.stdout.write(json.dumps({"columns": shown, "rows": rows}, indent=1))
         elif options["format"] == "csv":
-            writer = csv.DictWriter(self.stdout, fieldnames=COLUMNS, lineterminator="\n")
+            writer = csv.DictWriter(self.stdout, fieldnames=shown, lineterminator="\n")
             writer.writeheader()
-            writer.writerows({c: safe_cell(row.get(c)) for c in COLUMNS} for row in rows)
+            writer.writerows({c: safe_cell(row.get(c)) for c in shown} for row in rows)
         else:
-            self.stdout.write(markdown(rows, COLUMNS), ending="")
+            self.stdout.write(markdown(rows, shown), ending="")

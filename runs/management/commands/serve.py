@@ -1,6 +1,7 @@
 """`manage.py serve`: the dashboard on daphne, the demo simulator, and (with a broker) workers.
 
-Without REDIS_URL the worker runs inside the daphne process (embedded default). With it,
+Without REDIS_URL the worker and the scheduler run inside the daphne process (embedded default;
+runs.actions.scheduler). With it,
 one Celery worker per machine queue (concurrency 1) and celery beat are started too.
 The simulator on --sim-port is sized like the first config of the external simulator engine
 that points at that port (the demo's sim-ollama), and appends its log to that engine's log_path.
@@ -20,6 +21,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from engines.machine_names import AmbiguousMachine, MachineLookupError, find_machine
 from engines.models import Engine, EngineConfig, Machine
+from runs.actions import scheduler
 from runs.worker.dispatch import worker_argv
 from runs.worker.engine_session import simulator_flags
 
@@ -36,6 +38,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if settings.SPARKDASH_WORKER != "celery":  # the web process fires due schedules itself
+            os.environ[scheduler.ENV] = "1"
         procs = [self._daphne(options["host"], options["port"])]
         if options["sim_port"]:
             procs.append(self._simulator(options["sim_port"], options["sim_lookahead"]))

@@ -5,13 +5,15 @@
 (function () {
   "use strict";
   var h = window.RunCharts.helpers;
+  // The stored method names (engines/bandwidth.py), in the reader's language.
+  var METHODS = {"cpu copy": gettext("cpu copy"), "gpu device-to-device copy": gettext("gpu device-to-device copy")};
 
   function summaryRows(s) {
     var share = s.share_of_nominal === null || s.share_of_nominal === undefined ? h.missing(gettext("no nominal bandwidth")) :
       h.value(100 * s.share_of_nominal, "%", 0);
     return [
       [gettext("measured bandwidth (best pass)"), h.value(s.bandwidth_gbps, "GB/s", 1)],
-      [gettext("method"), s.method],
+      [gettext("method"), METHODS[s.method] || s.method],
       [gettext("buffer"), interpolate(gettext("%(mib)s MiB (%(gb)s GB moved per pass)"), {
         mib: SparkFormat.number(s.bytes / 1048576, 0), gb: SparkFormat.number(s.bytes_moved / 1e9, 2)
       }, true)],

@@ -26,7 +26,7 @@
     var telemetry = (summary && summary.telemetry) || {};
     var level = telemetry.energy && (telemetry.energy.by_concurrency || {})[String(n)];
     if (level && level.j_per_token !== null && level.j_per_token !== undefined) {
-      return h.value(level.j_per_token, "J", 3);
+      return h.value(level.j_per_token, h.metric("j_per_token").unit, h.metric("j_per_token").digits);
     }
     return h.missing(gettext(telemetry.energy_note || "no energy reading for this level"));
   }
@@ -36,8 +36,8 @@
     if (summary) s.summary = summary;
     h.fillRows(h.tbodyOf("job-summary"), done.map(function (n) {
       var l = s.byLevel[n];
-      return [String(n), h.spread(l.total_tps, "tok/s", 1, 1, undefined, "bursts"), h.spread(l.finish_s, "s", 2),
-        h.spread(l.ttft_s, "s", 3), h.spread(l.decode_tps_client, "tok/s", 1),
+      return [String(n), h.figure(l.total_tps, "total_tps", undefined, "bursts"), h.figure(l.finish_s, "finish_s"),
+        h.figure(l.ttft_s, "ttft_s"), h.figure(l.decode_tps_client, "decode_tps_client"),
         interpolate(gettext("%(short)s of %(n)s"), { short: l.short_answers, n: l.requests }, true), energyCell(s.summary, n)];
     }), true);
     var line = document.getElementById("scaling");

@@ -18,10 +18,10 @@
     var types = ["all"].concat(Object.keys(at).filter(function (t) { return t !== "all"; }).sort());
     return types.map(function (t, i) {
       var f = at[t];
-      return [i === 0 ? name : "", t === "all" ? gettext("all") : t, h.spread(f.decode_tps_client, "tok/s", 1),
-        h.spread(f.decode_tps_engine, "tok/s", 1, 1, NOT_EXPOSED),
-        h.spread(f.acceptance_rate, "%", 1, 100, noDrafting()),
-        h.spread(f.tokens_per_verification, gettext("tokens"), 2, 1, NOT_EXPOSED),
+      return [i === 0 ? name : "", t === "all" ? gettext("all") : t, h.figure(f.decode_tps_client, "decode_tps_client"),
+        h.figure(f.decode_tps_engine, "decode_tps_engine", NOT_EXPOSED),
+        h.figure(f.acceptance_rate, "acceptance_rate", noDrafting()),
+        h.figure(f.tokens_per_verification, "tokens_per_verification", NOT_EXPOSED),
         positionsCell(f.acceptance_by_position)];
     });
   }
@@ -111,10 +111,9 @@
       add: function (sample) { return add(s, sample); },
       draw: function () { draw(s, ceiling); },
       applyRun: function (run) {
-        if (run.summary && run.summary.lengths) {
-          h.fillRows(h.tbodyOf("job-summary"), summaryRows(run.summary));
-          s.positions.settle(summaryPositions(run.summary));
-        }
+        var shown = h.soFar(run);  // the summary so far while the run goes
+        if (shown.summary && shown.summary.lengths) h.fillRows(h.tbodyOf("job-summary"), summaryRows(shown.summary));
+        if (run.summary && run.summary.lengths) s.positions.settle(summaryPositions(run.summary));
         var next = h.ceilingOf(run);
         if (next !== ceiling) { ceiling = next; draw(s, ceiling); }
       }

@@ -11,14 +11,10 @@
   var MARKED_POINTS = 300;
   var ALL_COLOR = "#8e24aa";
 
-  /** The summary figure of `key` in `summary`, formatted as the page's metrics table says. */
+  /** The summary figure of `key` in `summary`, formatted as its catalogue declaration says. */
   function figurer() {
-    var metricByKey = {};
-    JSON.parse(document.getElementById("summary-metrics").textContent).forEach(function (m) {
-      metricByKey[m.key] = m;
-    });
     return function figure(summary, key) {
-      var m = metricByKey[key];
+      var m = h.metric(key);
       var title = summary && key in summary ? NOT_EXPOSED : gettext("no data yet");
       return h.spreadWithInterval(summary ? summary[key] : undefined, m.unit, m.digits, m.scale, title);
     };
@@ -48,7 +44,9 @@
 
   function efficiencyText(r) {
     if (r.efficiency === null || r.efficiency === undefined) return "";
-    var text = "; " + interpolate(gettext("measured %(tps)s tok/s = %(pct)s % efficiency"), {
+    var said = r.measured_pooled ? gettext("measured %(tps)s tok/s pooled over the run = %(pct)s % efficiency")
+                                 : gettext("measured %(tps)s tok/s = %(pct)s % efficiency");
+    var text = "; " + interpolate(said, {
       tps: SparkFormat.number(r.measured_tps, 1), pct: SparkFormat.number(r.efficiency, 0, 100)
     }, true);
     if (r.measured_efficiency !== null && r.measured_efficiency !== undefined) {
@@ -176,7 +174,7 @@
       add: function (sample) { return add(s, sample); },
       draw: function () { draw(s, ceiling); },
       applyRun: function (run) {
-        renderTables(run, figure);
+        renderTables(h.soFar(run), figure);
         // The run's summary (its end) has the final figures, the counters' fallback included.
         var summary = run.summary;
         if (summary && "acceptance_by_position" in summary) s.positions.settle(summaryPositions(summary));

@@ -490,3 +490,16 @@ def test_it_says_nothing_of_failures_at_ten_percent_or_less(sweep):
     check_execution(slow)
     alert = Alert.objects.get(metric="decode_tps_client")
     assert "failed_share" not in alert.value and alerts.failed_note(alert) == ""
+
+
+@pytest.mark.django_db
+def test_it_never_calls_a_run_a_regression_of_runs_with_other_settings(sweep):
+    nights(sweep, *BASELINE)
+    config = sweep.configs.get()
+    config.lookahead = 8  # edited after the baseline's nights: a new revision, with no baseline yet
+    config.save()
+    assert check_execution(scheduled(sweep, [80.0, 80.2, 79.9])) == []
+    nights_after = [scheduled(sweep, d, ago_h=-i - 1) for i, d in enumerate(BASELINE[:2])]
+    assert {run.revision.number for run in Run.objects.filter(execution__in=nights_after)} == {2}
+    assert [a.metric for a in check_execution(scheduled(sweep, [60.0, 60.1, 59.9], ago_h=-5))] == \
+        ["decode_tps_client", "decode_tps_engine"]

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from runs.models import Run
-from runs.results.flat import COLUMNS, cell_text, flat_rows
+from runs.results.flat import cell_text, columns, flat_rows
 from tests.factories import EngineConfigFactory
 from tests.runs.compare_helpers import concurrency_summary, pooled, speed_summary, succeeded
 
@@ -39,10 +39,14 @@ def test_it_gives_one_row_per_run_and_load_level_with_what_each_ran(runs):
     assert first | {"finished": None} == first | {
         "finished": None, "machine": config.engine.machine.name, "engine": config.engine.name,
         "config": "mtp8", "model": "qwen3:8b", "quantization": "Q4_K_M", "draft_method": "draft-mtp",
-        "lookahead": 8,
-        "decode_tps": 41.0, "acceptance_rate": 0.77, "tokens_per_verification": 3.96, "j_per_token": 0.42}
-    assert [r["throughput_tps"] for r in rows[1:3]] == [40.0, 120.0]
+        "lookahead": 8, "decode_tps_client": 41.0,
+        "acceptance_rate": 0.77, "tokens_per_verification": 3.96, "j_per_token": 0.42}
+    assert [r["total_tps"] for r in rows[1:3]] == [40.0, 120.0]
     assert (rows[3]["headline"], rows[3]["headline_value"]) == ("accuracy", pytest.approx(41.0))
+    # 41 of 100 questions: the Wilson score interval (as statsmodels' proportion_confint gives it).
+    assert (rows[3]["headline_low"], rows[3]["headline_high"]) == (pytest.approx(31.87, abs=0.01),
+                                                                   pytest.approx(50.80, abs=0.01))
+    assert (rows[3]["headline_count"], rows[3]["headline_out_of"]) == (41, 100)
 
 
 def test_it_keeps_the_settings_a_run_ran_with_after_the_config_changes(runs):
@@ -57,13 +61,14 @@ def test_it_serves_the_same_rows_on_the_page_and_as_csv_markdown_and_json(alice_
     url = reverse("runs:results")
     page = alice_client.get(url)
     # The page writes times to the minute and the simulator flag as its label; the rest as downloaded.
-    same = [i for i, c in enumerate(COLUMNS) if c not in ("finished", "simulator")]
+    shown_columns = columns()
+    same = [i for i, c in enumerate(shown_columns) if c not in ("finished", "simulator")]
     shown = [[row[i] for i in same] for row in page.context["rows"]]
     assert len(shown) == 4
     as_csv = list(csv.reader(io.StringIO(alice_client.get(url, {"format": "csv"}).content.decode())))
-    assert as_csv[0] == COLUMNS
+    assert as_csv[0] == shown_columns
     as_json = json.loads(alice_client.get(url, {"format": "json"}).content)["rows"]
-    assert [[cell_text(row[COLUMNS[i]]) for i in same] for row in as_json] == shown
+    assert [[cell_text(row[shown_columns[i]]) for i in same] for row in as_json] == shown
     assert [[cell_text(_number(row[i])) for i in same] for row in as_csv[1:]] == shown
     markdown = alice_client.get(url, {"format": "md"}).content.decode().splitlines()
     cells = [[cell.strip() for cell in line.strip("|").split("|")] for line in markdown[2:]]

@@ -7,6 +7,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from prometheus_client.parser import text_string_to_metric_families
 
+from measure import catalog
 from runs.models import Run
 from sparkdash.settings import envsecret
 from tests.factories import (
@@ -223,3 +224,13 @@ def test_it_labels_same_named_configs_of_two_teams_apart(client, alpha, bravo, s
     teams = {dict(key[1])["team"] for key in values
              if key[0] == "sparkdash_ttft_seconds" and dict(key[1])["config"] == "qwen"}
     assert teams == {"alpha-team", "bravo-team"}
+
+
+def test_it_writes_each_declared_figures_help_from_the_metric_catalogue(alice_client, config):
+    _, families = parse(scrape(alice_client))
+    helped = {f.name: f.documentation for f in families}
+    rate = helped["sparkdash_acceptance_rate"]
+    assert rate.startswith("Acceptance rate of the latest speed run, as a fraction 0-1")
+    assert rate.endswith(catalog.get("acceptance_rate").definition)
+    assert "pooled over the run" in helped["sparkdash_tokens_per_verification"]
+    assert helped["sparkdash_mmlu_pro_accuracy"].endswith(catalog.get("accuracy").definition)

@@ -240,7 +240,7 @@ def test_it_reads_the_config_page_in_as_many_queries_for_more_runs(
     alice_client, config, django_assert_max_num_queries
 ):
     url = config.get_absolute_url()
-    with django_assert_max_num_queries(8) as few:
+    with django_assert_max_num_queries(11) as few:
         alice_client.get(url)
     speed_runs(config, *[50.0] * 30)
     with django_assert_max_num_queries(len(few.captured_queries)):
@@ -303,3 +303,12 @@ def test_it_leaves_out_quality_per_kj_without_energy():
     keys = [row["key"] for row in scorecard(config)]
     assert "correct_per_minute" in keys
     assert "correct_per_kj" not in keys
+
+
+def test_it_diffs_the_two_configs_settings_on_the_compare_page(alice_client):
+    a = EngineConfigFactory(lookahead=4, temperature=0.0)
+    b = EngineConfigFactory(lookahead=8, temperature=0.0, quantization="Q8_0")
+    response = compare_page(alice_client, a, b)
+    assert response.context["setting_changes"] == [("quantization", "Q4_K_M", "Q8_0"), ("lookahead", 4, 8)]
+    html = response.content.decode()
+    assert "2 settings differ (A → B)" in html and "lookahead</strong>: 4 → 8" in html

@@ -3,7 +3,7 @@ import pytest
 from django.template import Context, Template
 from django.utils import translation
 
-from runs.core.telemetry import throttled_message, throttled_words
+from runs.core.telemetry_summary import throttled_message, throttled_words
 from runs.core.worded import say, warning
 from runs.worker.machine_figures import above_ceiling_warning
 

@@ -326,3 +326,15 @@ def test_it_marks_a_config_whose_run_lost_a_quarter_of_its_requests(alice_client
     rows = json.loads(compare(alice_client, configs=ids(flaky, steady), format="json").content)["rows"]
     exported = {(r["metric"], r["config"]): r["over"] for r in rows}
     assert exported[("decode_tps_client", "flaky")] == "over 9 of 12 requests"
+
+
+def test_it_compares_only_the_revision_a_config_ran_most_recently(alice_client):
+    edited, other = EngineConfigFactory(name="edited", lookahead=4), EngineConfigFactory(name="other")
+    speed_runs(edited, 40.0, 41.0, 42.0)
+    edited.lookahead = 8
+    edited.save()
+    succeeded(edited, "speed", speed_summary(80.0), minute=30)  # after r1's three
+    speed_runs(other, 50.0)
+    rows = json.loads(compare(alice_client, configs=ids(edited, other), format="json").content)["rows"]
+    decode = {r["config"]: r for r in rows if r["metric"] == "decode_tps_client"}
+    assert (decode["edited"]["median"], decode["edited"]["n"]) == (80.0, 1)  # r2 only, not pooled with r1

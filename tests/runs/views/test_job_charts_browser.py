@@ -151,7 +151,11 @@ def test_it_shows_a_reasoning_runs_ttfo_and_token_split_beside_its_speeds(inproc
 
 def test_it_draws_a_bandwidth_run_then_holds_a_speed_run_against_both_ceilings(inprocess, sim, browser):
     config = _external(sim, bytes_per_token_gb=BYTES_PER_TOKEN_GB)
-    measured = _bench(config, "bandwidth", "--buffer-mib", "32", "--passes", "3")
+    # Measured through a real engine's config on the same machine: a simulated one's would not be
+    # stored as the machine's (runs.worker.machine_figures). The job never contacts the engine.
+    real = EngineConfigFactory(name="bw-real", engine__machine=config.engine.machine,
+                               engine__base_url="http://127.0.0.1:9")
+    measured = _bench(real, "bandwidth", "--buffer-mib", "32", "--passes", "3")
     drawn = _open(browser, measured, "bandwidth-chart", 3)
     assert (drawn["job"], drawn["status"], _series(drawn)) == ("bandwidth", "succeeded", {"GB/s": 3})
     gbps = measured.summary["bandwidth_gbps"]
@@ -331,7 +335,8 @@ def test_it_shows_only_the_chosen_jobs_fields_on_the_config_page(browser):
     browser.save_screenshot(str(SHOTS / "chart_start_form.png"))
     assert steps.is_displayed() and not reps.is_displayed()
     assert steps.find_element(By.XPATH, "..").find_element(By.CSS_SELECTOR, "small.help").text == (
-        "1\u2013200, default 30"
+        "requests of one growing conversation; each sends everything before it again, plus new text "
+        "(1\u2013200, default 30)"
     )
 
 

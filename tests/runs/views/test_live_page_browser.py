@@ -30,13 +30,17 @@ RUN_DEADLINE_S = 45
 SCREENSHOT = Path(tempfile.gettempdir()) / "run_page.png"
 
 # One look at the page: badge status, points on the tok/s chart, what delivered the latest
-# update, and how many polling requests for this run's samples the page has made.
+# update, how many polling requests for this run's samples the page has made, the summary table's
+# TTFT cell and the "so far" note (shown while the table holds the summary of the requests so far).
 OBSERVE_JS = """
 const badge = document.getElementById("run-status");
 const polls = performance.getEntriesByType("resource")
   .filter((e) => e.name.includes(arguments[0])).length;
+const note = document.getElementById("summary-so-far");
 return [badge.dataset.status, Number(document.getElementById("speed-chart").dataset.points),
-        badge.dataset.transport || "", polls];
+        badge.dataset.transport || "", polls,
+        document.querySelector('[data-metric="ttft_s"]').textContent.trim(),
+        note.hidden ? "" : note.textContent];
 """
 
 
@@ -69,12 +73,17 @@ class LiveRunPageTest(SimulatorLiveServerTestCase):
         WebDriverWait(self.driver, 10).until(expected_conditions.url_matches(r"/runs/\d+/$"))
         return int(re.search(r"/runs/(\d+)/$", self.driver.current_url).group(1))
 
-    def _watch(self, samples_path: str) -> list[tuple[float, str, int, str, int]]:
-        """(seconds since the page loaded, status, points, transport, polls) until the run ends."""
+    def _watch(self, samples_path: str) -> list[tuple[float, str, int, str, int, str, str]]:
+        """(seconds since the page loaded, status, points, transport, polls, TTFT cell, so-far note)
+        until the run ends."""
         seen, t0 = [], time.monotonic()
         while time.monotonic() - t0 < RUN_DEADLINE_S:
-            status, points, transport, polls = self.driver.execute_script(OBSERVE_JS, samples_path)
-            seen.append((round(time.monotonic() - t0, 2), status, points, transport, polls))
+            status, points, transport, polls, ttft, note = self.driver.execute_script(
+                OBSERVE_JS, samples_path)
+            seen.append((round(time.monotonic() - t0, 2), status, points, transport, polls, ttft, note))
+            if note and not SCREENSHOT.with_name("run_page_so_far.png").exists() and points >= 6:
+                self.driver.find_element(By.ID, "speed-summary").location_once_scrolled_into_view  # noqa: B018
+                self.driver.save_screenshot(str(SCREENSHOT.with_name("run_page_so_far.png")))
             if status in ("succeeded", "failed", "cancelled"):
                 break
             time.sleep(0.05)
@@ -98,8 +107,9 @@ class LiveRunPageTest(SimulatorLiveServerTestCase):
             points = self._wait_for_points(total) if seen[-1][1] == "succeeded" else seen[-1][2]
         finally:
             self.driver.save_screenshot(str(SCREENSHOT))
-        changes = [s for i, s in enumerate(seen) if i == 0 or s[1:] != seen[i - 1][1:]]
-        print(f"\nrun {run_id}: (t, status, points, transport, polls) at each change:", *changes, sep="\n  ")
+        changes = [s for i, s in enumerate(seen) if i == 0 or s[1:5] != seen[i - 1][1:5]]
+        print(f"\nrun {run_id}: (t, status, points, transport, polls, TTFT, note) at each change:", *changes,
+              sep="\n  ")
 
         running = [s for s in seen if s[1] == "running"]
         increases = sum(1 for a, b in itertools.pairwise(running) if b[2] > a[2])
@@ -110,10 +120,23 @@ class LiveRunPageTest(SimulatorLiveServerTestCase):
         # The socket, not polling, delivered the live updates.
         assert {s[3] for s in running if s[2] > 0} == {"socket"}, changes
         assert all(s[4] == 0 for s in running), f"polled {samples_path} while running: {changes}"
+        self._assert_summary_so_far(running)
         self._assert_live_telemetry(run_id)
         logs = self.driver.get_log("browser")
         severe = [e for e in logs if e["level"] == "SEVERE"]
         assert severe == []
+
+    def _assert_summary_so_far(self, running: list[tuple[float, str, int, str, int, str, str]]) -> None:
+        """While running, the summary table held figures of the requests so far, said so, and grew;
+        at the end the final summary (with its interval line) replaced it and the note went."""
+        so_far = [s for s in running if s[6] and re.search(r"\d", s[5])]
+        assert so_far, f"no summary so far while running: {running[-3:]}"
+        assert "So far: " in so_far[-1][6] and "provisional" in so_far[-1][6]
+        notes = {re.search(r"So far: (\d+) of", s[6]).group(1) for s in so_far}
+        assert len(notes) >= 2, f"the summary so far did not follow the requests: {notes}"
+        assert self.driver.find_element(By.ID, "summary-so-far").is_displayed() is False
+        # The final figure has its interval line (the summary so far has none).
+        assert self.driver.find_elements(By.CSS_SELECTOR, '[data-metric="ttft_s"] small.interval')
 
     def _assert_live_telemetry(self, run_id: int) -> None:
         """This machine's own readings (CPU load, memory; no GPU here) charted, and the summary's note."""

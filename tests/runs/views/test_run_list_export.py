@@ -93,3 +93,18 @@ def test_it_keeps_negative_numbers_numeric_in_the_csv(alice_client):
     response = alice_client.get(reverse("runs:list"), {"format": "csv"})
     row = next(csv.DictReader(io.StringIO(response.content.decode())))
     assert (row["config"], row["decode_tps_client"]) == ("-1.5", "-1.5")
+
+
+def test_it_exports_what_each_run_ran_with_after_the_config_changed(alice_client):
+    config = EngineConfigFactory(name="drafting", model="gemma-3-270m", quantization="Q8_0",
+                                 speculative_method="ngram-simple", lookahead=4)
+    speed_runs(config, 40.0)
+    config.lookahead, config.quantization = 8, "Q4_K_M"
+    config.save()
+    speed_runs(config, 45.0)
+    response = alice_client.get(reverse("runs:list"), {"format": "csv"})
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    picked = sorted((r["revision"], r["model"], r["quantization"], r["draft_method"], r["lookahead"])
+                    for r in rows)
+    assert picked == [("1", "gemma-3-270m", "Q8_0", "ngram-simple", "4"),
+                      ("2", "gemma-3-270m", "Q4_K_M", "ngram-simple", "8")]

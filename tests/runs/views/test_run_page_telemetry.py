@@ -23,7 +23,7 @@ def test_it_includes_the_telemetry_chart_and_script_for_every_job(alice_client, 
     assert 'id="telemetry-chart"' in page and 'id="telemetry-summary"' in page
     assert "js/telemetry.js" in page
     assert page.index("js/telemetry.js") < page.index("js/run_detail.js")
-    assert "no telemetry summary yet" in page
+    assert "none: the run ended without a telemetry summary" in page
 
 
 def test_it_says_plainly_there_is_no_gpu_telemetry(alice_client):

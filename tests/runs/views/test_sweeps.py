@@ -153,9 +153,10 @@ def test_it_exports_the_grid_as_csv_and_json(alice_client, finished_run):
 def test_it_bounds_the_queries_of_the_grid(alice_client, finished_run, django_assert_max_num_queries):
     run_page = reverse("runs:sweep-run", args=[finished_run.pk])
     limits = {  # session and user, then the page's own queries: none per run or per config
-        # (the sweep's page and the list: one more, the teams where the user may start or create)
+        # (the sweep's page and the list: one more, the teams where the user may start or create;
+        # the sweep's page one more again: whether it has a schedule, to say when none fires)
         run_page: 4, run_page + "?format=csv": 4, reverse("runs:api-sweep-run", args=[finished_run.pk]): 4,
-        reverse("runs:sweep-detail", args=[finished_run.sweep_id]): 6, reverse("runs:sweep-list"): 4,
+        reverse("runs:sweep-detail", args=[finished_run.sweep_id]): 7, reverse("runs:sweep-list"): 4,
     }
     more = [EngineConfigFactory() for _ in range(4)]
     for grown in (False, True):

@@ -39,3 +39,14 @@ def test_it_leaves_the_machine_alone_when_the_measurement_fails(inprocess, capsy
         bench(capsys, "bw-broken", "bandwidth", "--passes", "1")
     assert Run.objects.get(config__name="bw-broken").status == Run.Status.FAILED
     assert Machine.objects.get(name="box-bw-broken").measured_bandwidth_gbps is None
+
+
+def test_it_keeps_a_simulated_machines_bandwidth_on_the_run_not_on_the_machine(inprocess, capsys):
+    EngineConfigFactory(name="bw-sim", engine__machine__name="box-sim", engine__simulator=True,
+                        engine__base_url="http://127.0.0.1:9")
+    run = bench(capsys, "bw-sim", "bandwidth", "--buffer-mib", "16", "--passes", "1")
+    assert run["status"] == "succeeded", run["error"]
+    assert run["summary"]["bandwidth_gbps"] > 0 and run["summary"]["stored_on_machine"] is False
+    assert Machine.objects.get(name="box-sim").measured_bandwidth_gbps is None
+    (said,) = Run.objects.get(pk=run["id"]).warnings
+    assert said["kind"] == "simulated-machine" and "not stored as the machine's bandwidth" in said["message"]

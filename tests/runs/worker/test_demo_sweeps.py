@@ -108,6 +108,9 @@ def test_it_shows_the_roofline_and_efficiency_of_a_demo_speed_run(demo, inproces
     assert roofline["ceiling_with_drafts_tps"] == pytest.approx(roofline["ceiling_tps"] * per_pass)
     # Against the ceiling with drafts, drafting costs a little: below plain decoding's 83 %, not 300 %.
     assert 0.6 < roofline["efficiency"] < 0.83
+    # The decode it holds up is the pooled one, and the page is told so.
+    assert roofline["measured_tps"] == run["summary"]["decode_tps_pooled"]
+    assert roofline["measured_pooled"] is True
 
 
 def test_it_shows_the_prompt_cache_discard_on_the_managed_demos_prefix_cache_probe(demo, inprocess, capsys):

@@ -15,9 +15,9 @@ from tests.factories import EngineConfigFactory, RunFactory
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def make_run(url, params=None, kind="llama-server"):
+def make_run(url, params=None, kind="llama-server", **config_fields):
     engine = {"engine__base_url": url, "engine__kind": kind, "engine__simulator": True}
-    config = EngineConfigFactory(max_tokens=8, **engine)
+    config = EngineConfigFactory(max_tokens=8, **engine, **config_fields)
     return RunFactory(config=config, params=params or {"reps": 1, "warmup": 0})
 
 
@@ -184,10 +184,7 @@ def _cancel_after_samples(run_id, n):
 
 def test_it_reports_the_roofline_from_the_configs_override():
     with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5)) as sim:
-        run = make_run(sim.url)
-        run.config.bytes_per_token_gb = 28.6
-        run.config.save()
-        run = run_to_end(run)
+        run = run_to_end(make_run(sim.url, bytes_per_token_gb=28.6))
     roof = run.summary["roofline"]
     assert roof["bytes_source"] == "override"
     assert roof["ceiling_tps"] == pytest.approx(273 / 28.6)
@@ -199,10 +196,8 @@ def test_it_holds_a_run_against_the_measured_bandwidth_and_warns_above_a_ceiling
     # The simulator decodes at about 400 tok/s; 28.6 GB per token caps 273 GB/s at 9.5 tok/s
     # and a measured 231 GB/s at 8.1: far above both, so the run is flagged.
     with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5)) as sim:
-        run = make_run(sim.url)
+        run = make_run(sim.url, bytes_per_token_gb=28.6)
         Machine.objects.filter(pk=run.config.engine.machine_id).update(measured_bandwidth_gbps=231.0)
-        run.config.bytes_per_token_gb = 28.6
-        run.config.save()
         run = run_to_end(run)
     roof = run.summary["roofline"]
     measured = run.summary["decode_tps_client"]["median"]

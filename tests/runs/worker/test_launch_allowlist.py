@@ -133,3 +133,15 @@ def test_it_launches_ollama_with_its_allowed_environment_only(alice_client, reco
     [launch] = launches(recorder)
     assert launch["argv"][1:] == ["serve"]
     assert launch["env"]["OLLAMA_FLASH_ATTENTION"] == "1" and "LD_PRELOAD" not in launch["env"]
+
+
+def test_it_fails_a_run_whose_config_its_recipe_refuses_naming_the_setting(alice_client, recorder):
+    config = managed(recorder, "llama-server", model=GGUF, lookahead=4)
+    # Written behind the form, which refuses it (tests/engines/test_launch_checks.py).
+    EngineConfig.objects.filter(pk=config.pk).update(speculative_method="draft-simple")
+    run = start_and_run(alice_client, config)
+    assert run.status == Run.Status.FAILED
+    assert "internal error" not in run.error
+    reason = "the config's launch settings cannot run: draft_model: draft-simple needs a draft model"
+    assert reason in run.error
+    assert launches(recorder) == []

@@ -40,6 +40,16 @@ def test_it_runs_mmlu_pro_from_the_command_line_and_stores_each_question(inproce
     assert all(body["model"] == "scripted" for body in chat.bodies)
 
 
+def test_it_runs_the_forms_default_five_shots_with_what_the_shipped_sample_has(inprocess, capsys):
+    with scripted_chat(letter_b) as chat:
+        scripted_config("scripted", chat.url)
+        run = bench(capsys, "scripted", "mmlu-pro", "--dataset", "sample")
+    assert run["status"] == "succeeded", run["error"]
+    # One validation example per category in the sample: one shot each, and the summary says so.
+    assert (run["summary"]["num_fewshot"], run["summary"]["num_fewshot_asked"]) == (1, 5)
+    assert run["summary"]["total"] == 6
+
+
 def test_it_refuses_a_missing_dataset_or_an_unknown_suite(inprocess, capsys, settings, tmp_path):
     settings.SPARKDASH_DATA_DIRS = [tmp_path]
     EngineConfigFactory(name="sim")

@@ -1,5 +1,6 @@
 """The recorder while its database is unreachable: samples kept, stored once it is back, no
-duplicates; the last flush waits for the database; retries give up after their limit.
+duplicates; the last flush waits for the database; retries give up after their limit. And the
+summary so far, sent with the run to its watchers until the final one is stored.
 
 The outage is real, not mocked: the ORM's connection is closed and new ones go to a database
 that is not there (a missing SQLite folder, or a Postgres port nothing listens on).
@@ -12,8 +13,10 @@ from contextlib import contextmanager
 
 import pytest
 from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
 from django.db import OperationalError, connection
 
+from runs.live.broadcast import group_name
 from runs.models import Run, Sample
 from runs.worker.recorder import RunRecorder, retry_db
 from tests.factories import RunFactory
@@ -110,3 +113,28 @@ async def test_it_gives_up_retrying_after_the_limit(run: Run) -> None:
             await retry_db(lambda: update.aupdate(progress_done=1), "test", limit_s=0.3)
     await drop_orm_connection()
     assert (await Run.objects.aget(pk=run.pk)).progress_done == 0
+
+
+async def test_it_sends_the_summary_so_far_with_the_run_until_the_final_one_is_stored(run: Run) -> None:
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add(group_name(run.pk), channel)
+    recorder = RunRecorder(run.pk, flush_interval_s=0)
+    so_far = {"requests": 1, "ttft_s": {"median": 0.2, "min": 0.2, "max": 0.2, "n": 1}}
+    await recorder.on_summary_so_far(so_far)
+    await recorder.on_sample("request", VALUES)
+    running = await _run_message(layer, channel)
+    assert running["summary_so_far"] == so_far and running["summary"] == {}
+    assert await Sample.objects.filter(run_id=run.pk).acount() == 1  # the summary so far is not stored
+    await Run.objects.filter(pk=run.pk).aupdate(summary={"requests": 1})
+    await recorder.flush()
+    ended = await _run_message(layer, channel)
+    assert "summary_so_far" not in ended and ended["summary"] == {"requests": 1}
+    await layer.group_discard(group_name(run.pk), channel)
+
+
+async def _run_message(layer, channel: str) -> dict:
+    while True:
+        message = (await asyncio.wait_for(layer.receive(channel), 5))["message"]
+        if message["type"] == "run":
+            return message["run"]

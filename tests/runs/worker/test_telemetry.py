@@ -67,10 +67,7 @@ def test_it_preheats_until_the_recorded_gpu_settles(recorded_gpu, settings):
     recorded_gpu()
     settings.SPARKDASH_PREHEAT_SETTLE_S = 0.5
     with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5)) as sim:
-        run = make_run(sim.url)
-        run.config.preheat_s = 30
-        run.config.save()
-        run = run_to_end(run)
+        run = run_to_end(make_run(sim.url, preheat_s=30))
     preheat = run.summary["preheat"]
     assert preheat["settled"] is True and preheat["requests"] >= 1 and preheat["s"] < 10
     phases = [s.values["phase"] for s in run.samples.filter(kind="telemetry").order_by("seq")]

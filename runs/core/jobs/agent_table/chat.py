@@ -34,7 +34,7 @@ __all__ = [
     "ChatReply", "ToolCall", "arguments_error", "assistant_message", "chat", "merge_system", "tool_message",
 ]
 
-PATHS = {OpenAIClient.kind: "/v1/chat/completions", ollama.OllamaClient.kind: "/api/chat"}
+PATHS = {OpenAIClient.api: "/v1/chat/completions", ollama.OllamaClient.api: "/api/chat"}
 QUOTED_CHARS = 200
 EXAMPLE_ARGUMENTS = {"search": '{"pattern": "def "}', "read_file": '{"path": "app.py", "start_line": 1}'}
 
@@ -62,13 +62,13 @@ class ChatReply:
 
 async def chat(client: EngineClient, request: GenerationRequest) -> ChatReply:
     """Send one request unstreamed; raises EngineError for any failure, as the clients do."""
-    kind = _kind(client)
+    api = _api(client)
     body = _body(client, request)
     sent_at = now()
-    data = await client.post_json(PATHS[kind], body)
+    data = await client.post_json(PATHS[api], body)
     finished_at = now()
     raise_reported_error(data, client.base_url)
-    text, calls, figures = _openai_reply(data) if kind == "openai" else _ollama_reply(data)
+    text, calls, figures = _openai_reply(data) if api == "openai" else _ollama_reply(data)
     return ChatReply(text, calls, figures, sent_at, finished_at)
 
 
@@ -85,7 +85,7 @@ def assistant_message(client: EngineClient, reply: ChatReply) -> dict[str, Any]:
     Malformed arguments go back as an empty object in both shapes (see the module docstring).
     """
     message: dict[str, Any] = {"role": "assistant", "content": reply.text}
-    if reply.tool_calls and _kind(client) == "openai":
+    if reply.tool_calls and _api(client) == "openai":
         message["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {
                 "name": c.name, "arguments": c.raw_arguments if c.arguments is not None else "{}"}}
@@ -119,15 +119,15 @@ def arguments_error(call: ToolCall) -> str | None:
 
 def tool_message(client: EngineClient, call: ToolCall, content: str) -> dict[str, Any]:
     """A tool result: OpenAI ties it to the call's id, Ollama to the tool's name (its id too)."""
-    if _kind(client) == "openai":
+    if _api(client) == "openai":
         return {"role": "tool", "tool_call_id": call.id, "content": content}
     return {"role": "tool", "tool_name": call.name, "tool_call_id": call.id, "content": content}
 
 
-def _kind(client: EngineClient) -> str:
-    if client.kind not in PATHS:
-        raise EngineError(f"the agent task speaks only the Ollama and OpenAI APIs, not {client.kind!r}")
-    return client.kind
+def _api(client: EngineClient) -> str:
+    if client.api not in PATHS:
+        raise EngineError(f"the agent task speaks only the Ollama and OpenAI APIs, not {client.api!r}")
+    return client.api
 
 
 def _body(client: EngineClient, request: GenerationRequest) -> dict[str, Any]:

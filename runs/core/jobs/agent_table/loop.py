@@ -119,6 +119,8 @@ async def run_agent_table(client: EngineClient, job: AgentTableJob, progress: Ru
         await _steps(run, progress)
     except EngineError as exc:
         run.stop_reason, run.error = ENGINE_ERROR, f"step {run.steps + 1}: {exc}"
+    # The task ended before max_steps: its progress is whole, the steps it took (not half a bar).
+    await progress.on_start(run.steps)
     return summarize(run, now() - run.started)
 
 

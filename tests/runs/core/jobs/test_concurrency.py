@@ -14,23 +14,31 @@ def modelled_total_tps(profile, c, n_tokens):
     return c * n_tokens / finish_s, finish_s
 
 
+def late_at_most(measured, modelled, late=0.15):
+    """Within 3 % early and `late` late: the simulator keeps absolute deadlines, so a starved CPU
+    (CI runs this beside a second suite on 2 cores) can only make replies later, never earlier."""
+    return modelled * 0.97 <= measured <= modelled * (1 + late)
+
+
 @pytest.mark.parametrize("kind", ["llama-server", "ollama"])
 async def test_it_measures_the_simulators_batch_cost_model(kind):
-    profile = SimProfile(decode_tps=100, ttft_ms=20, batch_cost=0.2)
-    job = ConcurrencyJob("demo", levels=(1, 4, 16), answer_tokens=32)
+    # 50 tok/s and 16-token answers: 1.2 s at 16 streams, with few chunks for this one process to
+    # serve and read. Without the batch cost, 16 streams would total 800 tok/s, not 210.
+    profile = SimProfile(decode_tps=50, ttft_ms=20, batch_cost=0.2)
+    job = ConcurrencyJob("demo", levels=(1, 4, 16), answer_tokens=16)
     progress = CollectingProgress()
     with serve_in_thread(profile) as sim:
         async with client_for(kind, sim.url) as client:
             summary = await run_concurrency(client, job, progress)
     for c in (1, 4, 16):
         level = summary["levels"][str(c)]
-        total, finish_s = modelled_total_tps(profile, c, 32)
-        assert level["total_tps"]["median"] == pytest.approx(total, rel=0.05)
-        assert level["finish_s"]["median"] == pytest.approx(finish_s, rel=0.05)
+        total, finish_s = modelled_total_tps(profile, c, 16)
+        assert late_at_most(1 / level["total_tps"]["median"], 1 / total), (c, level["total_tps"], total)
+        assert late_at_most(level["finish_s"]["median"], finish_s), (c, level["finish_s"], finish_s)
         assert level["short_answers"] == 0
-    expected_scaling = modelled_total_tps(profile, 16, 32)[0] / modelled_total_tps(profile, 1, 32)[0]
-    assert summary["scaling"] == pytest.approx(expected_scaling, rel=0.05)
-    assert summary["finish_s_ratio"] == pytest.approx(1.26 / 0.33, rel=0.05)
+    (total_1, finish_1), (total_16, finish_16) = (modelled_total_tps(profile, c, 16) for c in (1, 16))
+    assert summary["scaling"] == pytest.approx(total_16 / total_1, rel=0.15)
+    assert summary["finish_s_ratio"] == pytest.approx(finish_16 / finish_1, rel=0.15)
 
 
 async def test_it_reports_every_request_then_each_level():

@@ -37,3 +37,15 @@ async def test_it_measures_each_length_on_a_relaunched_engine():
     assert lengths["4"]["all"]["tokens_per_verification"]["pooled"] > 2
     assert set(lengths["4"]) == {"all", "tool-call"}
     assert summary["best_lookahead"] == 4
+
+
+async def test_it_reports_the_summary_so_far_per_length_as_the_sweep_goes():
+    progress = CollectingProgress()
+    speed = SpeedJob("ignored", reps=1, warmup=0, sampling={"max_tokens": 24}, prompts=SPEED_PROMPTS[:2])
+    summary = await run_lookahead(simulator_at_lookahead([]), LookaheadJob(speed, (0, 4)), progress)
+    so_far = progress.summaries_so_far
+    assert [s["requests"] for s in so_far] == [1, 2, 3, 4]
+    assert so_far[1]["lengths"]["4"]["all"]["decode_tps_client"] is None  # not measured yet
+    last = so_far[-1]["lengths"]["4"]["all"]["decode_tps_client"]
+    assert last["median"] == summary["lengths"]["4"]["all"]["decode_tps_client"]["median"]
+    assert "median_ci" not in last and "median_ci" in summary["lengths"]["4"]["all"]["decode_tps_client"]

@@ -47,6 +47,14 @@ async def test_it_finds_every_answer_identical_when_the_drafter_is_lossless():
     assert not any("divergence" in p for p in summary["per_prompt"])
 
 
+async def test_it_says_how_many_pairs_were_cut_at_max_tokens_and_what_the_engine_generated():
+    summary = await run_lossless(simulator_at_lookahead([]), lossless_job(), CollectingProgress())
+    # The simulator answers every prompt until max_tokens (24): every pair was cut there.
+    assert summary["capped"] == summary["answers"] == 6
+    pairs = summary["per_prompt"]
+    assert all(p["capped"] and p["generated_drafted"] == p["generated_plain"] == 24 for p in pairs)
+
+
 async def test_it_reports_where_a_lossy_drafter_changed_the_answer():
     lossy = simulator_at_lookahead([], lossy_drafter=3)
     summary = await run_lossless(lossy, lossless_job(), CollectingProgress())

@@ -64,6 +64,25 @@ async def test_it_reports_every_request_and_summarizes_per_output_type():
     assert set(summary["by_output_type"]) == {"tool-call", "table", "prose-en", "prose-ja"}
 
 
+async def test_it_reports_the_summary_so_far_with_each_request_and_the_full_one_at_the_end():
+    progress = CollectingProgress()
+    with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=10, lookahead=4, acceptance=0.5)) as sim:
+        async with client_for("llama-server", sim.url) as client:
+            summary = await run_speed(client, job(reps=1, max_tokens=8), progress)
+    so_far = progress.summaries_so_far
+    assert [s["requests"] for s in so_far] == list(range(1, len(SPEED_PROMPTS) + 1))
+    rows = [values for _, values in progress.samples]
+    for k, partial in enumerate(so_far, start=1):
+        assert partial["ttft_s"] == {
+            "median": statistics.median(r["ttft_s"] for r in rows[:k]),
+            "min": min(r["ttft_s"] for r in rows[:k]), "max": max(r["ttft_s"] for r in rows[:k]), "n": k,
+        }  # no interval: the bootstrap is left to the end
+        assert partial["acceptance_rate"]["pooled"] > 0
+    final = so_far[-1]
+    assert final["ttft_s"]["median"] == summary["ttft_s"]["median"] and summary["ttft_s"]["median_ci"]
+    assert final["acceptance_rate"] == summary["acceptance_rate"]
+
+
 async def test_it_names_the_request_that_failed():
     with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=10, fault="http-500")) as sim:
         async with client_for("llama-server", sim.url) as client:

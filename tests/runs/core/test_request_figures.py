@@ -4,7 +4,7 @@ import pytest
 from engines.clients import GenerationRequest, client_for
 from engines.clients.base import Chunk, EngineFigures, Generation
 from engines.errors import NoTokenCount
-from runs.core.metrics import engine_pooled, pooled_drafting, request_metrics, send
+from runs.core.request_figures import engine_pooled, pooled_drafting, request_metrics, send
 from tests.engines.stream_factories import SSE, openai_chat_stream, serve
 
 pytestmark = pytest.mark.backend_free

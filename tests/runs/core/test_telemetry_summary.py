@@ -1,7 +1,12 @@
 import pytest
 
 from runs.core.energy import Window
-from runs.core.telemetry import NO_POWER_NOTE, summarize_telemetry, throttle_summary, throttled_message
+from runs.core.telemetry_summary import (
+    NO_POWER_NOTE,
+    summarize_telemetry,
+    throttle_summary,
+    throttled_message,
+)
 
 pytestmark = pytest.mark.backend_free
 

@@ -145,14 +145,15 @@ POOLED_METRICS = ("acceptance_rate", "tokens_per_verification")
 FROM_ENGINE, FROM_REQUESTS, FROM_LOG = "engine", "requests", "log"
 
 
-def pooled_drafting(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def pooled_drafting(rows: Iterable[Mapping[str, Any]], intervals: bool = True) -> dict[str, Any]:
     """The run's acceptance and tokens per verification, each pooled over the rows that drafted.
 
     acceptance = sum of accepted / sum of drafted; tokens per verification = (sum of accepted + sum
     of verifications) / sum of verifications (docs/metrics.md, Acceptance). A row's estimate is
     not averaged: a long answer weighs as much as its drafts. Each is None when no row drafted
     (or, for tokens per verification, when a drafting row does not say how many verifications).
-    Beside them, each figure's spread over requests under its "_per_request" key.
+    Beside them, each figure's spread over requests under its "_per_request" key (without its
+    intervals if not `intervals`: measure.stats.summarize).
     """
     drafting = [r for r in rows if r.get("draft_tokens") and r.get("accepted_tokens") is not None]
     accepted = sum(int(r["accepted_tokens"]) for r in drafting)
@@ -160,7 +161,7 @@ def pooled_drafting(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     counted = [int(r.get("verifications") or 0) for r in drafting]
     verifications = sum(counted) if counted and all(counted) else None
     return pooled_figures(accepted, drafted, verifications, FROM_REQUESTS, len(drafting)) | {
-        f"{key}{PER_REQUEST}": summarize(r.get(key) for r in drafting) for key in POOLED_METRICS
+        f"{key}{PER_REQUEST}": summarize((r.get(key) for r in drafting), intervals) for key in POOLED_METRICS
     }
 
 
