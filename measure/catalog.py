@@ -123,6 +123,26 @@ _declare_all(
         column=True,
     ),
     MetricDef("e2e_s", _("E2E"), "s", "sending the request to its last token", "lower", digits=2),
+    # Read from other tools' result files (runs.core.imports): figures SparkDash itself reads as
+    # decode (client), declared so an imported run shows them under one definition.
+    MetricDef(
+        "tpot_s",
+        _("TPOT"),
+        "ms",
+        "time per output token after the first: (E2E - TTFT) / (output tokens - 1), per request",
+        "lower",
+        scale=1000,
+        digits=1,
+    ),
+    MetricDef(
+        "itl_s",
+        _("ITL"),
+        "ms",
+        "inter-token latency: the gaps between streamed chunks, over every request's gaps",
+        "lower",
+        scale=1000,
+        digits=1,
+    ),
     MetricDef(
         "ttfr_s",
         _("TTFR (first reasoning token)"),

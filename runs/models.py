@@ -121,6 +121,8 @@ class Run(models.Model):
     progress_total = models.PositiveIntegerField(default=0)
     summary = models.JSONField(default=dict, blank=True)
     provenance = models.JSONField(default=dict, blank=True)
+    # An imported run's file and level ("<sha256>:<level>"): the same file imported twice adds nothing.
+    import_key = models.CharField(max_length=80, unique=True, null=True, blank=True, editable=False)
     error = models.TextField(blank=True)
     # Problems found while running (engine log lines, client/engine disagreement), shown on the run.
     warnings = models.JSONField(default=list, blank=True)

@@ -48,6 +48,8 @@ def start_run(
     config = revision.applied(config)
     engine = config.engine
     spec = registry.get(job)
+    if not spec.startable:
+        raise ValueError(gettext("%(job)s runs are read from a result file, not started") % {"job": spec.label})
     by_alias = kinds.get(engine.kind).lookahead_by == "alias"
     if spec.engine == "per-lookahead" and not engine.managed and not by_alias:
         raise ValueError(LOOKAHEAD_NEEDS_RELAUNCH)

@@ -63,7 +63,7 @@ def error_text(exc: ValueError) -> str:
 
 def job_choices() -> list[tuple[str, Any]]:
     """The job kinds with their labels in the reader's language."""
-    return [(name, gettext_lazy(label)) for name, label in registry.job_choices()]
+    return [(name, gettext_lazy(label)) for name, label in registry.startable_choices()]
 
 
 def read_upload(upload: Any) -> str | None:

@@ -118,7 +118,7 @@ class SweepForm(forms.ModelForm):
             cast("forms.ModelChoiceField[EngineConfig]", self.fields[name]).queryset = configs
         self.initial["webhook_url"] = ""  # never sent back to the browser
         chosen = {entry["job"]: entry.get("params") or {} for entry in self.instance.jobs or []}
-        for job, label in registry.job_choices():
+        for job, label in registry.startable_choices():
             self._add_job_fields(job, label, chosen)
 
     def _add_job_fields(self, job: str, label: str, chosen: dict[str, dict[str, Any]]) -> None:
@@ -138,7 +138,7 @@ class SweepForm(forms.ModelForm):
     def job_fields(self) -> list[dict[str, Any]]:
         """Each job's checkbox, its parameter fields and whether to show them (ticked or in error)."""
         rows = []
-        for job, spec in registry.JOBS.items():
+        for job, spec in ((job, registry.JOBS[job]) for job, _label in registry.startable_choices()):
             box, params = self[f"job_{_slug(job)}"], [self[_name(job, name)] for name in spec.params]
             shown = bool(box.value()) or any(field.errors for field in [box, *params])
             rows.append({"job": job, "box": box, "params": params, "open": shown})
@@ -147,7 +147,7 @@ class SweepForm(forms.ModelForm):
     def clean(self) -> dict[str, Any]:
         super().clean()
         cleaned = self.cleaned_data
-        jobs = [entry for job in registry.JOBS if (entry := self._clean_job(job, cleaned))]
+        jobs = [entry for job, _label in registry.startable_choices() if (entry := self._clean_job(job, cleaned))]
         if not jobs and not any("__" in name for name in self.errors):
             self.add_error(None, gettext("jobs: choose at least one job"))
         self.instance.jobs = jobs

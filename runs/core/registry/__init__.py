@@ -34,6 +34,7 @@ __all__ = [
     "job_choices",
     "params_by_name",
     "register",
+    "startable_choices",
     "unregister",
 ]
 
@@ -45,6 +46,7 @@ JOB_KINDS = (
     "runs.core.registry.lossless:JOB", "runs.core.registry.prefix_cache:JOB",
     "runs.core.registry.needle:JOB", "runs.core.registry.mmlu_pro:JOB", "runs.core.registry.evalplus:JOB",
     "runs.core.registry.agent_table:JOB", "runs.core.registry.bandwidth:JOB",
+    "runs.core.registry.imported:JOB",
 )
 
 
@@ -130,3 +132,8 @@ def get(name: str) -> JobSpec:
 def job_choices() -> list[tuple[str, str]]:
     """(name, label) of every job kind, in order: Run.job's choices."""
     return [(spec.name, spec.label) for spec in JOBS.values()]
+
+
+def startable_choices() -> list[tuple[str, str]]:
+    """(name, label) of the job kinds a form, the bench command or a schedule can start."""
+    return [(spec.name, spec.label) for spec in JOBS.values() if spec.startable]

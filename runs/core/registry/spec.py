@@ -84,6 +84,8 @@ class JobSpec:
     :param needs_drafting: refused (before it is queued) for a config whose lookahead is 0
     :param describe: its parameters in a few words; default: each parameter's label and value
     :param summary_type: what its summary holds (runs.core.registry.summary), checked when stored
+    :param startable: False for runs that are read, not run (imported runs): no form, bench
+        option or schedule offers it, and starting one is refused
     The run page loads static/js/jobs/<name>.js and templates/runs/_job_<name>.html.
     """
 
@@ -106,6 +108,7 @@ class JobSpec:
     needs_drafting: bool = False
     describe: Callable[[Mapping[str, Any]], Words] | None = None
     summary_type: type[RunSummary] = RunSummary
+    startable: bool = True
 
     def params_text(self, params: Mapping[str, Any]) -> Words:
         """The run's parameters in a few words (the run page's meta line), for the `words` filter."""

@@ -20,6 +20,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "Breakdown",
     "Figures",
+    "Imported",
     "Pooled",
     "RequestFigures",
     "RunSummary",
@@ -102,6 +103,21 @@ class Figures(BaseModel):
 
 class RequestFigures(RunSummary, Figures):
     """A summary with the per-request figures at its top (the speed job's)."""
+
+
+class Imported(RunSummary, Figures):
+    """A load level read from another tool's result file (runs.core.imports): its figures under
+    SparkDash's keys, the tool's own stated medians, and per figure how the tool's definition differs."""
+
+    tool: str
+    tool_version: str = ""
+    tpot_s: Spread | None = None
+    itl_s: Spread | None = None
+    total_tps: Spread | None = None
+    attempted: int = 0
+    failed_by_reason: dict[str, int] = {}
+    stated: dict[str, float] = {}
+    notes: dict[str, str] = {}
 
 
 class SummaryError(ValueError):

@@ -22,7 +22,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("config", help="config name")
         parser.add_argument("--team", help="the config's team (needed when several teams have the name)")
-        parser.add_argument("--job", default=registry.DEFAULT_JOB, choices=list(registry.JOBS))
+        startable = [job for job, _label in registry.startable_choices()]
+        parser.add_argument("--job", default=registry.DEFAULT_JOB, choices=startable)
         for name, (param, jobs) in registry.params_by_name().items():
             kind = Path if isinstance(param, RequestsParam) else int if isinstance(param, IntParam) else str
             help_text = f"{', '.join(jobs)}: {param.label} ({param.help()})"

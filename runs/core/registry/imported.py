@@ -1,0 +1,51 @@
+"""Imported runs: a load level of another tool's result file (runs.core.imports), kept as a run.
+
+Not started from a form, the bench command or a schedule (`startable` False): `manage.py
+importruns` and the import page make them. Their figures sit under SparkDash's own metric keys,
+so the runs list, compare, scorecards and the results table read them as they read a speed run's;
+the run page shows, next to each figure, where the tool's definition differs.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from engines.words import Words, gettext_noop
+from runs.core.imports import TOOLS
+from runs.core.readings import Benchmark, Metric, figure_of, median_of
+from runs.core.registry.params import ChoiceParam, IntParam, Param
+from runs.core.registry.spec import JobContext, JobSpec
+from runs.core.registry.summary import Imported
+
+PARAMS: dict[str, Param] = {
+    "tool": ChoiceParam(gettext_noop("tool"), tuple(TOOLS.items()),
+        what=gettext_noop("the tool whose result file this run was read from")),
+    "concurrency": IntParam(gettext_noop("concurrency"), 1, 10_000, None,
+        what=gettext_noop("requests the tool kept in flight at once, where its file says")),
+}
+
+METRICS = (
+    Metric("Imported", "decode_tps_client", median_of("decode_tps_client")),
+    Metric("Imported", "ttft_s", median_of("ttft_s")),
+    Metric("Imported", "tpot_s", median_of("tpot_s")),
+    Metric("Imported", "itl_s", median_of("itl_s"), alert=False),
+    Metric("Imported", "total_tps", figure_of("total_tps")),
+)
+
+
+async def run(ctx: JobContext) -> dict[str, Any]:
+    raise ValueError("an imported run is read from a file (manage.py importruns), not run")
+
+
+def describe(params: Mapping[str, Any]) -> Words:
+    tool = Words(TOOLS.get(params.get("tool", ""), params.get("tool", "")))
+    if not params.get("concurrency"):
+        return tool
+    return Words.joined(", ", [tool, Words(gettext_noop("concurrency %(n)s"), n=params["concurrency"])])
+
+
+JOB = JobSpec(
+    summary_type=Imported, describe=describe, startable=False, engine="none",
+    name="imported", label=gettext_noop("Imported"), order=200, params=PARAMS, run=run,
+    headline=METRICS[0], benchmarks=(Benchmark("Imported", "imported"),), metrics=METRICS,
+)

@@ -1,0 +1,55 @@
+"""`manage.py importruns PATH... --config NAME`: other tools' result files as runs, printed as JSON."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from runs.actions.imports import import_file
+from runs.core.imports import TOOLS, Unreadable
+from runs.core.imports.detect import read_results
+from runs.management.commands.bench import find_config
+
+
+class Command(BaseCommand):
+    help = (f"Import result files of {', '.join(TOOLS.values())} as runs of CONFIG; prints one JSON "
+            "object per run added. A file imported before adds nothing.")
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("paths", nargs="+", type=Path, help="result files, each read whole")
+        parser.add_argument("--config", required=True, help="the config the results were measured with")
+        parser.add_argument("--team", help="the config's team (needed when several teams have the name)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        config = find_config(options["config"], options["team"])
+        files = [(path, _read(path)) for path in options["paths"]]
+        for path, data in files:  # every file read through before any is stored
+            try:
+                read_results(path.name, data)
+            except Unreadable as exc:
+                raise CommandError(str(exc)) from None
+        for path, data in files:
+            try:
+                done = import_file(path.name, data, config)
+            except Unreadable as exc:
+                raise CommandError(str(exc)) from None
+            for run in done.added:
+                self.stdout.write(json.dumps(_line(run), ensure_ascii=False))
+            if done.already:
+                self.stderr.write(f"{path.name}: {done.already} of {len(done.file.levels)} levels were imported "
+                                  "before; not added again")
+
+
+def _line(run: Any) -> dict[str, Any]:
+    imported = run.provenance["imported"]
+    return {"id": run.pk, "tool": imported["tool"], "version": imported["version"], "level": imported["level"],
+            "config": run.config.name, "revision": run.revision.number, "summary": run.summary}
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise CommandError(f"cannot read {path}: {exc.strerror}") from None

@@ -1,0 +1,45 @@
+"""An imported run's page: its figures beside the tool's own stated ones, with how definitions differ."""
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+from django.utils.html import format_html
+from django.utils.translation import gettext
+
+from measure import catalog
+from measure.text import number_text
+from runs.core.imports import TOOLS
+from runs.templatetags.run_format import _missing, summary_figure
+
+register = template.Library()
+
+# The figures an imported run may hold, in the order its page lists them.
+SHOWN = ("ttft_s", "decode_tps_client", "tpot_s", "itl_s", "e2e_s", "total_tps", "prefill_tps", "decode_tps_engine")
+
+
+@register.simple_tag
+def imported_rows(summary: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """One row per figure: ours, the tool's stated median (or mean), and the definitional note.
+
+    A figure the tool did not measure reads "not measured by <tool>", never 0.
+    """
+    summary = summary or {}
+    tool = TOOLS.get(summary.get("tool", ""), summary.get("tool", ""))
+    stated, notes = summary.get("stated") or {}, summary.get("notes") or {}
+    rows = []
+    for key in SHOWN:
+        metric = catalog.get(key)
+        figure = (summary_figure(summary, key) if summary.get(key)
+                  else _missing(gettext("not measured by %(tool)s") % {"tool": tool}))
+        rows.append({"key": key, "label": gettext(metric.label), "figure": figure,
+                     "stated": _stated(stated, key, metric), "note": gettext(notes[key]) if key in notes else ""})
+    return rows
+
+
+def _stated(stated: dict[str, float], key: str, metric: catalog.MetricDef) -> str:
+    for name, word in ((key, gettext("median")), (f"{key}_mean", gettext("mean"))):
+        if isinstance(stated.get(name), int | float):
+            value = number_text(stated[name], metric.scale, metric.digits)
+            return format_html("{} {} ({})", value, metric.unit, word)
+    return ""

@@ -1,0 +1,95 @@
+"""Importing other tools' result files: whole or not at all, and a second import adds nothing."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from runs.actions.imports import import_file
+from runs.actions.runs import start_run
+from runs.core.imports import Unreadable
+from runs.models import Run
+from tests.factories import EngineConfigFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def vllm_result(concurrency: int = 1, ttfts=(0.021, 0.019, 0.030), failed: int = 0) -> dict:
+    """A `vllm bench serve --save-result --save-detailed` file's fields, for the refusal paths
+    (the real files the tools wrote are held in tests/runs/core/imports/test_peer_files.py)."""
+    n = len(ttfts)
+    return {
+        "date": "20261205-093000", "backend": "openai-chat", "model_id": "gemma", "max_concurrency": concurrency,
+        "completed": n, "failed": failed, "median_ttft_ms": sorted(ttfts)[n // 2] * 1000, "median_tpot_ms": 10.0,
+        "median_itl_ms": 10.0, "median_e2el_ms": 330.0, "output_throughput": 95.5,
+        "ttfts": [*ttfts, *[0.0] * failed], "latencies": [t + 0.31 for t in ttfts] + [0.0] * failed,
+        "output_lens": [32] * n + [0] * failed, "itls": [[0.01] * 31] * n + [[]] * failed,
+        "errors": [""] * n + ["Server disconnected"] * failed,
+    }
+
+
+def encoded(data: dict) -> bytes:
+    return json.dumps(data).encode()
+
+
+def test_it_stores_each_level_as_a_succeeded_imported_run_with_its_provenance():
+    config = EngineConfigFactory()
+    done = import_file("vllm.json", encoded(vllm_result(failed=1)), config)
+    (run,) = done.added
+    assert (run.job, run.status, run.config, run.machine) == ("imported", "succeeded", config, config.machine)
+    assert run.params == {"tool": "vllm-bench", "concurrency": 1}
+    assert run.summary["ttft_s"]["median"] == pytest.approx(0.021)
+    assert run.summary["failed_by_reason"] == {"Server disconnected": 1} and run.summary["attempted"] == 4
+    imported = run.provenance["imported"]
+    assert (imported["tool"], imported["file"], len(imported["sha256"])) == ("vllm-bench", "vllm.json", 64)
+    assert run.revision.config == config
+
+
+def test_it_adds_nothing_when_the_same_file_is_imported_again():
+    config = EngineConfigFactory()
+    data = encoded(vllm_result())
+    assert len(import_file("a.json", data, config).added) == 1
+    again = import_file("renamed.json", data, config)
+    assert (again.added, again.already) == ([], 1)
+    assert Run.objects.filter(job="imported").count() == 1
+
+
+@pytest.mark.parametrize("data, expected", [
+    (encoded(vllm_result())[:-40], "is not complete JSON"),
+    (b'{"tool": "something else", "p50": 3}', "is not a result file SparkDash knows: expected"),
+    (b"", "is empty"),
+])
+def test_it_refuses_a_truncated_or_unknown_file_and_stores_nothing(data, expected):
+    config = EngineConfigFactory()
+    with pytest.raises(Unreadable, match=expected):
+        import_file("bad.json", data, config)
+    assert not Run.objects.exists()
+
+
+def test_it_stores_nothing_of_a_command_whose_second_file_is_unreadable(tmp_path, capsys):
+    config = EngineConfigFactory()
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_bytes(encoded(vllm_result()))
+    bad.write_text("{")
+    with pytest.raises(CommandError, match="bad.json is not complete JSON"):
+        call_command("importruns", str(good), str(bad), "--config", config.name)
+    assert not Run.objects.exists()
+
+
+def test_it_prints_one_json_object_per_run_with_the_bench_commands_metric_keys(tmp_path, capsys):
+    config = EngineConfigFactory()
+    path = tmp_path / "vllm.json"
+    path.write_bytes(encoded(vllm_result(concurrency=4)))
+    call_command("importruns", str(path), "--config", config.name)
+    (line,) = capsys.readouterr().out.splitlines()
+    printed = json.loads(line)
+    run = Run.objects.get()
+    assert (printed["id"], printed["tool"], printed["level"]) == (run.pk, "vllm-bench", "concurrency 4")
+    assert printed["summary"]["ttft_s"]["median"] == pytest.approx(0.021)
+    assert printed["summary"]["decode_tps_client"]["median"] == pytest.approx(100.0)
+
+
+def test_it_refuses_to_start_an_imported_run():
+    with pytest.raises(ValueError, match="read from a result file, not started"):
+        start_run(EngineConfigFactory(), "imported", {"tool": "guidellm"})
