@@ -33,6 +33,7 @@ urlpatterns = [
     path("runs/<int:pk>/cancel/", run_page.run_cancel, name="cancel"),
     path("runs/<int:pk>/again/", run_page.run_again, name="again"),
     path("runs/<int:pk>/log/", run_page.run_log, name="log"),
+    path("runs/<int:pk>/llm-d.json", run_page.run_llmd, name="llmd"),
     path("api/runs/<int:pk>", api.run_detail, name="api-run"),
     path("api/runs/<int:pk>/samples", api.run_samples, name="api-samples"),
     path("compare/", compare.compare_page, name="compare"),

@@ -21,12 +21,13 @@ from engines.models import EngineConfig
 from runs.core import registry
 from runs.core.imports import TOOLS, Level, PeerFile
 from runs.core.imports.detect import read_results
+from runs.core.registry.imported import JOB as IMPORTED
 from runs.models import Run
 from teams import audit
 
 __all__ = ["Imported", "import_file"]
 
-JOB = "imported"
+JOB = IMPORTED.name
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ def _store(
     now = timezone.now()
     params = {"tool": peer.tool} | ({"concurrency": level.concurrency} if level.concurrency else {})
     summary = registry.get(JOB).stored(_summary(peer, level))
-    provenance = {"imported": {
+    provenance = {"imported_from": {
         "tool": peer.tool, "tool_label": TOOLS[peer.tool], "version": peer.version, "command": peer.command,
         "file": name[:200], "sha256": digest, "level": level.label, "model": peer.model,
         "backend": peer.backend, "base_url": peer.base_url, "measured_at": level.started,
@@ -89,6 +90,7 @@ def _store(
 
 def _summary(peer: PeerFile, level: Level) -> dict[str, Any]:
     return {
-        **level.figures, "tool": peer.tool, "tool_version": peer.version, "attempted": level.attempted,
+        **level.figures, "tool": peer.tool, "tool_version": peer.version, "concurrency": level.concurrency,
+        "attempted": level.attempted,
         "failed_by_reason": level.failed_by_reason, "stated": level.stated, "notes": level.notes,
     }

@@ -28,9 +28,12 @@ class Benchmark:
     name: str
     job: str
     dataset: str | None = None
+    where: Callable[[Summary], bool] | None = None  # a further test of the summary (imported runs' tool)
 
     def holds(self, job: str, summary: Summary) -> bool:
-        return job == self.job and (self.dataset is None or summary.get("dataset") == self.dataset)
+        if job != self.job or (self.dataset is not None and summary.get("dataset") != self.dataset):
+            return False
+        return self.where is None or self.where(summary)
 
 
 @dataclass(frozen=True)

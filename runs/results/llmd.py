@@ -10,11 +10,13 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from runs.core import registry
 from runs.models import Run
 
 __all__ = ["SCHEMA_VERSION", "report"]
 
 SCHEMA_VERSION = "0.2.1"
+STREAMS = "concurrency"  # requests in flight at once: a run's parameter or an imported level's
 
 # The report's figure: (where it goes, the run's per-request key, units, from a value to the report's).
 LATENCY = (("time_to_first_token", "ttft_s", "s"), ("time_per_output_token", "tpot_s", "s/token"),
@@ -42,7 +44,7 @@ def report(run: Run) -> dict[str, Any]:
 
 
 def _run(run: Run) -> dict[str, Any]:
-    imported = run.provenance.get("imported") or {}
+    imported = run.provenance.get("imported_from") or {}
     revision = run.revision.number if run.revision is not None else None
     return {
         "uid": f"sparkdash-run-{run.pk}",
@@ -70,8 +72,9 @@ def _engine(run: Run) -> dict[str, Any]:
 
 
 def _load(run: Run) -> dict[str, Any]:
-    imported = run.provenance.get("imported") or {}
-    concurrency = run.params.get("concurrency") or (1 if run.job == "speed" else None)
+    imported = run.provenance.get("imported_from") or {}
+    concurrency = run.params.get(STREAMS) or run.summary.get(STREAMS) or (1 if registry.JOBS[run.job].sends_prompt_set
+                                                                          else None)
     return {
         "metadata": {"description": imported.get("level") or run.job},
         "standardized": {

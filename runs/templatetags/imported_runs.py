@@ -43,3 +43,9 @@ def _stated(stated: dict[str, float], key: str, metric: catalog.MetricDef) -> st
             value = number_text(stated[name], metric.scale, metric.digits)
             return format_html("{} {} ({})", value, metric.unit, word)
     return ""
+
+
+@register.simple_tag
+def tool_label(tool: str) -> str:
+    """The name a page shows for a tool an imported run was read from."""
+    return TOOLS.get(tool, tool)

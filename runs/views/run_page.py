@@ -6,7 +6,7 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext, ngettext
@@ -20,6 +20,7 @@ from runs.actions.workers import queued_warning
 from runs.core import registry
 from runs.core.readings import figure_of, median_of
 from runs.models import Run
+from runs.results import llmd
 from runs.results.comparison import SelectionError, parse_selection
 from runs.results.export import position_columns, position_values, table_response, wants_export
 from runs.templatetags.run_format import (
@@ -201,6 +202,17 @@ def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     require_role(request.user, run.machine.team, Role.MEMBER)
     cancel_run(run, request.user, request)
     return redirect(run)
+
+
+@login_required
+def run_llmd(request: HttpRequest, pk: int) -> HttpResponse:
+    """The run as llm-d-benchmark's Benchmark Report v0.2.1, a JSON download (succeeded runs)."""
+    run = _get_run(request, pk)
+    if run.status != Run.Status.SUCCEEDED:
+        return HttpResponse(gettext("only a succeeded run has a report"), status=409, content_type="text/plain")
+    response = JsonResponse(llmd.report(run), json_dumps_params={"indent": 2, "ensure_ascii": False})
+    response["Content-Disposition"] = f'attachment; filename="sparkdash-run-{run.pk}-llm-d.json"'
+    return response
 
 
 LOG_LINES_SHOWN = 2000

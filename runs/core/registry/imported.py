@@ -7,12 +7,12 @@ the run page shows, next to each figure, where the tool's definition differs.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from engines.words import Words, gettext_noop
 from runs.core.imports import TOOLS
-from runs.core.readings import Benchmark, Metric, figure_of, median_of
+from runs.core.readings import Benchmark, Metric, Summary, median_of
 from runs.core.registry.params import ChoiceParam, IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec
 from runs.core.registry.summary import Imported
@@ -24,13 +24,9 @@ PARAMS: dict[str, Param] = {
         what=gettext_noop("requests the tool kept in flight at once, where its file says")),
 }
 
-METRICS = (
-    Metric("Imported", "decode_tps_client", median_of("decode_tps_client")),
-    Metric("Imported", "ttft_s", median_of("ttft_s")),
-    Metric("Imported", "tpot_s", median_of("tpot_s")),
-    Metric("Imported", "itl_s", median_of("itl_s"), alert=False),
-    Metric("Imported", "total_tps", figure_of("total_tps")),
-)
+FIGURES = (("decode_tps_client", median_of("decode_tps_client")), ("ttft_s", median_of("ttft_s")),
+           ("tpot_s", median_of("tpot_s")), ("itl_s", median_of("itl_s")),
+           ("decode_tps_engine", median_of("decode_tps_engine")), ("prefill_tps", median_of("prefill_tps")))
 
 
 async def run(ctx: JobContext) -> dict[str, Any]:
@@ -44,8 +40,25 @@ def describe(params: Mapping[str, Any]) -> Words:
     return Words.joined(", ", [tool, Words(gettext_noop("concurrency %(n)s"), n=params["concurrency"])])
 
 
+def _one_stream_of(tool: str) -> Callable[[Summary], bool]:
+    """A tool's single-stream levels: compare and scorecards set them beside SparkDash's speed runs,
+    like with like; other load levels are compared in the cross-tool view, level by level."""
+    return lambda summary: summary.get("tool") == tool and summary.get("concurrency") in (1, None)
+
+
+# Benchmark names are English in exports and translated where shown.
+BENCHMARKS = tuple(Benchmark(name, "imported", where=_one_stream_of(tool)) for tool, name in (
+    ("vllm-bench", gettext_noop("vLLM bench serve, one stream")),
+    ("sglang-bench", gettext_noop("SGLang bench_serving, one stream")),
+    ("guidellm", gettext_noop("GuideLLM, one stream")), ("aiperf", gettext_noop("AIPerf, one stream")),
+    ("llama-bench", gettext_noop("llama-bench (in-process)")),
+    ("llama-benchy", gettext_noop("llama-benchy, one stream")),
+))
+# One row set per tool: a Metric names its benchmark.
+METRICS = tuple(Metric(b.name, key, read, alert=key != "itl_s") for b in BENCHMARKS for key, read in FIGURES)
+
 JOB = JobSpec(
     summary_type=Imported, describe=describe, startable=False, engine="none",
     name="imported", label=gettext_noop("Imported"), order=200, params=PARAMS, run=run,
-    headline=METRICS[0], benchmarks=(Benchmark("Imported", "imported"),), metrics=METRICS,
+    headline=METRICS[0], benchmarks=BENCHMARKS, metrics=METRICS,
 )

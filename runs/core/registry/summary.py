@@ -111,6 +111,7 @@ class Imported(RunSummary, Figures):
 
     tool: str
     tool_version: str = ""
+    concurrency: int | None = None
     tpot_s: Spread | None = None
     itl_s: Spread | None = None
     total_tps: Spread | None = None

@@ -43,7 +43,7 @@ class Command(BaseCommand):
 
 
 def _line(run: Any) -> dict[str, Any]:
-    imported = run.provenance["imported"]
+    imported = run.provenance["imported_from"]
     return {"id": run.pk, "tool": imported["tool"], "version": imported["version"], "level": imported["level"],
             "config": run.config.name, "revision": run.revision.number, "summary": run.summary}
 

@@ -41,7 +41,7 @@ def test_it_stores_each_level_as_a_succeeded_imported_run_with_its_provenance():
     assert run.params == {"tool": "vllm-bench", "concurrency": 1}
     assert run.summary["ttft_s"]["median"] == pytest.approx(0.021)
     assert run.summary["failed_by_reason"] == {"Server disconnected": 1} and run.summary["attempted"] == 4
-    imported = run.provenance["imported"]
+    imported = run.provenance["imported_from"]
     assert (imported["tool"], imported["file"], len(imported["sha256"])) == ("vllm-bench", "vllm.json", 64)
     assert run.revision.config == config
 
