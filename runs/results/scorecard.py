@@ -33,13 +33,14 @@ def latest_succeeded(
 ) -> QuerySet[Run]:
     """The latest `per_benchmark` succeeded runs of each config and benchmark, as one query.
 
-    EvalPlus runs are ranked per dataset, so HumanEval+ runs don't push MBPP+ ones out. Callers
+    EvalPlus runs are ranked per dataset and imported runs per tool, so HumanEval+ runs do not push
+    MBPP+ ones out, nor GuideLLM files vLLM ones. Callers
     add the columns and relations they read, and an order.
 
     :param among: the runs to pick from (e.g. those a user may see); default all
     :param by_revision: per config revision rather than per config
     """
-    partition: list[Any] = [F("config_id"), F("job"), KT("summary__dataset")]
+    partition: list[Any] = [F("config_id"), F("job"), KT("summary__dataset"), KT("summary__tool")]
     rank = Window(
         RowNumber(),
         partition_by=[*partition, F("revision_id")] if by_revision else partition,

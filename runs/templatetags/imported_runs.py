@@ -49,3 +49,11 @@ def _stated(stated: dict[str, float], key: str, metric: catalog.MetricDef) -> st
 def tool_label(tool: str) -> str:
     """The name a page shows for a tool an imported run was read from."""
     return TOOLS.get(tool, tool)
+
+
+@register.simple_tag
+def metric_number(value: float, metric: catalog.MetricDef | str) -> str:
+    """A figure's value in its catalogue unit and digits; "%" for a share (1 decimal)."""
+    if isinstance(metric, str):
+        return f"{number_text(value, 100, 1)} %"
+    return number_text(value, metric.scale, metric.digits)

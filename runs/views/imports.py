@@ -52,7 +52,8 @@ class ImportForm(forms.Form):
 @login_required
 def import_page(request: HttpRequest) -> HttpResponse:
     """GET: the form; POST: the file's levels stored as runs, or why nothing was."""
-    form = ImportForm(request.user, request.POST or None, request.FILES or None)
+    form = ImportForm(request.user, request.POST or None, request.FILES or None,
+                      initial={"config": request.GET.get("config", "")[:12]})
     done: Imported | None = None
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]

@@ -30,6 +30,8 @@ ALLOWED = {
     "runs/actions/tour.py": {"speed", "lookahead", "prefix-cache", "agent-table"},
     # A request row's concurrency level (the energy figures are given per level), not the job kind.
     "runs/core/energy.py": {"concurrency"}, "runs/templatetags/telemetry_format.py": {"concurrency"},
+    # The cross-tool view reads SparkDash's own single-stream and per-level runs beside imported ones.
+    "runs/results/cross_tool.py": {"concurrency", "speed"},
     # Requests in flight at once: an imported level's load, and the llm-d report's.
     "runs/actions/imports.py": {"concurrency"}, "runs/core/imports/llama_benchy.py": {"concurrency"},
     "runs/core/registry/imported.py": {"concurrency"}, "runs/results/llmd.py": {"concurrency"},

@@ -1,0 +1,89 @@
+"""One config's figures from each tool side by side, load level by load level.
+
+SparkDash's own speed runs (one stream) and concurrency runs (each level), and each imported run
+(runs.core.imports), give per tool and level the latest succeeded run's medians. Each row is one
+metric at one level: the tools' figures, how far apart they are (the largest over the smallest,
+minus one), and per tool where its definition differs from SparkDash's.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from measure import catalog
+from measure.stats import figure_value
+from runs.core.imports import TOOLS
+from runs.models import Run
+
+__all__ = ["OURS", "Cell", "Level", "cross_tool"]
+
+OURS = "SparkDash"
+COMPARED = ("ttft_s", "decode_tps_client", "tpot_s", "itl_s", "e2e_s", "total_tps", "prefill_tps",
+            "decode_tps_engine")
+SINGLE_STREAM, BY_LEVEL = "speed", "concurrency"  # SparkDash's own jobs read here, by their summaries
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One tool's figure at one level: the value, the run it came from, its definitional note."""
+
+    value: float | None
+    run: Run
+    note: str = ""
+
+
+@dataclass
+class Level:
+    """One load level: per metric, each tool's cell, and the spread between tools."""
+
+    concurrency: int
+    tools: list[str] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def runs(self) -> list[Run]:
+        """One run per tool at this level (a direct comparison's selection)."""
+        found = {cell.run.pk: cell.run for row in self.rows for cell in row["cells"].values() if cell}
+        return list(found.values())
+
+
+def cross_tool(runs: Iterable[Run]) -> list[Level]:
+    """The levels, lowest first, from runs newest first (the first per tool and level is kept)."""
+    found: dict[int, dict[str, tuple[Run, Mapping[str, Any]]]] = {}
+    for run in runs:
+        for tool, concurrency, figures in _entries(run):
+            found.setdefault(concurrency, {}).setdefault(tool, (run, figures))
+    return [_level(c, found[c]) for c in sorted(found)]
+
+
+def _entries(run: Run) -> list[tuple[str, int, Mapping[str, Any]]]:
+    summary = run.summary or {}
+    if run.job == SINGLE_STREAM:
+        return [(OURS, 1, summary)]
+    if run.job == BY_LEVEL:
+        levels = summary.get("levels") or {}
+        return [(OURS, int(c), level | {"e2e_s": level.get("finish_s")}) for c, level in levels.items()]
+    tool = summary.get("tool")
+    if tool in TOOLS and summary.get("concurrency"):
+        return [(TOOLS[tool], int(summary["concurrency"]), summary)]
+    return []
+
+
+def _level(concurrency: int, by_tool: dict[str, tuple[Run, Mapping[str, Any]]]) -> Level:
+    tools = sorted(by_tool, key=lambda t: (t != OURS, t))
+    level = Level(concurrency, tools)
+    for key in COMPARED:
+        cells = {tool: _cell(key, *by_tool[tool]) for tool in tools}
+        values = [c.value for c in cells.values() if c and c.value]
+        if not values:
+            continue
+        spread = max(values) / min(values) - 1 if len(values) > 1 else None
+        level.rows.append({"metric": catalog.get(key), "cells": cells, "spread": spread})
+    return level
+
+
+def _cell(key: str, run: Run, figures: Mapping[str, Any]) -> Cell | None:
+    value = figure_value(figures.get(key))
+    if value is None:
+        return None
+    return Cell(value, run, str((figures.get("notes") or {}).get(key, "")))
