@@ -49,7 +49,8 @@ def start_run(
     engine = config.engine
     spec = registry.get(job)
     if not spec.startable:
-        raise ValueError(gettext("%(job)s runs are read from a result file, not started") % {"job": spec.label})
+        refused = gettext("%(job)s runs are read from a result file, not started")
+        raise ValueError(refused % {"job": spec.label})
     by_alias = kinds.get(engine.kind).lookahead_by == "alias"
     if spec.engine == "per-lookahead" and not engine.managed and not by_alias:
         raise ValueError(LOOKAHEAD_NEEDS_RELAUNCH)

@@ -61,7 +61,8 @@ def _engine(run: Run) -> dict[str, Any]:
     engine = run.config.engine
     version = str(run.provenance.get("engine_version") or "unknown")
     return {
-        "metadata": {"label": engine.name, "cfg_id": f"config-{run.config_id}-r{getattr(run.revision, 'number', 0)}"},
+        "metadata": {"label": engine.name,
+                     "cfg_id": f"config-{run.config_id}-r{getattr(run.revision, 'number', 0)}"},
         "standardized": {
             "kind": "inference_engine", "tool": engine.kind, "tool_version": version, "role": "replica",
             "replicas": 1, "model": {"name": run.config.model},
@@ -73,8 +74,8 @@ def _engine(run: Run) -> dict[str, Any]:
 
 def _load(run: Run) -> dict[str, Any]:
     imported = run.provenance.get("imported_from") or {}
-    concurrency = run.params.get(STREAMS) or run.summary.get(STREAMS) or (1 if registry.JOBS[run.job].sends_prompt_set
-                                                                          else None)
+    one_stream = 1 if registry.JOBS[run.job].sends_prompt_set else None
+    concurrency = run.params.get(STREAMS) or run.summary.get(STREAMS) or one_stream
     return {
         "metadata": {"description": imported.get("level") or run.job},
         "standardized": {
@@ -97,7 +98,9 @@ def _request_values(run: Run) -> dict[str, list[float]]:
     return found
 
 
-def _stats(spread: Mapping[str, Any] | None, values: Sequence[float] | None, units: str) -> dict[str, Any] | None:
+def _stats(
+    spread: Mapping[str, Any] | None, values: Sequence[float] | None, units: str
+) -> dict[str, Any] | None:
     """Statistics from the per-request values, else from a stored spread that carries its mean."""
     if values:
         ordered = sorted(values)

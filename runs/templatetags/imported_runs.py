@@ -15,7 +15,8 @@ from runs.templatetags.run_format import _missing, summary_figure
 register = template.Library()
 
 # The figures an imported run may hold, in the order its page lists them.
-SHOWN = ("ttft_s", "decode_tps_client", "tpot_s", "itl_s", "e2e_s", "total_tps", "prefill_tps", "decode_tps_engine")
+SHOWN = ("ttft_s", "decode_tps_client", "tpot_s", "itl_s", "e2e_s", "total_tps", "prefill_tps",
+         "decode_tps_engine")
 
 
 @register.simple_tag
@@ -32,8 +33,9 @@ def imported_rows(summary: dict[str, Any] | None) -> list[dict[str, Any]]:
         metric = catalog.get(key)
         figure = (summary_figure(summary, key) if summary.get(key)
                   else _missing(gettext("not measured by %(tool)s") % {"tool": tool}))
+        note = gettext(notes[key]) if key in notes else ""
         rows.append({"key": key, "label": gettext(metric.label), "figure": figure,
-                     "stated": _stated(stated, key, metric), "note": gettext(notes[key]) if key in notes else ""})
+                     "stated": _stated(stated, key, metric), "note": note})
     return rows
 
 

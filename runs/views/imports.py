@@ -23,13 +23,14 @@ class ImportForm(forms.Form):
     """The file and the config its results were measured with."""
 
     file = forms.FileField(label=gettext_lazy("Result file"))
-    config = forms.ModelChoiceField(queryset=EngineConfig.objects.none(), label=gettext_lazy("Config"),
-                                    help_text=gettext_lazy("the config the tool measured: its engine, model and "
-                                                           "settings"))
+    config = forms.ModelChoiceField(
+        queryset=EngineConfig.objects.none(), label=gettext_lazy("Config"),
+        help_text=gettext_lazy("the config the tool measured: its engine, model and settings"))
 
     def __init__(self, user: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        configs = visible(user, EngineConfig.objects.filter(archived=False).select_related("engine__machine__team"))
+        live = EngineConfig.objects.filter(archived=False).select_related("engine__machine__team")
+        configs = visible(user, live)
         self.user = user
         cast = self.fields["config"]
         assert isinstance(cast, forms.ModelChoiceField)

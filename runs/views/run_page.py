@@ -209,7 +209,8 @@ def run_llmd(request: HttpRequest, pk: int) -> HttpResponse:
     """The run as llm-d-benchmark's Benchmark Report v0.2.1, a JSON download (succeeded runs)."""
     run = _get_run(request, pk)
     if run.status != Run.Status.SUCCEEDED:
-        return HttpResponse(gettext("only a succeeded run has a report"), status=409, content_type="text/plain")
+        refused = gettext("only a succeeded run has a report")
+        return HttpResponse(refused, status=409, content_type="text/plain")
     response = JsonResponse(llmd.report(run), json_dumps_params={"indent": 2, "ensure_ascii": False})
     response["Content-Disposition"] = f'attachment; filename="sparkdash-run-{run.pk}-llm-d.json"'
     return response

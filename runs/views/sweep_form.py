@@ -147,7 +147,8 @@ class SweepForm(forms.ModelForm):
     def clean(self) -> dict[str, Any]:
         super().clean()
         cleaned = self.cleaned_data
-        jobs = [entry for job, _label in registry.startable_choices() if (entry := self._clean_job(job, cleaned))]
+        startable = [job for job, _label in registry.startable_choices()]
+        jobs = [entry for job in startable if (entry := self._clean_job(job, cleaned))]
         if not jobs and not any("__" in name for name in self.errors):
             self.add_error(None, gettext("jobs: choose at least one job"))
         self.instance.jobs = jobs

@@ -66,7 +66,8 @@ def _read(read: Callable[[Any], PeerFile], parsed: Any, name: str) -> PeerFile:
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError) as exc:
         raise Unreadable(gettext_noop("%(name)s looks like %(tool)s output but is missing or has a wrong "
                                       "field (%(detail)s)"),
-                         name=name, tool=read.__name__.removeprefix("read_"), detail=repr(exc)[:160]) from None
+                         name=name, tool=read.__name__.removeprefix("read_"),
+                         detail=repr(exc)[:160]) from None
 
 
 def parse(name: str, text: str) -> Any:

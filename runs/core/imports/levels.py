@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from measure.stats import Spread, summarize
+from measure.stats import summarize
 from runs.core.refusal import Refusal
 
 __all__ = ["Level", "PeerFile", "Unreadable", "inverse", "one_value", "spread_from_stats", "spreads"]
@@ -54,15 +54,15 @@ class PeerFile:
     backend: str = ""
 
 
-def spreads(rows: Iterable[Mapping[str, Any]], keys: Iterable[str]) -> dict[str, Spread]:
+def spreads(rows: Iterable[Mapping[str, Any]], keys: Iterable[str]) -> dict[str, dict[str, Any]]:
     """The spread of each key over per-request rows, keys with no value left out (absent, never 0)."""
     materialized = list(rows)
-    found: dict[str, Spread] = {}
+    found: dict[str, dict[str, Any]] = {}
     for key in keys:
         values = [float(row[key]) for row in materialized if isinstance(row.get(key), int | float)]
         spread = summarize(values)
         if spread is not None:
-            found[key] = spread | {"mean": statistics.fmean(values)}  # type: ignore[typeddict-unknown-key]
+            found[key] = {**spread, "mean": statistics.fmean(values)}
     return found
 
 

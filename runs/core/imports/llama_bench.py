@@ -44,8 +44,9 @@ def read_llama_bench(data: Sequence[Mapping[str, Any]]) -> PeerFile:
                         levels=levels, backend=str(data[0].get("backend", "")))
     first = data[0]
     version = f"{first.get('build_number', '')} ({first.get('build_commit', '')})".strip()
-    return PeerFile(tool="llama-bench", version=version, command="", model=str(first.get("model_filename", "")),
-                    levels=[_level(row) for row in data], backend=str(first.get("backends", "")))
+    return PeerFile(tool="llama-bench", version=version, command="",
+                    model=str(first.get("model_filename", "")), levels=[_level(row) for row in data],
+                    backend=str(first.get("backends", "")))
 
 
 def _level(row: Mapping[str, Any]) -> Level:

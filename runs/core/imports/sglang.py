@@ -29,8 +29,8 @@ NOTES = {
 def is_sglang(data: Any) -> bool:
     """SGLang's lines: objects with its stated medians, E2E named e2e_latency."""
     rows = data if isinstance(data, list) else [data]
-    return bool(rows) and all(isinstance(r, Mapping) and "median_e2e_latency_ms" in r and "median_ttft_ms" in r
-                              for r in rows)
+    return bool(rows) and all(
+        isinstance(r, Mapping) and "median_e2e_latency_ms" in r and "median_ttft_ms" in r for r in rows)
 
 
 def read_sglang(data: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> PeerFile:

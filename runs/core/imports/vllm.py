@@ -57,7 +57,8 @@ def level_of(data: Mapping[str, Any], notes: Mapping[str, str]) -> Level:
         figures |= _stated_spreads(data)
     if total := one_value(data.get("output_throughput")):
         figures["total_tps"] = total
-    stated = {key: data[name] / 1000 for key, name in STATED.items() if isinstance(data.get(name), int | float)}
+    stated = {key: data[name] / 1000 for key, name in STATED.items()
+              if isinstance(data.get(name), int | float)}
     rate = data.get("request_rate")
     label = f"concurrency {concurrency}" if concurrency else f"request rate {rate}"
     return Level(

@@ -27,7 +27,8 @@ class Command(BaseCommand):
             raise CommandError(f"no run with id {', '.join(missing)}")
         unfinished = [str(pk) for pk in ids if found[pk].status != Run.Status.SUCCEEDED]
         if unfinished:
-            raise CommandError(f"run {', '.join(unfinished)} has not succeeded: only a succeeded run has a report")
+            raise CommandError(f"run {', '.join(unfinished)} has not succeeded: only a succeeded run has a "
+                               "report")
         indent = 2 if len(ids) == 1 else None
         for pk in ids:
             self.stdout.write(json.dumps(report(found[pk]), indent=indent, ensure_ascii=False))

@@ -38,14 +38,16 @@ class Command(BaseCommand):
             for run in done.added:
                 self.stdout.write(json.dumps(_line(run), ensure_ascii=False))
             if done.already:
-                self.stderr.write(f"{path.name}: {done.already} of {len(done.file.levels)} levels were imported "
-                                  "before; not added again")
+                levels = len(done.file.levels)
+                self.stderr.write(f"{path.name}: {done.already} of {levels} levels were imported before; "
+                                  "not added again")
 
 
 def _line(run: Any) -> dict[str, Any]:
     imported = run.provenance["imported_from"]
-    return {"id": run.pk, "tool": imported["tool"], "version": imported["version"], "level": imported["level"],
-            "config": run.config.name, "revision": run.revision.number, "summary": run.summary}
+    return {"id": run.pk, "tool": imported["tool"], "version": imported["version"],
+            "level": imported["level"], "config": run.config.name, "revision": run.revision.number,
+            "summary": run.summary}
 
 
 def _read(path: Path) -> bytes:

@@ -20,8 +20,9 @@ def vllm_result(concurrency: int = 1, ttfts=(0.021, 0.019, 0.030), failed: int =
     (the real files the tools wrote are held in tests/runs/core/imports/test_peer_files.py)."""
     n = len(ttfts)
     return {
-        "date": "20261205-093000", "backend": "openai-chat", "model_id": "gemma", "max_concurrency": concurrency,
-        "completed": n, "failed": failed, "median_ttft_ms": sorted(ttfts)[n // 2] * 1000, "median_tpot_ms": 10.0,
+        "date": "20261205-093000", "backend": "openai-chat", "model_id": "gemma",
+        "max_concurrency": concurrency, "completed": n, "failed": failed,
+        "median_ttft_ms": sorted(ttfts)[n // 2] * 1000, "median_tpot_ms": 10.0,
         "median_itl_ms": 10.0, "median_e2el_ms": 330.0, "output_throughput": 95.5,
         "ttfts": [*ttfts, *[0.0] * failed], "latencies": [t + 0.31 for t in ttfts] + [0.0] * failed,
         "output_lens": [32] * n + [0] * failed, "itls": [[0.01] * 31] * n + [[]] * failed,
@@ -72,7 +73,7 @@ def test_it_stores_nothing_of_a_command_whose_second_file_is_unreadable(tmp_path
     good, bad = tmp_path / "good.json", tmp_path / "bad.json"
     good.write_bytes(encoded(vllm_result()))
     bad.write_text("{")
-    with pytest.raises(CommandError, match="bad.json is not complete JSON"):
+    with pytest.raises(CommandError, match=r"bad\.json is not complete JSON"):
         call_command("importruns", str(good), str(bad), "--config", config.name)
     assert not Run.objects.exists()
 

@@ -30,7 +30,8 @@ def speed_run(ttfts=(0.2, 0.3, 0.4)) -> Run:
     run = RunFactory(status=Run.Status.SUCCEEDED, started=now, finished=now,
                      summary={"ttft_s": {"median": 0.3, "min": 0.2, "max": 0.4, "n": 3}})
     for ttft in ttfts:
-        SampleFactory(run=run, values={"ttft_s": ttft, "decode_tps_client": 40.0, "e2e_s": 6.4, "output_tokens": 256})
+        values = {"ttft_s": ttft, "decode_tps_client": 40.0, "e2e_s": 6.4, "output_tokens": 256}
+        SampleFactory(run=run, values=values)
     return run
 
 
@@ -38,22 +39,24 @@ def test_it_exports_a_sparkdash_run_that_validates_with_means_from_its_requests(
     document = report(speed_run())
     validate(document)
     latency = document["results"]["request_performance"]["aggregate"]["latency"]
-    assert latency["time_to_first_token"] == {"units": "s", "mean": pytest.approx(0.3), "min": 0.2, "max": 0.4,
-                                              "p50": 0.3}
+    assert latency["time_to_first_token"] == {
+        "units": "s", "mean": pytest.approx(0.3), "min": 0.2, "max": 0.4, "p50": 0.3}
     assert latency["time_per_output_token"]["mean"] == pytest.approx(1 / 40)
     assert document["results"]["request_performance"]["aggregate"]["requests"]["total"] == 3
     assert document["scenario"]["load"]["standardized"]["concurrency"] == 1
 
 
 def test_it_exports_an_imported_run_with_the_tools_name_and_its_failures():
-    (run,) = import_file("vllm.json", encoded(vllm_result(concurrency=4, failed=2)), RunFactory().config).added
+    data = encoded(vllm_result(concurrency=4, failed=2))
+    (run,) = import_file("vllm.json", data, RunFactory().config).added
     document = report(run)
     validate(document)
     load = document["scenario"]["load"]["standardized"]
     assert (load["tool"], load["concurrency"]) == ("vllm-bench", 4)
     requests = document["results"]["request_performance"]["aggregate"]["requests"]
     assert (requests["total"], requests["failures"]) == (5, 2)
-    assert document["results"]["request_performance"]["aggregate"]["throughput"]["output_token_rate"]["mean"] == 95.5
+    aggregate = document["results"]["request_performance"]["aggregate"]
+    assert aggregate["throughput"]["output_token_rate"]["mean"] == 95.5
 
 
 def test_it_fails_validation_when_a_required_field_is_missing():
