@@ -16,7 +16,8 @@ import yaml
 
 from engines.words import gettext_noop
 from runs.core.imports import EXPECTED
-from runs.core.imports.guidellm import is_guidellm, read_guidellm
+from runs.core.imports.aiperf import is_aiperf, is_aiperf_csv, read_aiperf, read_aiperf_csv
+from runs.core.imports.guidellm import is_guidellm, is_guidellm_csv, read_guidellm, read_guidellm_csv
 from runs.core.imports.levels import PeerFile, Unreadable
 from runs.core.imports.llama_bench import is_llama_bench, is_llama_bench_rows, read_llama_bench
 from runs.core.imports.llama_benchy import is_llama_benchy, read_llama_benchy
@@ -32,10 +33,20 @@ READERS: tuple[tuple[Callable[[Any], bool], Callable[[Any], PeerFile]], ...] = (
     (is_vllm, read_vllm),
     (is_sglang, read_sglang),
     (is_guidellm, read_guidellm),
+    (is_guidellm_csv, read_guidellm_csv),
+    (is_aiperf, read_aiperf),
+    (is_aiperf_csv, read_aiperf_csv),
     (is_llama_benchy, read_llama_benchy),
-    (is_llama_bench, read_llama_bench),
+    (lambda rows: is_llama_bench(_records(rows)), lambda rows: read_llama_bench(_records(rows))),
     (is_llama_bench_rows, read_llama_bench),
 )
+
+
+def _records(data: Any) -> Any:
+    """A CSV's rows (lists) as records by its header row; anything else as it is."""
+    if isinstance(data, list) and len(data) > 1 and all(isinstance(row, list) for row in data):
+        return [dict(zip(data[0], row, strict=False)) for row in data[1:]]
+    return data
 
 
 def read_results(name: str, data: bytes) -> PeerFile:
@@ -80,8 +91,8 @@ def parse(name: str, text: str) -> Any:
     if stripped.startswith("|"):
         return _markdown(stripped)
     first = stripped.splitlines()[0]
-    if "," in first and ":" not in first:
-        return list(csv.DictReader(io.StringIO(stripped)))
+    if "," in first and not first.rstrip().endswith(":"):
+        return [row for row in csv.reader(io.StringIO(stripped))]
     try:
         return yaml.safe_load(stripped)
     except yaml.YAMLError:

@@ -34,7 +34,7 @@ def is_llama_bench(data: Any) -> bool:
 def is_llama_bench_rows(data: Any) -> bool:
     """The Markdown table: a "test" column (pp512, tg128) and a "t/s" column."""
     return isinstance(data, list) and bool(data) and all(
-        isinstance(r, Mapping) and "test" in r and "t/s" in r for r in data)
+        isinstance(r, Mapping) and "test" in r and "t/s" in r and "params" in r for r in data)
 
 
 def read_llama_bench(data: Sequence[Mapping[str, Any]]) -> PeerFile:
@@ -61,7 +61,7 @@ def _level(row: Mapping[str, Any]) -> Level:
     test = f"tg{n_gen}" if n_gen else f"pp{n_prompt}"
     depth = int(row.get("n_depth") or 0)
     return Level(label=test + (f" @ d{depth}" if depth else ""), concurrency=1, figures={key: spread},
-                 stated={key: float(row["avg_ts"])}, attempted=len(values), notes={key: MEAN_NOTE},
+                 stated={f"{key}_mean": float(row["avg_ts"])}, attempted=len(values), notes={key: MEAN_NOTE},
                  started=str(row.get("test_time") or "") or None)
 
 
@@ -73,4 +73,5 @@ def _md_level(row: Mapping[str, Any]) -> Level:
     key = "decode_tps_engine" if found.group(1) == "tg" else "prefill_tps"
     mean = float(str(row["t/s"]).split("±")[0])
     spread = spread_from_stats(mean, mean, mean, 0, mean=mean)
-    return Level(label=test, concurrency=1, figures={key: spread}, stated={key: mean}, notes={key: MD_NOTE})
+    return Level(label=test, concurrency=1, figures={key: spread}, stated={f"{key}_mean": mean},
+                 notes={key: MD_NOTE})

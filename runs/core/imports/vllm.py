@@ -31,8 +31,9 @@ STATED = {"ttft_s": "median_ttft_ms", "tpot_s": "median_tpot_ms", "itl_s": "medi
 
 def is_vllm(data: Any) -> bool:
     """A vLLM result: one object with vLLM's stated medians (e2el, not SGLang's e2e_latency)."""
-    return isinstance(data, Mapping) and "median_ttft_ms" in data and "completed" in data and (
-        "median_e2el_ms" in data or "endpoint_type" in data or "ttfts" in data)
+    return (isinstance(data, Mapping) and "median_ttft_ms" in data and "completed" in data
+            and "median_e2e_latency_ms" not in data
+            and ("median_e2el_ms" in data or "endpoint_type" in data or "ttfts" in data))
 
 
 def read_vllm(data: Mapping[str, Any]) -> PeerFile:

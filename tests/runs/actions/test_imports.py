@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -94,3 +95,20 @@ def test_it_prints_one_json_object_per_run_with_the_bench_commands_metric_keys(t
 def test_it_refuses_to_start_an_imported_run():
     with pytest.raises(ValueError, match="read from a result file, not started"):
         start_run(EngineConfigFactory(), "imported", {"tool": "guidellm"})
+
+
+def test_it_imports_the_files_guidellm_wrote_once_and_prints_its_own_medians(tmp_path, capsys):
+    peers = Path(__file__).parents[2] / "fixtures" / "peers" / "guidellm"
+    config = EngineConfigFactory()
+    paths = [str(peers / "c1" / "benchmarks.json"), str(peers / "c4" / "benchmarks.json")]
+    call_command("importruns", *paths, "--config", config.name)
+    printed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    own = [json.loads(Path(p).read_text())["benchmarks"][0]["metrics"]["time_to_first_token_ms"]["successful"]
+           for p in paths]
+    assert [(p["tool"], p["version"], p["level"]) for p in printed] == [
+        ("guidellm", "0.8.1", "synchronous"), ("guidellm", "0.8.1", "concurrent@4")]
+    medians = [p["summary"]["ttft_s"]["median"] * 1000 for p in printed]
+    assert medians == pytest.approx([o["median"] for o in own])
+    call_command("importruns", *paths, "--config", config.name)
+    assert capsys.readouterr().out == ""
+    assert Run.objects.filter(job="imported").count() == 2
