@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 
-.PHONY: messages run worker relay test suite test-backends test-engines faults audit aarch64-check lint install browser engine clean bench screenshots
+.PHONY: messages run worker relay test suite test-backends test-engines faults audit aarch64-check lint install browser engine clean bench bench-peers screenshots
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -133,6 +133,13 @@ faults: install engine
 BENCH_ARGS ?=
 bench: install engine
 	$(BIN)/python -m tests.bench $(BENCH_ARGS)
+
+# The same-run race against the peers (GuideLLM, llama-benchy, vllm bench serve) on the real
+# llama-server: installs the peers' pinned venvs once under ~/.cache/sparkdash/peers, prints the table,
+# writes var/bench-peers.json (docs/testing.md). PEERS_ARGS=--short runs fewer requests.
+PEERS_ARGS ?=
+bench-peers: install engine
+	$(BIN)/python -m tests.bench.peers $(PEERS_ARGS)
 
 clean:
 	rm -rf $(VENV) var staticfiles .pytest_cache .ruff_cache .mypy_cache

@@ -4,6 +4,7 @@
 (runs.core.jobs.concurrency, no Django) at one level, REQUESTS requests of TOKENS tokens each,
 STREAMS at a time, no warm-up; the summary goes to OUT as JSON.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -17,8 +18,9 @@ from tests.runs.core.progress import CollectingProgress
 
 
 async def measure(url: str, streams: int, requests: int, tokens: int) -> dict:
-    job = ConcurrencyJob("gemma", levels=(streams,), answer_tokens=tokens, reps=max(1, requests // streams),
-                         warmup=0)
+    job = ConcurrencyJob(
+        "gemma", levels=(streams,), answer_tokens=tokens, reps=max(1, requests // streams), warmup=0
+    )
     async with client_for("llama-server", url) as client:
         return await run_concurrency(client, job, CollectingProgress())
 
