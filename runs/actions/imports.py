@@ -55,18 +55,19 @@ def import_file(
         revision = revisions.record(config, actor)
         keys = [f"{digest}:{i}" for i in range(len(peer.levels))]
         known = set(Run.objects.filter(import_key__in=keys).values_list("import_key", flat=True))
-        added = [_store(peer, level, key, config, revision, actor, name, digest)
-                 for key, level in zip(keys, peer.levels, strict=True) if key not in known]
+        stored = [_store(peer, level, key, config, revision, actor, name, digest)
+                  for key, level in zip(keys, peer.levels, strict=True) if key not in known]
+        added = [run for run in stored if run is not None]
         if added:
             audit.record(actor, "added", config, config.machine.team, request=request, what="imported runs",
                          file=name[:200], sha256=digest, tool=peer.tool, runs=[run.pk for run in added])
-    return Imported(peer, added, len(known))
+    return Imported(peer, added, len(peer.levels) - len(added))
 
 
 def _store(
     peer: PeerFile, level: Level, key: str, config: EngineConfig, revision: Any, user: User | None,
     name: str, digest: str,
-) -> Run:
+) -> Run | None:
     now = timezone.now()
     params = {"tool": peer.tool} | ({"concurrency": level.concurrency} if level.concurrency else {})
     summary = registry.get(JOB).stored(_summary(peer, level))
@@ -75,7 +76,7 @@ def _store(
         "file": name[:200], "sha256": digest, "level": level.label, "model": peer.model,
         "backend": peer.backend, "base_url": peer.base_url, "measured_at": level.started,
         "by": user.get_username() if user else "", "at": now.isoformat(),
-    }}
+    }, "config": revision.applied(config).snapshot()}  # what the run says it ran with, as SparkDash's do
     try:
         with transaction.atomic():
             return Run.objects.create(
@@ -85,7 +86,7 @@ def _store(
                 progress_done=level.attempted, progress_total=level.attempted,
             )
     except IntegrityError:  # imported at the same moment by another request: that one stands
-        return Run.objects.get(import_key=key)
+        return None
 
 
 def _summary(peer: PeerFile, level: Level) -> dict[str, Any]:

@@ -38,13 +38,14 @@ def flat_rows(runs: Iterable[Run]) -> list[dict[str, Any]]:
     """The table's rows for `runs` (their config, engine and machine selected), in their order."""
     rows: list[dict[str, Any]] = []
     for run in runs:
-        base = _setup(run) | {"run": run.pk, "job": run.job,
-                              "finished": run.finished.isoformat() if run.finished else None}
         summary = run.summary if isinstance(run.summary, dict) else {}
+        tool = summary.get("tool")  # an imported run: the tool that measured it
+        base = _setup(run) | {"run": run.pk, "job": f"{run.job}: {tool}" if tool else run.job,
+                              "finished": run.finished.isoformat() if run.finished else None}
         base |= _headline(run.job, summary)
         levels = summary.get("levels") or {}  # a load sweep's levels, by their load
         if not levels:
-            rows.append(base | _figures(summary) | {"level": None})
+            rows.append(base | _figures(summary) | {"level": summary.get("concurrency") if tool else None})
             continue
         for level, figures in sorted(levels.items(), key=lambda item: int(item[0])):
             rows.append(base | _figures(figures) | {

@@ -8,7 +8,10 @@ prose prompt; llama-benchy cuts prompts of the same token count from a text made
 prompts, as it always cuts from a book) for exactly TOKENS tokens. For each tool and level:
 
 - decode tok/s: the tool's median over requests, as a ratio to the engine's own median over the same
-  requests (llama-server's "eval time" log lines written during that tool's run);
+  requests, from llama-server's "eval time" log lines written during that tool's run, read as
+  (tokens - 1) / eval time: llama-server counts the token sampled at the end of the prompt among
+  the N it generated but not in the time, so its own tokens-per-second is N / (N - 1) high, and every
+  client (each counts N - 1 gaps from the first token) read 31/32 of it at 32 tokens;
 - TTFT offset: the tool's median TTFT minus the engine's median prompt time over the same requests;
 - CPU seconds per 1,000 generated tokens in the measuring loop: each tool runs twice, with N and
   N + EXTRA requests, and the CPU time (user + system, the tool's whole process tree) of the first is
@@ -191,8 +194,8 @@ def _engine_figures(log: Path, start: int) -> dict[str, float]:
     for kind, ms, tokens in EVAL.findall(text):
         if kind == "prompt eval":
             prompt.append(float(ms))
-        elif float(ms) > 0:
-            decode.append(int(tokens) * 1000 / float(ms))
+        elif float(ms) > 0 and int(tokens) > 1:
+            decode.append((int(tokens) - 1) * 1000 / float(ms))
     return {
         "prompt_ms": statistics.median(prompt) if prompt else None,
         "decode": statistics.median(decode) if decode else None,

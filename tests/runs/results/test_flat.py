@@ -98,3 +98,13 @@ def _number(text: str):
             return float(text)
         except ValueError:
             return text
+
+
+def test_it_names_an_imported_runs_tool_and_load_level_in_its_row():
+    from runs.actions.imports import import_file
+    from tests.runs.actions.test_imports import encoded, vllm_result
+
+    (run,) = import_file("v.json", encoded(vllm_result(concurrency=4)), EngineConfigFactory()).added
+    (row,) = flat_rows([Run.objects.select_related("config__engine__machine", "revision").get(pk=run.pk)])
+    assert (row["job"], row["level"]) == ("imported: vllm-bench", 4)
+    assert row["ttft_s"] == pytest.approx(0.021)
