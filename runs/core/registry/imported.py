@@ -59,6 +59,6 @@ METRICS = tuple(Metric(b.name, key, read, alert=key != "itl_s") for b in BENCHMA
 
 JOB = JobSpec(
     summary_type=Imported, describe=describe, startable=False, engine="none",
-    name="imported", label=gettext_noop("Imported"), order=200, params=PARAMS, run=run,
+    name="imported", label=gettext_noop("Imported results"), order=200, params=PARAMS, run=run,
     headline=METRICS[0], benchmarks=BENCHMARKS, metrics=METRICS,
 )
