@@ -349,9 +349,12 @@ def _send_finished(execution_id: int) -> None:
 
 
 class Alert(models.Model):
-    """A scheduled run worse than its baseline beyond the noise band (one metric of one config)."""
+    """A scheduled run, or an imported one, worse than its baseline beyond the noise band (one
+    metric of one config): `execution` is the scheduled sweep run, `run` the imported run."""
 
-    execution = models.ForeignKey(SweepExecution, models.CASCADE, related_name="alerts")
+    execution = models.ForeignKey(SweepExecution, models.CASCADE, related_name="alerts", null=True,
+                                  blank=True)
+    run = models.ForeignKey("Run", models.CASCADE, related_name="alerts", null=True, blank=True)
     config = models.ForeignKey(EngineConfig, models.CASCADE, related_name="alerts")
     job = models.CharField(max_length=30)
     benchmark = models.CharField(max_length=50)

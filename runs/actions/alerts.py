@@ -44,6 +44,7 @@ from django.dispatch import receiver
 from django.utils import timezone
 
 from engines.words import Words, gettext_noop
+from measure import catalog
 from measure.stats import Spread, interval, summarize
 from runs.actions.webhooks import post_json
 from runs.core.hardware import throttled_s
@@ -332,7 +333,8 @@ def _redact(text: str, url: str) -> str:
 
 
 def _format(alert: Alert) -> tuple[float, int, str]:
-    metric = _METRICS.get((alert.benchmark, alert.metric))
+    # An imported run's alert names its tool and load as its row, not a benchmark: its metric's own.
+    metric = _METRICS.get((alert.benchmark, alert.metric)) or catalog.CATALOG.get(alert.metric)
     return (metric.scale, max(metric.digits, 1), metric.unit) if metric else (1.0, 1, "")
 
 

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from engines import revisions
 from engines.models import EngineConfig
+from runs.actions.import_alerts import check_import
 from runs.core import registry
 from runs.core.imports import TOOLS, Level, PeerFile
 from runs.core.imports.detect import read_results
@@ -58,6 +59,8 @@ def import_file(
         stored = [_store(peer, level, key, config, revision, actor, name, digest)
                   for key, level in zip(keys, peer.levels, strict=True) if key not in known]
         added = [run for run in stored if run is not None]
+        for run in added:
+            check_import(run)
         if added:
             audit.record(actor, "added", config, config.machine.team, request=request, what="imported runs",
                          file=name[:200], sha256=digest, tool=peer.tool, runs=[run.pk for run in added])

@@ -16,7 +16,9 @@ from tests.factories import EngineConfigFactory
 pytestmark = pytest.mark.django_db
 
 
-def vllm_result(concurrency: int = 1, ttfts=(0.021, 0.019, 0.030), failed: int = 0) -> dict:
+def vllm_result(
+    concurrency: int = 1, ttfts=(0.021, 0.019, 0.030), failed: int = 0, gen_s: float = 0.31
+) -> dict:
     """A `vllm bench serve --save-result --save-detailed` file's fields, for the refusal paths
     (the real files the tools wrote are held in tests/runs/core/imports/test_peer_files.py)."""
     n = len(ttfts)
@@ -25,7 +27,7 @@ def vllm_result(concurrency: int = 1, ttfts=(0.021, 0.019, 0.030), failed: int =
         "max_concurrency": concurrency, "completed": n, "failed": failed,
         "median_ttft_ms": sorted(ttfts)[n // 2] * 1000, "median_tpot_ms": 10.0,
         "median_itl_ms": 10.0, "median_e2el_ms": 330.0, "output_throughput": 95.5,
-        "ttfts": [*ttfts, *[0.0] * failed], "latencies": [t + 0.31 for t in ttfts] + [0.0] * failed,
+        "ttfts": [*ttfts, *[0.0] * failed], "latencies": [t + gen_s for t in ttfts] + [0.0] * failed,
         "output_lens": [32] * n + [0] * failed, "itls": [[0.01] * 31] * n + [[]] * failed,
         "errors": [""] * n + ["Server disconnected"] * failed,
     }

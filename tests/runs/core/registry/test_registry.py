@@ -25,7 +25,7 @@ ALLOWED = {
     "engines/recipes/__init__.py": {"lookahead"}, "engines/recipes/llama_server.py": {"lookahead"},
     "engines/recipes/sglang.py": {"lookahead"}, "engines/management/commands/simengine.py": {"lookahead"},
     "runs/worker/engine_session.py": {"lookahead"}, "runs/core/jobs/lossless.py": {"lookahead"},
-    "runs/results/flat.py": {"lookahead"},
+    "runs/results/flat.py": {"lookahead", "concurrency"},  # and an imported level's load
     # The demo tour is a fixed walk through these jobs, for a newcomer to see first.
     "runs/actions/tour.py": {"speed", "lookahead", "prefix-cache", "agent-table"},
     # A request row's concurrency level (the energy figures are given per level), not the job kind.
@@ -34,6 +34,7 @@ ALLOWED = {
     "runs/results/cross_tool.py": {"concurrency", "speed"},
     # Requests in flight at once: an imported level's load, and the llm-d report's.
     "runs/actions/imports.py": {"concurrency"}, "runs/core/imports/llama_benchy.py": {"concurrency"},
+    "runs/actions/import_alerts.py": {"concurrency"}, "runs/core/imports/aiperf.py": {"concurrency"},
     "runs/core/registry/imported.py": {"concurrency"}, "runs/results/llmd.py": {"concurrency"},
     # The simulator's vocabulary of words it streams.
     "engines/simulator/wire.py": {"speed"},
