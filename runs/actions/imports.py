@@ -17,7 +17,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from engines import revisions
-from engines.models import EngineConfig
+from engines.models import Engine, EngineConfig
 from runs.actions.import_alerts import check_import
 from runs.core import registry
 from runs.core.imports import TOOLS, Level, PeerFile
@@ -26,7 +26,7 @@ from runs.core.registry.imported import JOB as IMPORTED
 from runs.models import Run
 from teams import audit
 
-__all__ = ["Imported", "import_file"]
+__all__ = ["Imported", "config_from_file", "import_file"]
 
 JOB = IMPORTED.name
 
@@ -41,18 +41,21 @@ class Imported:
 
 
 def import_file(
-    name: str, data: bytes, config: EngineConfig, user: User | AnonymousUser | None = None,
+    name: str, data: bytes, target: EngineConfig | Engine, user: User | AnonymousUser | None = None,
     request: HttpRequest | None = None,
 ) -> Imported:
     """Read `data` (a file called `name`) and store each level not imported before as a run.
 
-    Raises runs.core.imports.Unreadable for a file no reader knows or one cut short; nothing is
-    stored then. The caller checks that `user` may run on `config`.
+    `target` is the config the tool measured, or the engine it measured, on which a config is
+    made from the file's own metadata (config_from_file). Raises runs.core.imports.Unreadable for
+    a file no reader knows or one cut short; nothing is stored then. The caller checks that `user`
+    may run on the target.
     """
     peer = read_results(name, data)
     digest = hashlib.sha256(data).hexdigest()
     actor = user if isinstance(user, User) else None
     with transaction.atomic():
+        config = target if isinstance(target, EngineConfig) else config_from_file(peer, target)
         revision = revisions.record(config, actor)
         keys = [f"{digest}:{i}" for i in range(len(peer.levels))]
         known = set(Run.objects.filter(import_key__in=keys).values_list("import_key", flat=True))
@@ -65,6 +68,16 @@ def import_file(
             audit.record(actor, "added", config, config.machine.team, request=request, what="imported runs",
                          file=name[:200], sha256=digest, tool=peer.tool, runs=[run.pk for run in added])
     return Imported(peer, added, len(peer.levels) - len(added))
+
+
+def config_from_file(peer: PeerFile, engine: Engine) -> EngineConfig:
+    """The config named after the tool and the file's model on `engine` (made the first time): the
+    model as the file names it, every other setting the config's defaults."""
+    model = peer.model.strip() or "unknown model"
+    name = f"{TOOLS[peer.tool]}: {model.rsplit('/', 1)[-1]}"[:100]
+    config, _made = EngineConfig.objects.get_or_create(engine=engine, name=name,
+                                                       defaults={"model": model[:300]})
+    return config
 
 
 def _store(

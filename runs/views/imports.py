@@ -10,7 +10,7 @@ from django.shortcuts import render
 from django.utils.translation import gettext, gettext_lazy
 
 from engines.access import visible
-from engines.models import EngineConfig
+from engines.models import Engine, EngineConfig
 from runs.actions.imports import Imported, import_file
 from runs.core.imports import TOOLS, Unreadable
 from runs.views.start_form import error_text
@@ -24,17 +24,23 @@ class ImportForm(forms.Form):
 
     file = forms.FileField(label=gettext_lazy("Result file"))
     config = forms.ModelChoiceField(
-        queryset=EngineConfig.objects.none(), label=gettext_lazy("Config"),
+        queryset=EngineConfig.objects.none(), label=gettext_lazy("Config"), required=False,
         help_text=gettext_lazy("the config the tool measured: its engine, model and settings"))
+    engine = forms.ModelChoiceField(
+        queryset=Engine.objects.none(), label=gettext_lazy("Or an engine"), required=False,
+        help_text=gettext_lazy("without a config: the engine the tool measured; a config named after the "
+                               "tool and the file's model is made on it (or reused)"))
 
     def __init__(self, user: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         live = EngineConfig.objects.filter(archived=False).select_related("engine__machine__team")
         configs = visible(user, live)
         self.user = user
-        cast = self.fields["config"]
-        assert isinstance(cast, forms.ModelChoiceField)
-        cast.queryset = configs.order_by("name")
+        for name, queryset in (("config", configs.order_by("name")),
+                               ("engine", visible(user, Engine.objects.select_related("machine__team")))):
+            field = self.fields[name]
+            assert isinstance(field, forms.ModelChoiceField)
+            field.queryset = queryset
 
     def clean_file(self) -> Any:
         upload = self.cleaned_data["file"]
@@ -43,11 +49,17 @@ class ImportForm(forms.Form):
                                         % {"size": f"{upload.size:,}"})
         return upload
 
-    def clean_config(self) -> EngineConfig:
-        config: EngineConfig = self.cleaned_data["config"]
-        if not has_role(self.user, config.machine.team, Role.MEMBER):
-            raise forms.ValidationError(gettext("importing runs needs the member role in the config's team"))
-        return config
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        target = cleaned.get("config") or cleaned.get("engine")
+        if target is None:
+            if not self.errors:
+                self.add_error("config", gettext("choose the config the tool measured, or its engine"))
+            return cleaned
+        if not has_role(self.user, target.machine.team, Role.MEMBER):
+            self.add_error(None, gettext("importing runs needs the member role in the config's team"))
+        cleaned["target"] = target
+        return cleaned
 
 
 @login_required
@@ -59,7 +71,7 @@ def import_page(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            done = import_file(upload.name, upload.read(), form.cleaned_data["config"], request.user, request)
+            done = import_file(upload.name, upload.read(), form.cleaned_data["target"], request.user, request)
         except Unreadable as exc:
             form.add_error("file", error_text(exc))
     status = 400 if request.method == "POST" and form.errors else 200

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from engines.models import Engine
 from runs.actions.imports import import_file
 from runs.core.imports import TOOLS, Unreadable
 from runs.core.imports.detect import read_results
@@ -19,11 +20,16 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("paths", nargs="+", type=Path, help="result files, each read whole")
-        parser.add_argument("--config", required=True, help="the config the results were measured with")
-        parser.add_argument("--team", help="the config's team (needed when several teams have the name)")
+        target = parser.add_mutually_exclusive_group(required=True)
+        target.add_argument("--config", help="the config the results were measured with")
+        target.add_argument("--engine", help="the engine they were measured on: a config named after the "
+                            "tool and the file's model is made there (or reused)")
+        parser.add_argument("--team", help="the config's or engine's team (needed when several teams have "
+                            "the name)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        config = find_config(options["config"], options["team"])
+        target = (find_config(options["config"], options["team"]) if options["config"]
+                  else find_engine(options["engine"], options["team"]))
         files = [(path, _read(path)) for path in options["paths"]]
         for path, data in files:  # every file read through before any is stored
             try:
@@ -32,7 +38,7 @@ class Command(BaseCommand):
                 raise CommandError(str(exc)) from None
         for path, data in files:
             try:
-                done = import_file(path.name, data, config)
+                done = import_file(path.name, data, target)
             except Unreadable as exc:
                 raise CommandError(str(exc)) from None
             for run in done.added:
@@ -48,6 +54,19 @@ def _line(run: Any) -> dict[str, Any]:
     return {"id": run.pk, "tool": imported["tool"], "version": imported["version"],
             "level": imported["level"], "config": run.config.name, "revision": run.revision.number,
             "summary": run.summary}
+
+
+def find_engine(name: str, team: str | None) -> Engine:
+    """The engine named ``name`` (in ``team`` when given): names are unique per team only."""
+    engines = Engine.objects.filter(name=name).select_related("machine__team")
+    if team:
+        engines = engines.filter(machine__team__name=team)
+    found = list(engines[:2])
+    if len(found) != 1:
+        where = f" in team {team!r}" if team else ""
+        raise CommandError(f"no engine named {name!r}{where}" if not found
+                           else f"more than one team has an engine named {name!r}: give --team")
+    return found[0]
 
 
 def _read(path: Path) -> bytes:

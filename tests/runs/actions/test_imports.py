@@ -114,3 +114,16 @@ def test_it_imports_the_files_guidellm_wrote_once_and_prints_its_own_medians(tmp
     call_command("importruns", *paths, "--config", config.name)
     assert capsys.readouterr().out == ""
     assert Run.objects.filter(job="imported").count() == 2
+
+
+def test_it_makes_a_config_from_the_files_model_on_the_engine_given_and_reuses_it(tmp_path, capsys):
+    engine = EngineConfigFactory().engine
+    peers = Path(__file__).parents[2] / "fixtures" / "peers" / "aiperf"
+    for level in ("c1", "c4"):
+        call_command("importruns", str(peers / level / "profile_export_aiperf.json"), "--engine", engine.name)
+    one, four = Run.objects.filter(job="imported").order_by("pk")
+    assert one.config == four.config and one.config.engine == engine
+    assert one.config.name == "AIPerf: gemma3-270m-q4_k_m.gguf"
+    # the model as the file names it
+    assert one.config.model == "/root/.cache/sparkdash/engine/models/gemma3-270m-q4_k_m.gguf"
+    assert one.provenance["imported_from"]["command"].startswith("aiperf profile --model")

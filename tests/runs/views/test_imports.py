@@ -60,3 +60,21 @@ def test_it_downloads_an_imported_runs_llmd_report(client):
     response = client.get(reverse("runs:llmd", args=[Run.objects.get().pk]))
     assert response.status_code == 200 and response.json()["version"] == "0.2.1"
     assert "attachment" in response["Content-Disposition"]
+
+
+def test_it_makes_a_config_on_the_engine_chosen_when_no_config_is(client):
+    config = EngineConfigFactory()
+    client.force_login(member_of(config))
+    page = client.post(reverse("runs:import"), {"engine": config.engine.pk,
+                                                "file": SimpleUploadedFile("v.json", encoded(vllm_result()))})
+    run = Run.objects.get()
+    assert page.status_code == 200 and run.config != config and run.config.engine == config.engine
+    assert run.config.name == "vLLM bench serve: gemma"
+
+
+def test_it_asks_for_a_config_or_an_engine(client):
+    config = EngineConfigFactory()
+    client.force_login(member_of(config))
+    page = client.post(reverse("runs:import"), {"file": SimpleUploadedFile("v.json", encoded(vllm_result()))})
+    assert page.status_code == 400
+    assert "choose the config the tool measured, or its engine" in page.content.decode()
