@@ -25,5 +25,5 @@ TOOLS: dict[str, str] = {
 EXPECTED = gettext_noop(
     "a result file of vLLM bench serve (JSON), SGLang bench_serving (JSONL), GuideLLM (benchmarks "
     "JSON, YAML or CSV), AIPerf (profile_export_aiperf JSON or CSV), llama-bench (-o json, jsonl, csv or "
-    "md) or llama-benchy (--format json)"
+    "md) or llama-benchy (--format json, csv or md)"
 )

@@ -20,7 +20,12 @@ from runs.core.imports.aiperf import is_aiperf, is_aiperf_csv, read_aiperf, read
 from runs.core.imports.guidellm import is_guidellm, is_guidellm_csv, read_guidellm, read_guidellm_csv
 from runs.core.imports.levels import PeerFile, Unreadable
 from runs.core.imports.llama_bench import is_llama_bench, is_llama_bench_rows, read_llama_bench
-from runs.core.imports.llama_benchy import is_llama_benchy, read_llama_benchy
+from runs.core.imports.llama_benchy import (
+    is_llama_benchy,
+    is_llama_benchy_table,
+    read_llama_benchy,
+    read_llama_benchy_table,
+)
 from runs.core.imports.sglang import is_sglang, read_sglang
 from runs.core.imports.vllm import is_vllm, read_vllm
 
@@ -37,6 +42,8 @@ READERS: tuple[tuple[Callable[[Any], bool], Callable[[Any], PeerFile]], ...] = (
     (is_aiperf, read_aiperf),
     (is_aiperf_csv, read_aiperf_csv),
     (is_llama_benchy, read_llama_benchy),
+    (lambda rows: is_llama_benchy_table(_records(rows)),
+     lambda rows: read_llama_benchy_table(_records(rows))),
     (lambda rows: is_llama_bench(_records(rows)), lambda rows: read_llama_bench(_records(rows))),
     (is_llama_bench_rows, read_llama_bench),
 )

