@@ -258,8 +258,9 @@ RECORDED = {"messages": [{"role": "user", "content": "Read routes.py lines 1-40.
 def test_it_offers_every_job_on_the_config_page(alice_client, config):
     html = alice_client.get(config.get_absolute_url()).content.decode()
     assert 'enctype="multipart/form-data"' in html
-    for job in registry.JOBS:
+    for job, _label in registry.startable_choices():
         assert f'<option value="{job}"' in html
+    assert '<option value="imported"' not in html  # read from a file, never started
     # The speed job's fields show; the others wait for their job to be chosen.
     assert 'data-jobs="speed lookahead replay concurrency" data-help=' in html
     steps = r'<label for="id_steps" data-jobs="prefix-cache" data-help="[^"]*" data-labels="[^"]*" hidden>'

@@ -34,7 +34,8 @@ async def run(ctx: JobContext) -> dict[str, Any]:
 
 
 def describe(params: Mapping[str, Any]) -> Words:
-    tool = Words(TOOLS.get(params.get("tool", ""), params.get("tool", "")))
+    name = str(params.get("tool") or "")
+    tool = Words(TOOLS.get(name, name))
     if not params.get("concurrency"):
         return tool
     return Words.joined(", ", [tool, Words(gettext_noop("concurrency %(n)s"), n=params["concurrency"])])

@@ -21,6 +21,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from engines.simulator import serve_in_thread
+from runs.actions.imports import import_file
 from runs.core.registry import JOBS
 from runs.models import Run
 from tests.chromium import HAVE_CHROMIUM, NEEDS_CHROMIUM, logged_in_chromium
@@ -82,6 +83,8 @@ def _finished_runs(sim: Any, tmp_path: Path) -> dict[str, Run]:
     with _scripted(_no_solution) as config:
         runs["evalplus"] = _bench(config, "evalplus", "--suite", "mbpp", "--dataset", "sample",
                                   "--limit", "2")
+    guidellm = Path(__file__).parents[2] / "fixtures" / "peers" / "guidellm" / "c4" / "benchmarks.json"
+    (runs["imported"],) = import_file("benchmarks.json", guidellm.read_bytes(), plain).added
     return runs
 
 

@@ -15,6 +15,7 @@ JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 PARAMS = {
     "replay": {"requests": [{}, {}], "reps": 2},
     "evalplus": {"suite": "humaneval", "limit": 5, "max_tokens": 768},
+    "imported": {"tool": "guidellm", "concurrency": 4},
 }
 
 
