@@ -17,13 +17,20 @@ def _page(client, run: Run) -> str:
     return response.content.decode()
 
 
-@pytest.mark.parametrize("job", [name for name, _ in registry.job_choices()])
+@pytest.mark.parametrize("job", [name for name, _ in registry.startable_choices()])
 def test_it_includes_the_telemetry_chart_and_script_for_every_job(alice_client, job):
     page = _page(alice_client, RunFactory(job=job, status=Run.Status.SUCCEEDED))
     assert 'id="telemetry-chart"' in page and 'id="telemetry-summary"' in page
     assert "js/telemetry.js" in page
     assert page.index("js/telemetry.js") < page.index("js/run_detail.js")
     assert "none: the run ended without a telemetry summary" in page
+
+
+def test_it_shows_no_telemetry_for_an_imported_run_whose_tool_measured_it(alice_client):
+    run = RunFactory(job="imported", status=Run.Status.SUCCEEDED, params={"tool": "guidellm"})
+    page = _page(alice_client, run)
+    assert 'id="telemetry-chart"' not in page and 'id="telemetry-summary"' not in page
+    assert 'id="imported-figures"' in page
 
 
 def test_it_says_plainly_there_is_no_gpu_telemetry(alice_client):
