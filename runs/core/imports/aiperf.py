@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engines.words import gettext_noop
-from runs.core.imports.levels import Level, PeerFile, one_value
+from runs.core.imports.levels import Level, PeerFile, one_value, spread_from_stats
 
 __all__ = ["is_aiperf", "is_aiperf_csv", "read_aiperf", "read_aiperf_csv"]
 
@@ -48,12 +48,12 @@ def is_aiperf_csv(data: Any) -> bool:
 
 
 def read_aiperf(data: Mapping[str, Any]) -> PeerFile:
-    figures = {}
+    figures: dict[str, Any] = {}
     for key, (name, _row, factor) in FIGURES.items():
         stats = data.get(name)
         if isinstance(stats, Mapping) and isinstance(stats.get("p50"), int | float):
-            figures[key] = _spread(stats["p50"], stats["min"], stats["max"], stats.get("count"), stats["avg"],
-                                   factor)
+            figures[key] = spread_from_stats(stats["p50"], stats["min"], stats["max"], stats.get("count"),
+                                             factor, stats["avg"])
     if total := one_value((data.get("output_token_throughput") or {}).get("avg")):
         figures["total_tps"] = total
     phase: Mapping[str, Any] = next(iter((data.get("input_config") or {}).get("phases") or []), {})
@@ -75,12 +75,12 @@ def read_aiperf_csv(rows: Sequence[Sequence[str]]) -> PeerFile:
     header = list(rows[0])
     table = {row[0]: dict(zip(header, row, strict=False)) for row in rows[1:] if row and len(row) > 2}
     values = {row[0]: row[1] for row in rows[1:] if len(row) == 2}
-    figures = {}
+    figures: dict[str, Any] = {}
     for key, (_name, label, factor) in FIGURES.items():
         row = table.get(label)
         if row and row.get("p50"):
             low, high = float(row["min"]), float(row["max"])
-            figures[key] = _spread(float(row["p50"]), low, high, None, float(row["avg"]), factor)
+            figures[key] = spread_from_stats(float(row["p50"]), low, high, None, factor, float(row["avg"]))
     if total := one_value(float(values["Output Token Throughput (tokens/sec)"])
                           if values.get("Output Token Throughput (tokens/sec)") else None):
         figures["total_tps"] = total
@@ -93,7 +93,3 @@ def read_aiperf_csv(rows: Sequence[Sequence[str]]) -> PeerFile:
                   notes={k: v for k, v in NOTES.items() if k in figures})
     return PeerFile(tool="aiperf", version="", command="", model="", levels=[level])
 
-
-def _spread(median: float, low: float, high: float, n: Any, mean: float, factor: float) -> dict[str, Any]:
-    return {"median": median * factor, "min": low * factor, "max": high * factor,
-            "n": int(n) if isinstance(n, int | float) else 0, "mean": mean * factor}

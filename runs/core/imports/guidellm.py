@@ -13,13 +13,20 @@ from __future__ import annotations
 
 import json
 import re
-import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engines.words import gettext_noop
-from runs.core.imports.levels import Level, PeerFile, inverse, one_value
+from runs.core.imports.levels import (
+    Level,
+    PeerFile,
+    inverse,
+    inverse_spread,
+    one_value,
+    spread_from_stats,
+    spreads,
+)
 
 __all__ = ["is_guidellm", "is_guidellm_csv", "read_guidellm", "read_guidellm_csv"]
 
@@ -66,13 +73,11 @@ def _level(bench: Mapping[str, Any]) -> Level:
     for key, (name, factor) in STATED.items():
         stats = (metrics.get(name) or {}).get("successful") or {}
         if stats.get("count"):
-            figures[key] = _spread(stats["median"], stats["min"], stats["max"], stats["count"], stats["mean"],
-                                   factor)
+            figures[key] = spread_from_stats(stats["median"], stats["min"], stats["max"], stats["count"],
+                                             factor, stats["mean"])
     requests = bench.get("requests") or {}
     decode = [inverse(r.get("inter_token_latency_ms")) for r in requests.get("successful") or []]
-    if values := [1000 * v for v in decode if v]:
-        figures["decode_tps_client"] = _spread(statistics.median(values), min(values), max(values),
-                                               len(values), statistics.fmean(values), 1.0)
+    figures |= spreads(({"decode_tps_client": 1000 * v} for v in decode if v), ("decode_tps_client",))
     tokens = ((metrics.get("output_token_count") or {}).get("successful") or {}).get("total_sum")
     if tokens and bench.get("duration"):
         figures["total_tps"] = one_value(tokens / bench["duration"])
@@ -86,11 +91,6 @@ def _level(bench: Mapping[str, Any]) -> Level:
                  figures=figures, stated={k: v["median"] for k, v in figures.items() if k in STATED},
                  attempted=int(totals.get("total") or 0), failed_by_reason=dict(failed),
                  notes={k: v for k, v in NOTES.items() if k in figures}, started=None)
-
-
-def _spread(median: float, low: float, high: float, n: int, mean: float, factor: float) -> dict[str, Any]:
-    return {"median": median * factor, "min": low * factor, "max": high * factor, "n": int(n),
-            "mean": mean * factor}
 
 
 def _reason(request: Mapping[str, Any]) -> str:
@@ -117,11 +117,10 @@ def _csv_level(cells: Mapping[tuple[str, str, str], str]) -> Level:
         median, mean = by_group.get((group, "Median")), by_group.get((group, "Mean"))
         percentiles = json.loads(by_group.get((group, "Percentiles")) or "[]")
         if median and mean and percentiles:
-            figures[key] = _spread(float(median), percentiles[0], percentiles[-1], count, float(mean), factor)
+            figures[key] = spread_from_stats(float(median), percentiles[0], percentiles[-1], count, factor,
+                                             float(mean))
     if "tpot_s" in figures:
-        tpot = figures["tpot_s"]
-        figures["decode_tps_client"] = {"median": 1 / tpot["median"], "min": 1 / tpot["max"],
-                                        "max": 1 / tpot["min"], "n": tpot["n"]}
+        figures["decode_tps_client"] = inverse_spread(figures["tpot_s"])
     strategy = cells.get(("Benchmark", "Strategy", ""), "")
     found = STRATEGY.match(strategy)
     concurrency = None

@@ -16,7 +16,8 @@ from typing import Any
 from measure.stats import summarize
 from runs.core.refusal import Refusal
 
-__all__ = ["Level", "PeerFile", "Unreadable", "inverse", "one_value", "spread_from_stats", "spreads"]
+__all__ = ["Level", "PeerFile", "Unreadable", "inverse", "inverse_spread", "one_value", "spread_from_stats",
+           "spreads"]
 
 
 class Unreadable(Refusal):
@@ -75,6 +76,12 @@ def spread_from_stats(
     count = int(n) if isinstance(n, int | float) else 0
     spread = {"median": median * scale, "min": low * scale, "max": high * scale, "n": count}
     return spread | ({"mean": mean * scale} if isinstance(mean, int | float) else {})
+
+
+def inverse_spread(per_token: Mapping[str, Any]) -> dict[str, Any]:
+    """A time-per-token spread read as tokens per second (its ends swap): decode from a stated TPOT."""
+    return {"median": 1 / per_token["median"], "min": 1 / per_token["max"], "max": 1 / per_token["min"],
+            "n": per_token["n"]}
 
 
 def one_value(value: Any) -> dict[str, Any] | None:

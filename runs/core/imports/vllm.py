@@ -13,7 +13,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from engines.words import gettext_noop
-from runs.core.imports.levels import Level, PeerFile, inverse, one_value, spread_from_stats, spreads
+from runs.core.imports.levels import (
+    Level,
+    PeerFile,
+    inverse,
+    inverse_spread,
+    one_value,
+    spread_from_stats,
+    spreads,
+)
 
 __all__ = ["is_vllm", "level_of", "read_vllm"]
 
@@ -105,8 +113,7 @@ def _stated_spreads(data: Mapping[str, Any]) -> dict[str, Any]:
             found[key] = spread
     if "tpot_s" in found:
         tpot = found["tpot_s"]
-        found["decode_tps_client"] = {"median": 1 / tpot["median"], "min": 1 / tpot["max"],
-                                      "max": 1 / tpot["min"], "n": tpot["n"]}
+        found["decode_tps_client"] = inverse_spread(tpot)
     return found
 
 
