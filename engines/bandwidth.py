@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from engines.errors import EngineError
-from engines.words import gettext_noop
+from measure.words import gettext_noop
 
 __all__ = [
     "CPU_METHOD", "DEFAULT_BYTES", "DEFAULT_PASSES", "GPU_METHOD", "BandwidthError", "BandwidthResult",

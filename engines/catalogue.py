@@ -1,5 +1,5 @@
 """The JavaScript catalogue: Django's `djangojs` domain, plus the translation of every string that
-Django-free code marked with `engines.words.gettext_noop` (stored labels and notes: an energy
+Django-free code marked with `measure.words.gettext_noop` (stored labels and notes: an energy
 note, an engine's cache fix). A script showing such a stored string calls `gettext(text)` on it,
 as a template calls `{% translate text %}` (docs/i18n.md).
 """
@@ -10,7 +10,7 @@ from typing import Any
 from django.utils.translation import gettext
 from django.views.i18n import JavaScriptCatalog
 
-from engines.words import marked
+from measure.words import marked
 
 
 class DashboardCatalog(JavaScriptCatalog):

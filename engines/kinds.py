@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from engines.logparse import LogEvent, parse_line
-from engines.words import gettext_noop
+from measure.words import gettext_noop
 
 if TYPE_CHECKING:
     import httpx

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from engines.words import gettext_noop as _
+from measure.words import gettext_noop as _
 
 __all__ = ["CATALOG", "MetricDef", "declare", "forget", "get", "markdown_table"]
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engines.words import Words, gettext_noop
 from measure.stats import PERCENTILES
+from measure.words import Words, gettext_noop
 
 __all__ = ["EN_DASH", "interval_text", "number_text", "pooled_text", "spread_text"]
 
@@ -44,7 +44,7 @@ def interval_text(
     requests = max 13.4"; "" for a spread stored before intervals were.
 
     `counted` names what the n values are (requests, runs): a percentile from fewer values than
-    it needs is their largest value, and says so. The text is `Words` (engines.words), so a page
+    it needs is their largest value, and says so. The text is `Words` (measure.words), so a page
     shows it in the reader's language.
     """
     if spread and "pooled" in spread:

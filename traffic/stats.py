@@ -23,8 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from engines.words import gettext_noop
 from measure.stats import summarize
+from measure.words import gettext_noop
 
 __all__ = [
     "DEFAULT_WINDOW", "WINDOWS", "bucket_seconds", "by_output_type", "cause", "errors", "field",

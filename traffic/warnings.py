@@ -22,8 +22,8 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from engines.words import gettext_noop
 from measure.read_loop import NOTE_AT
+from measure.words import gettext_noop
 from traffic.stats import field, when
 
 __all__ = [

@@ -14,7 +14,7 @@ from engines import kinds
 from engines.recipes import simulator
 from engines.recipes.base import LaunchSettings, Recipe
 from engines.recipes.flags import checked
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 
 __all__ = ["LaunchSettings", "Recipe", "method_choices", "render", "render_config", "settings_from_config"]
 

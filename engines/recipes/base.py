@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from engines import kinds
 from engines.recipes.flags import checked, split_extra_flags
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 
 __all__ = [
     "Builder",

@@ -16,7 +16,7 @@ from engines.recipes import simulator
 from engines.recipes.base import LaunchSettings
 from engines.recipes.flags import FlagTable, checked
 from engines.recipes.model_dirs import model_refusal
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 
 __all__ = ["TYPED_NAMES", "flag_table", "launch_refusal", "launch_refusals"]
 

@@ -19,7 +19,7 @@ import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 
 __all__ = [
     "ALLOW_ENV", "REFUSED", "Choice", "Either", "Flag", "FlagTable", "Int", "Name", "Num", "Pattern",

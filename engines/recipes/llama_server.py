@@ -5,7 +5,7 @@ from __future__ import annotations
 from engines.recipes.base import Builder, LaunchSettings, Recipe
 from engines.recipes.flags import Choice, Either, Flag, FlagTable, Int, Num, Pattern
 from engines.recipes.reasoning import render_llama_reasoning
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 
 __all__ = ["ALLOWED_FLAGS", "SPEC_TYPES", "render_llama_server"]
 

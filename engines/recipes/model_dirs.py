@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 
 __all__ = ["MODEL_DIRS_ENV", "local_file", "local_gguf", "model_dirs", "model_refusal", "resolve_model"]
 

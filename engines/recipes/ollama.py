@@ -14,7 +14,7 @@ from engines.recipes import flags
 from engines.recipes.base import Builder, LaunchSettings, Recipe
 from engines.recipes.flags import Choice, Flag, FlagTable, Int, Pattern
 from engines.recipes.reasoning import checked
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 
 __all__ = ["ALLOWED_FLAGS", "alias_name", "render_ollama"]
 

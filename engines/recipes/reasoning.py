@@ -10,7 +10,7 @@ flag can, bounds it. Kind names stay in each engine's renderer: it passes its ow
 from __future__ import annotations
 
 from engines.recipes.base import Builder, LaunchSettings
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 
 __all__ = [
     "THINKING", "Parsers", "checked", "guess_parser", "render_llama_reasoning", "render_reasoning_parser",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from engines.recipes.base import Builder, LaunchSettings, Recipe
 from engines.recipes.flags import Choice, Flag, FlagTable, Int, Name, Num
 from engines.recipes.reasoning import render_reasoning_parser
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 
 __all__ = ["ALGORITHMS", "ALLOWED_FLAGS", "render_sglang"]
 

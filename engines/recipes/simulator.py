@@ -5,7 +5,7 @@ kind it stands in for. Its port, host and log file are SparkDash's; ``manage.py`
 from __future__ import annotations
 
 from engines.recipes.flags import Choice, Flag, FlagTable, Int, Num, Pattern
-from engines.words import gettext_noop
+from measure.words import gettext_noop
 
 __all__ = ["ALLOWED_FLAGS", "FAULTS", "REASONING_STYLES"]
 

@@ -7,7 +7,7 @@ import json
 from engines.recipes.base import Builder, LaunchSettings, Recipe, split_extra_flags
 from engines.recipes.flags import Choice, Flag, FlagTable, Int, Name, Num
 from engines.recipes.reasoning import render_reasoning_parser
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 
 __all__ = ["ALLOWED_FLAGS", "render_vllm", "speculative_config"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import template
 from django.utils.translation import gettext, ngettext
 
-from engines.words import Words
+from measure.words import Words
 
 register = template.Library()
 

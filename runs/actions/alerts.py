@@ -43,9 +43,9 @@ from urllib.parse import urlsplit
 from django.dispatch import receiver
 from django.utils import timezone
 
-from engines.words import Words, gettext_noop
 from measure import catalog
 from measure.stats import Spread, interval, summarize
+from measure.words import Words, gettext_noop
 from runs.actions.webhooks import post_json
 from runs.core.hardware import throttled_s
 from runs.core.outcomes import over_failed_share
@@ -204,7 +204,7 @@ def _with_side_figure(alert: Alert, key: str, base: float | None, current: float
 def failed_note(alert: Alert) -> str:
     """What the alert says of failed requests, "" when no run on either side had over 10 % fail.
 
-    `Words` (engines.words): English in the webhook, the reader's language on the alert list."""
+    `Words` (measure.words): English in the webhook, the reader's language on the alert list."""
     current, base = alert.value.get("failed_share"), alert.baseline.get("failed_share")
     parts = []
     if current is not None:

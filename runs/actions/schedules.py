@@ -22,7 +22,7 @@ from django.dispatch import receiver
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
 
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 from runs.models import Run, Schedule, SweepExecution
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from engines.words import gettext_noop
+from measure.words import gettext_noop
 
 __all__ = ["NO_ENERGY", "energy_note", "energy_of", "throttle_text", "throttled_s"]
 

@@ -8,7 +8,7 @@ import json
 import re
 from typing import Any
 
-from engines.words import gettext_noop
+from measure.words import gettext_noop
 from runs.core.refusal import Refusal
 
 __all__ = ["MAX_JSON_DEPTH", "TooDeep", "check_depth", "loads"]

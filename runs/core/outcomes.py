@@ -30,7 +30,7 @@ from engines.errors import (
     EngineUnreachable,
     NoTokenCount,
 )
-from engines.words import gettext_noop
+from measure.words import gettext_noop
 from runs.core.request_figures import send
 from runs.core.worded import warning
 

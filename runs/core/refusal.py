@@ -1,7 +1,7 @@
 """A refused value whose message a page can show in the reader's language. Plain Python, no Django.
 
 str() is the English message (logs, the bench command, tests); `text` is the marked template
-(engines.words.gettext_noop) and `values` fill its %(name)s holes. A value may itself be a
+(measure.words.gettext_noop) and `values` fill its %(name)s holes. A value may itself be a
 Refusal (a parameter's name before the file's own complaint): a page translates it too.
 """
 from __future__ import annotations

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engines.words import gettext_noop
 from measure.stats import summarize
+from measure.words import gettext_noop
 from runs.core.energy import Window, baseline_power, energy_summary
 from runs.core.worded import say, worded
 

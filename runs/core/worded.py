@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from engines.words import gettext_noop
+from measure.words import gettext_noop
 
 LIST_SEPARATOR = gettext_noop(", ")
 

@@ -43,7 +43,7 @@ from engines.recipes.checks import launch_refusal
 from engines.recipes.flags import checked
 from engines.recipes.model_dirs import resolve_model
 from engines.simulator.cache import MIB_PER_TOKEN
-from engines.words import gettext_noop
+from measure.words import gettext_noop
 from runs.core.worded import warning
 from runs.models import Run
 

@@ -18,8 +18,8 @@ from django.utils import timezone
 from engines.clients import EngineClient, EngineError, client_for
 from engines.clients.counters import spec_since
 from engines.models import Machine
-from engines.words import gettext_noop
 from measure.stats import figure_value
+from measure.words import gettext_noop
 from runs.core import registry
 from runs.core.jobs.quality_data import DatasetError
 from runs.core.outcomes import failed_share_warning

@@ -11,7 +11,7 @@ from typing import Any
 from django.utils import timezone
 
 from engines.models import Machine
-from engines.words import gettext_noop
+from measure.words import gettext_noop
 from runs.core.registry import JobSpec
 from runs.core.worded import both, warning, worded
 from runs.models import Run

@@ -7,7 +7,7 @@ from django.utils.translation import gettext
 
 from engines.recipes import render_config
 from engines.templatetags.engine_words import words
-from engines.words import Words, gettext_noop, marked
+from measure.words import Words, gettext_noop, marked
 from tests.factories import EngineConfigFactory
 
 UNRENDERED = "%(field)s (%(value)s) is not rendered: %(why)s"

@@ -7,7 +7,7 @@ Unreadable naming what was expected; nothing of it is kept.
 """
 from __future__ import annotations
 
-from engines.words import gettext_noop
+from measure.words import gettext_noop
 from runs.core.imports.levels import Level, PeerFile, Unreadable
 
 __all__ = ["TOOLS", "Level", "PeerFile", "Unreadable"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engines.words import gettext_noop
+from measure.words import gettext_noop
 from runs.core.imports.levels import Level, PeerFile, one_value, spread_from_stats
 
 __all__ = ["is_aiperf", "is_aiperf_csv", "read_aiperf", "read_aiperf_csv"]

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from engines.words import gettext_noop
+from measure.words import gettext_noop
 from runs.core.imports import EXPECTED
 from runs.core.imports.aiperf import is_aiperf, is_aiperf_csv, read_aiperf, read_aiperf_csv
 from runs.core.imports.guidellm import is_guidellm, is_guidellm_csv, read_guidellm, read_guidellm_csv

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engines.words import gettext_noop
+from measure.words import gettext_noop
 from runs.core.imports.levels import (
     Level,
     PeerFile,

@@ -13,7 +13,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engines.words import gettext_noop
+from measure.words import gettext_noop
 from runs.core.imports.levels import Level, PeerFile, spread_from_stats
 
 __all__ = ["is_llama_bench", "is_llama_bench_rows", "read_llama_bench"]

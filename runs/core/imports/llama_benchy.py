@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from engines.words import gettext_noop
+from measure.words import gettext_noop
 from runs.core.imports.levels import Level, PeerFile, spreads
 
 __all__ = ["is_llama_benchy", "is_llama_benchy_table", "read_llama_benchy", "read_llama_benchy_table"]

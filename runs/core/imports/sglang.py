@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engines.words import gettext_noop
+from measure.words import gettext_noop
 from runs.core.imports.levels import PeerFile
 from runs.core.imports.vllm import level_of
 

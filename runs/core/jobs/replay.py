@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from engines.clients.base import EngineClient, GenerationRequest, as_dict, now
-from engines.words import gettext_noop
 from measure.stats import summarize
+from measure.words import gettext_noop
 from runs.core import jsonlimits
 from runs.core.jobs.speed import RunProgress
 from runs.core.outcomes import Failures, count_outcomes, succeeded

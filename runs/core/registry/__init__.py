@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from engines.kinds import resolve
-from engines.words import gettext_noop
+from measure.words import gettext_noop
 from runs.core.readings import Benchmark, Metric
 from runs.core.registry.params import Param, ParamError
 from runs.core.registry.spec import JobConfig, JobContext, JobSpec

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 from runs.core.jobs.agent_table import AgentTableJob, load_fixture, run_agent_table
 from runs.core.jobs.agent_table.grader import table_f1
 from runs.core.readings import Benchmark, Exported, Metric, Summary, field_of, one

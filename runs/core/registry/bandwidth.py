@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from engines.bandwidth import MIB, measure_bandwidth
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 from runs.core.readings import Metric, field_of
 from runs.core.registry.params import IntParam, Param
 from runs.core.registry.spec import JobContext, JobSpec, count

@@ -5,7 +5,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 from runs.core.jobs.quality_data import evalplus_download
 from runs.core.readings import Benchmark, Exported, Metric, Summary, field_of
 from runs.core.registry.mmlu_pro import answered, dataset_of

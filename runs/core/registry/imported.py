@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 from runs.core.imports import TOOLS
 from runs.core.readings import Benchmark, Metric, Summary, median_of
 from runs.core.registry.params import ChoiceParam, IntParam, Param

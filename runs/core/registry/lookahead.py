@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 from runs.core.jobs.lookahead import LookaheadJob, run_lookahead
 from runs.core.readings import Metric, Summary
 from runs.core.registry import speed

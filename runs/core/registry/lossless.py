@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 from runs.core.jobs.lossless import LosslessJob, run_lossless
 from runs.core.readings import Benchmark, Metric, Summary
 from runs.core.registry import speed

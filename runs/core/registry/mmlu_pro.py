@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 from runs.core.jobs.mmlu_pro import MmluProJob, run_mmlu_pro
 from runs.core.jobs.quality_data import SAMPLE_DATASET, sample_path
 from runs.core.readings import Benchmark, Exported, Metric, field_of, one

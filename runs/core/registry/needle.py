@@ -5,7 +5,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engines import kinds
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 from runs.core.jobs.needle import NeedleJob, ollama_calibrator, openai_tokenizer, run_needle
 from runs.core.readings import Benchmark, Exported, Metric, field_of, one, share_of
 from runs.core.registry.params import FractionListParam, IntListParam, IntParam, Param

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
-from engines.words import gettext_noop
+from measure.words import gettext_noop
 from runs.core.jobs.agent_table import load_fixture
 from runs.core.jobs.agent_table.fixture import FIXTURES_DIR, fixture_dir
 from runs.core.jobs.quality_data import SAMPLE_DATASET

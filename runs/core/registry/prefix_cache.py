@@ -5,7 +5,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engines import kinds
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 from runs.core.jobs.prefix_cache import PrefixCacheJob, run_prefix_cache
 from runs.core.readings import Metric, field_of
 from runs.core.registry.params import IntParam, Param

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 from runs.core.jobs.replay import ReplayJob, run_replay
 from runs.core.readings import Metric, median_of
 from runs.core.registry.params import IntParam, Param, RequestsParam

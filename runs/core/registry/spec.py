@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from engines.clients import EngineClient
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 from runs.core.jobs.lookahead import AtLookahead
 from runs.core.jobs.speed import RunProgress
 from runs.core.readings import Benchmark, Exported, Metric

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engines.words import Words, gettext_noop
+from measure.words import Words, gettext_noop
 from runs.core.jobs.speed import SpeedJob, run_speed
 from runs.core.readings import Benchmark, Exported, Metric, Summary, figure_of, median_of, one
 from runs.core.registry.params import IntParam, Param

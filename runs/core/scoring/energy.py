@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from engines.words import Words, gettext_noop
 from measure.stats import summarize
+from measure.words import Words, gettext_noop
 from runs.core.hardware import energy_note, energy_of
 from runs.core.readings import Summary
 from runs.core.scoring.figures import ScoreRow, spread_text

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engines.words import gettext_noop
 from measure.stats import interval, share_interval
+from measure.words import gettext_noop
 from runs.core import registry
 from runs.core.readings import Metric, Summary
 

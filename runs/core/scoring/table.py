@@ -12,9 +12,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from engines.words import Words, gettext_noop
 from measure import catalog
 from measure.stats import Spread, summarize
+from measure.words import Words, gettext_noop
 from runs.core.outcomes import failures_note, over_text
 from runs.core.readings import Summary, median_of
 from runs.core.registry import METRICS

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.clients.base import EngineClient, EngineError, GenerationRequest, now
-from engines.words import gettext_noop
+from measure.words import gettext_noop
 from runs.core.jobs.agent_table.chat import (
     ChatReply,
     ToolCall,
