@@ -20,7 +20,8 @@ from django.contrib.auth.models import User as AuthUser
 from django.db.models import Model, QuerySet
 from django.shortcuts import get_object_or_404
 
-from engines.models import Engine, EngineConfig, EngineSession, Machine, Team
+from engines.models import Engine, EngineConfig, EngineSession, Machine
+from teams.models import Team
 
 __all__ = ["get_visible_or_404", "visible"]
 

@@ -1,4 +1,5 @@
-"""Admin for teams, machines, engines and configs; an engine's api_key is write-only here too.
+"""Admin for machines, engines and configs (teams are teams.admin's); an engine's api_key is
+write-only here too.
 
 The admin is for superusers: it is not scoped by team (engines.access scopes the pages).
 """
@@ -9,8 +10,9 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 
-from engines.models import Engine, EngineConfig, Machine, Team
+from engines.models import Engine, EngineConfig, Machine
 from teams.admin_audit import AuditedAdmin
+from teams.models import Team
 
 
 class EngineAdminForm(forms.ModelForm):
@@ -40,15 +42,6 @@ class EngineAdminForm(forms.ModelForm):
         if data.get("clear_api_key"):
             data["api_key"] = ""
         return data
-
-
-@admin.register(Team)
-class TeamAdmin(AuditedAdmin):
-    list_display = ["name"]
-    filter_horizontal = ["members"]
-
-    def audit_team(self, obj: Team) -> Team | None:
-        return obj if obj.pk else None
 
 
 @admin.register(Machine)

@@ -17,9 +17,10 @@ import yaml
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
-from engines.models import Engine, EngineConfig, Machine, Team
+from engines.models import Engine, EngineConfig, Machine
 from teams import audit
 from teams.changes import changed_fields, snapshot
+from teams.models import Team
 
 MAX_FILE_BYTES = 1_000_000
 

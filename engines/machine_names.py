@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from django.core.management.base import CommandError
 
-from engines.models import DEFAULT_TEAM, Machine, Team
+from engines.models import Machine
+from teams.models import DEFAULT_TEAM, Team
 
 __all__ = ["AmbiguousMachine", "MachineLookupError", "find_machine", "known_machines", "machine_for_command"]
 

@@ -26,30 +26,12 @@ from engines.validation import (
     refuse_name_in_team,
     thinking_errors,
 )
+from teams.models import DEFAULT_TEAM, Team
 
-DEFAULT_TEAM = "default"
 # The longest notes a machine or config keeps (characters): a paragraph or two, not a file.
 NOTES_MAX = 4000
 # Where an engine on the worker's own box listens; always allowed as an engine's host.
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-
-
-class Team(models.Model):
-    """The people who share machines: a user sees only their teams' machines and what runs on them."""
-
-    name = models.CharField(max_length=100, unique=True)
-    members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="teams", blank=True)
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name
-
-    @classmethod
-    def default(cls) -> Team:
-        """The team machines join when none is named (every user and machine of an older install)."""
-        return cls.objects.get_or_create(name=DEFAULT_TEAM)[0]
 
 
 class Machine(models.Model):

@@ -1,8 +1,8 @@
-"""URLs of the engines app: creating and editing a config, and a config matrix (a config's page and
-the home overview are runs')."""
+"""URLs of the engines app: creating and editing a config, a config matrix, and adding and editing a
+team's machine (under the team's path; a config's page and the home overview are runs')."""
 from django.urls import path
 
-from engines import views
+from engines import machine_views, views
 
 app_name = "engines"
 urlpatterns = [
@@ -10,5 +10,7 @@ urlpatterns = [
     path("configs/<int:pk>/edit/", views.config_edit, name="config-edit"),
     path("configs/<int:pk>/matrix/", views.config_matrix, name="config-matrix"),
     path("configs/<int:pk>/archive/", views.config_archive, name="config-archive"),
+    path("teams/<int:pk>/machines/new/", machine_views.machine_add, name="machine-add"),
+    path("teams/<int:pk>/machines/<int:machine_pk>/edit/", machine_views.machine_edit, name="machine-edit"),
     path("machines/<int:pk>/bandwidth/clear/", views.machine_bandwidth_clear, name="machine-bandwidth-clear"),
 ]

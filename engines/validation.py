@@ -16,7 +16,8 @@ from engines.setting_labels import SETTING_LABELS
 from engines.templatetags.engine_words import words
 
 if TYPE_CHECKING:
-    from engines.models import EngineConfig, Team
+    from engines.models import EngineConfig
+    from teams.models import Team
 
 __all__ = [
     "THINKING_BUDGET_MAX", "THINKING_BUDGET_MIN", "launch_errors", "recipe_errors", "refuse_name_in_team",

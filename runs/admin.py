@@ -5,12 +5,12 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
-from engines.models import Team
 from runs.actions.sweeps import sweep_teams
 from runs.actions.webhooks import save_refusal
 from runs.models import Alert, MetricsToken, Run, Schedule, Sweep, SweepExecution
 from runs.views.schedules import ScheduleForm
 from teams.admin_audit import AuditedAdmin
+from teams.models import Team
 
 
 def _first_team(sweep: Sweep) -> Team | None:

@@ -1,11 +1,21 @@
-"""Admin for roles and the audit log (read-only: the log is never edited)."""
+"""Admin for teams, roles and the audit log (read-only: the log is never edited)."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 from django.http import HttpRequest
 
-from teams.models import AuditEvent, TeamRole
+from teams.admin_audit import AuditedAdmin
+from teams.models import AuditEvent, Team, TeamRole
+
+
+@admin.register(Team)
+class TeamAdmin(AuditedAdmin):
+    list_display = ["name"]
+    filter_horizontal = ["members"]
+
+    def audit_team(self, obj: Team) -> Team | None:
+        return obj if obj.pk else None
 
 
 @admin.register(TeamRole)

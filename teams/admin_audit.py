@@ -13,8 +13,8 @@ from django.db.models import Model, QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
 
-from engines.models import Team
 from teams import audit
+from teams.models import Team
 
 __all__ = ["AuditedAdmin"]
 

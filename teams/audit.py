@@ -12,8 +12,7 @@ from typing import Any
 from django.db.models import Model
 from django.http import HttpRequest
 
-from engines.models import Team
-from teams.models import AuditEvent
+from teams.models import AuditEvent, Team
 
 __all__ = ["ACTIONS", "record"]
 

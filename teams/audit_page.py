@@ -17,11 +17,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from engines.access import get_visible_or_404
-from engines.models import Team
 from teams.csvsafe import safe_row
-from teams.models import AuditEvent, Role
-from teams.roles import require_role
+from teams.models import AuditEvent, Role, Team
+from teams.roles import require_role, team_or_404
 
 PAGE_SIZE = 50
 # The most events one CSV download holds (the newest first).
@@ -50,7 +48,7 @@ def _choices(team: Team, field: str) -> list[str]:
 @require_GET
 def audit_page(request: HttpRequest, pk: int) -> HttpResponse:
     """GET /teams/<id>/audit/: the team's events (admins; a stranger gets 404)."""
-    team = get_visible_or_404(request.user, Team, pk=pk)
+    team = team_or_404(request.user, pk)
     require_role(request.user, team, Role.ADMIN)
     events, chosen = _filtered(request, team)
     if request.GET.get("format") == "csv":

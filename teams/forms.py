@@ -1,4 +1,4 @@
-"""Forms of the team pages: adding a member, changing a role, adding a machine."""
+"""Forms of the team pages: adding a member, changing a role (a machine's form is engines')."""
 
 from __future__ import annotations
 
@@ -9,10 +9,9 @@ from django.contrib.auth import get_user_model
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from engines.models import Machine, Team
-from teams.models import Role
+from teams.models import Role, Team
 
-__all__ = ["AddMemberForm", "MachineForm", "RoleForm"]
+__all__ = ["AddMemberForm", "RoleForm"]
 
 
 class RoleForm(forms.Form):
@@ -40,19 +39,3 @@ class AddMemberForm(RoleForm):
             raise forms.ValidationError(
                 gettext("%(name)s is already in this team: change their role below") % {"name": name})
         return user
-
-
-class MachineForm(forms.ModelForm):
-    """A new machine of the team: its name, where its engines listen, and its memory."""
-
-    class Meta:
-        model = Machine
-        fields = ["name", "host", "bandwidth_gbps", "memory_gb", "notes"]
-        labels = {"name": _("name"), "host": _("host"), "notes": _("notes")}
-        widgets = {"notes": forms.Textarea(attrs={"rows": 3})}
-
-    def _get_validation_exclusions(self) -> Any:
-        # The team is set by the view, not the form; a name unique per team is still checked.
-        exclude = super()._get_validation_exclusions()  # type: ignore[misc]  # Django's, not in the stubs
-        exclude.discard("team")
-        return exclude

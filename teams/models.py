@@ -1,7 +1,7 @@
-"""A member's role in a team, and the audit log of what members did.
+"""Teams, a member's role in a team, and the audit log of what members did.
 
-A user is in a team through ``engines.Team.members``; ``TeamRole`` says which role they hold
-there. A member with no ``TeamRole`` row is a member (what everybody was before roles existed).
+A user is in a team through ``Team.members``; ``TeamRole`` says which role they hold there. A
+member with no ``TeamRole`` row is a member (what everybody was before roles existed).
 """
 
 from __future__ import annotations
@@ -10,7 +10,27 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from engines.models import Team
+DEFAULT_TEAM = "default"
+
+
+class Team(models.Model):
+    """The people who share machines: a user sees only their teams' machines and what runs on them."""
+
+    name = models.CharField(max_length=100, unique=True)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="teams", blank=True)
+
+    class Meta:
+        ordering = ["name"]
+        # Made in engines before it moved here: its table (and its members' table) kept their names.
+        db_table = "engines_team"
+
+    def __str__(self) -> str:
+        return self.name
+
+    @classmethod
+    def default(cls) -> Team:
+        """The team machines join when none is named (every user and machine of an older install)."""
+        return cls.objects.get_or_create(name=DEFAULT_TEAM)[0]
 
 
 class Role(models.TextChoices):

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from engines.models import Team
+from teams.models import Team
 
 __all__ = ["HashedToken", "digest", "new_token"]
 

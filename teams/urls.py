@@ -1,5 +1,5 @@
-"""URLs of the teams app (namespace "teams"): team pages, members and roles, adding a machine,
-the audit log."""
+"""URLs of the teams app (namespace "teams"): team pages, members and roles, the audit log (adding a
+machine to a team is engines')."""
 
 from django.urls import path
 
@@ -12,7 +12,5 @@ urlpatterns = [
     path("<int:pk>/members/add/", views.member_add, name="member-add"),
     path("<int:pk>/members/<int:user_pk>/role/", views.member_role, name="member-role"),
     path("<int:pk>/members/<int:user_pk>/remove/", views.member_remove, name="member-remove"),
-    path("<int:pk>/machines/new/", views.machine_add, name="machine-add"),
-    path("<int:pk>/machines/<int:machine_pk>/edit/", views.machine_edit, name="machine-edit"),
     path("<int:pk>/audit/", audit_page.audit_page, name="audit"),
 ]

@@ -1,9 +1,9 @@
-"""Team pages: the user's teams, a team's members and their roles, and adding a machine.
+"""Team pages: the user's teams, a team's members and their roles (adding a machine is
+engines.machine_views').
 
 Every member sees the team page; only the team's admins see and use its forms (adding a member,
-changing a role, removing a member, adding a machine), checked on the server with
-``teams.roles.require_role``. A stranger gets 404 (engines.access), never 403. Each change goes
-in the audit log.
+changing a role, removing a member), checked on the server with ``teams.roles.require_role``. A
+stranger gets 404 (teams.roles.visible_teams), never 403. Each change goes in the audit log.
 """
 
 from __future__ import annotations
@@ -16,17 +16,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
-from engines.access import get_visible_or_404, visible
-from engines.models import Machine, Team
 from teams import audit
-from teams.changes import changed_fields, snapshot
-from teams.forms import AddMemberForm, MachineForm, RoleForm
-from teams.models import Role, TeamRole
-from teams.roles import has_role, require_role, role_of, set_role
+from teams.forms import AddMemberForm, RoleForm
+from teams.models import Role, Team, TeamRole
+from teams.roles import has_role, require_role, role_of, set_role, team_or_404, visible_teams
 
 
 def _team(request: HttpRequest, pk: int, needed: Role = Role.VIEWER) -> Team:
-    team = get_visible_or_404(request.user, Team, pk=pk)
+    team = team_or_404(request.user, pk)
     require_role(request.user, team, needed)
     return team
 
@@ -34,7 +31,7 @@ def _team(request: HttpRequest, pk: int, needed: Role = Role.VIEWER) -> Team:
 @login_required
 def team_list(request: HttpRequest) -> HttpResponse:
     """The user's teams with the role they hold in each."""
-    teams = [(team, role_of(request.user, team)) for team in visible(request.user, Team)]
+    teams = [(team, role_of(request.user, team)) for team in visible_teams(request.user)]
     return render(request, "teams/team_list.html", {"teams": teams})
 
 
@@ -123,32 +120,3 @@ def member_remove(request: HttpRequest, pk: int, user_pk: int) -> HttpResponse:
     audit.record(request.user, "removed", member, team, request=request, object_type="member",
                  role=before.value if before else None)
     return redirect("teams:detail", team.pk)
-
-
-@login_required
-def machine_add(request: HttpRequest, pk: int) -> HttpResponse:
-    """A new machine in the team (team admins; GET too: members have nothing to do here)."""
-    return _machine_form(request, _team(request, pk, Role.ADMIN), None)
-
-
-@login_required
-def machine_edit(request: HttpRequest, pk: int, machine_pk: int) -> HttpResponse:
-    """Change one of the team's machines (team admins): its name, host, memory and notes."""
-    team = _team(request, pk, Role.ADMIN)
-    return _machine_form(request, team, get_object_or_404(Machine, pk=machine_pk, team=team))
-
-
-def _machine_form(request: HttpRequest, team: Team, machine: Machine | None) -> HttpResponse:
-    form = MachineForm(request.POST if request.method == "POST" else None, instance=machine)
-    form.instance.team = team
-    before = snapshot(machine, form.fields)
-    if form.is_valid():
-        saved = form.save()
-        if machine is None:
-            audit.record(request.user, "created", saved, team, request=request)
-        elif fields := changed_fields(before, saved):
-            audit.record(request.user, "changed", saved, team, request=request, fields=fields)
-        return redirect("teams:detail", team.pk)
-    ctx = {"team": team, "form": form, "machine": machine}
-    return render(request, "teams/machine_form.html", ctx, status=400 if form.errors else 200)
-

@@ -15,8 +15,9 @@ from django.contrib.auth.hashers import make_password
 from django.utils import timezone
 
 from engines import revisions
-from engines.models import Engine, EngineConfig, Machine, Team
+from engines.models import Engine, EngineConfig, Machine
 from runs.models import Alert, ConnectionCheck, Run, Sample, Schedule, Sweep, SweepExecution
+from teams.models import Team
 from traffic.models import TrafficRecord
 from traffic.relay import record as relay_record
 

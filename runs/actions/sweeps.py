@@ -18,12 +18,13 @@ from django.db import transaction
 from django.http import HttpRequest
 from django.utils.translation import gettext
 
-from engines.models import EngineConfig, Team
+from engines.models import EngineConfig
 from runs.actions.runs import start_run
 from runs.core.registry import JOB_ORDER
 from runs.jobs import validate_params
 from runs.models import Schedule, Sweep, SweepExecution
 from teams import audit
+from teams.models import Team
 
 __all__ = ["clean_jobs", "record_sweep", "start_sweep", "sweep_teams"]
 

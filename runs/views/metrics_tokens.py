@@ -15,9 +15,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from engines.access import get_visible_or_404
-from engines.models import Team
 from runs.models import MetricsToken
 from teams import audit
+from teams.models import Team
 from teams.roles import Role, require_role
 
 

@@ -63,7 +63,8 @@ def _say(text: str) -> None:
 def _fixtures(sim_url: str) -> tuple[Any, Any]:
     from django.contrib.auth import get_user_model
 
-    from engines.models import Engine, EngineConfig, Machine, Team
+    from engines.models import Engine, EngineConfig, Machine
+    from teams.models import Team
 
     team = Team.default()
     stamp = str(int(time.time()))

@@ -41,7 +41,8 @@ def main(plan: dict[str, Any]) -> None:
 
 
 def _config(sim_url: str, max_tokens: int) -> Any:
-    from engines.models import Engine, EngineConfig, Machine, Team
+    from engines.models import Engine, EngineConfig, Machine
+    from teams.models import Team
 
     machine = Machine.objects.create(
         name="telemetry-bench", team=Team.default(), bandwidth_gbps=273, memory_gb=121

@@ -16,6 +16,9 @@ URLS = {
     "engines:config-matrix": Endpoint("config"),
     "engines:machine-bandwidth-clear": Endpoint("machine", "POST", 403, admin_status=302),
     "engines:config-archive": Endpoint("config", "POST", 302),
+    "engines:machine-add": Endpoint("team", member_status=403, admin_status=200),
+    "engines:machine-edit": Endpoint("team", member_status=403, admin_status=200,
+                                     more=lambda w: {"machine_pk": w.machine.pk}),
 }
 # The project's own URLs: public on purpose (the admin has its own staff login); the login page
 # has the language switcher and the scripts' catalogue too.

@@ -7,12 +7,13 @@ from django.core.management import CommandError, call_command
 
 from engines.access import visible
 from engines.management.commands.demo import demo_log_path
-from engines.models import DEFAULT_TEAM, Engine, EngineConfig, Machine
+from engines.models import Engine, EngineConfig, Machine
 from engines.recipes import render_config
 from engines.simulator import SimProfile
 from runs.management.commands.serve import external_simulator_config
 from runs.worker.engine_session import simulator_flags, simulator_recipe
 from runs.worker.provenance import roofline_for
+from teams.models import DEFAULT_TEAM
 from tests.factories import EngineConfigFactory, MachineFactory, RunFactory, TeamFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -3,8 +3,8 @@ import time
 import pytest
 from django.core.management import CommandError, call_command
 
-from engines.models import Engine, EngineConfig, Machine, Team
-from teams.models import AuditEvent
+from engines.models import Engine, EngineConfig, Machine
+from teams.models import AuditEvent, Team
 
 pytestmark = pytest.mark.django_db
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engines.models import Team
-from teams.models import Role
+from teams.models import Role, Team
 from teams.roles import set_role
 from tests.factories import UserFactory
 

@@ -26,9 +26,6 @@ URLS = {
     "teams:member-add": Endpoint("team", "POST", 403, admin_status=400),
     "teams:member-role": Endpoint("team", "POST", 403, admin_status=400, more=_mate),
     "teams:member-remove": Endpoint("team", "POST", 403, admin_status=302, more=_mate),
-    "teams:machine-add": Endpoint("team", member_status=403, admin_status=200),
-    "teams:machine-edit": Endpoint("team", member_status=403, admin_status=200,
-                                   more=lambda w: {"machine_pk": w.machine.pk}),
     "teams:audit": Endpoint("team", member_status=403, admin_status=200),
 }
 NAMES = url_names("teams")

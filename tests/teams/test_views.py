@@ -27,7 +27,7 @@ def member(team):
 
 def test_it_refuses_a_member_adding_a_machine_and_shows_no_form(team, member):
     client = logged_in(member)
-    url = reverse("teams:machine-add", args=[team.pk])
+    url = reverse("engines:machine-add", args=[team.pk])
     assert client.post(url, MACHINE, REMOTE_ADDR=ADDRESS).status_code == 403
     assert client.get(url).status_code == 403
     assert not Machine.objects.filter(name="lab-box").exists()
@@ -50,7 +50,7 @@ def test_it_refuses_a_member_changing_members_or_roles(team, member, admin):
 
 def test_it_lets_an_admin_add_a_machine_to_the_team(team, admin):
     client = logged_in(admin)
-    url = reverse("teams:machine-add", args=[team.pk])
+    url = reverse("engines:machine-add", args=[team.pk])
     assert client.get(url).status_code == 200
     assert client.post(url, MACHINE, REMOTE_ADDR=ADDRESS).status_code == 302
     machine = Machine.objects.get(name="lab-box")
@@ -103,9 +103,9 @@ def test_it_shows_a_viewer_the_members_and_no_forms(team, admin):
     assert page.status_code == 200
     html = page.content.decode()
     assert "ada" in html and "vic" in html
-    for name, args in [("member-add", []), ("member-role", [admin.pk]), ("member-remove", [admin.pk]),
-                       ("machine-add", []), ("audit", [])]:
-        assert reverse(f"teams:{name}", args=[team.pk, *args]) not in html
+    for name, args in [("teams:member-add", []), ("teams:member-role", [admin.pk]),
+                       ("teams:member-remove", [admin.pk]), ("engines:machine-add", []), ("teams:audit", [])]:
+        assert reverse(name, args=[team.pk, *args]) not in html
 
 
 def test_it_lists_only_the_users_teams(team, member):
@@ -119,7 +119,7 @@ def test_it_lets_two_teams_each_add_a_machine_of_one_name_with_queues_of_their_o
     ops_admin = UserFactory(username="oz", teams=[])
     set_role(ops_admin, other, Role.ADMIN)
     for user, its_team in ((admin, team), (ops_admin, other)):
-        url = reverse("teams:machine-add", args=[its_team.pk])
+        url = reverse("engines:machine-add", args=[its_team.pk])
         assert logged_in(user).post(url, MACHINE | {"name": "spark-1"}).status_code == 302
     saved = {m.team.name: m for m in Machine.objects.filter(name="spark-1")}
     assert sorted(saved) == ["lab", "ops"]
@@ -133,7 +133,7 @@ def test_it_refuses_a_machine_name_taken_in_the_own_team_without_a_word_of_the_o
     other = TeamFactory(name="ops")
     Machine.objects.create(name="spark-1", team=other, bandwidth_gbps=273, memory_gb=128)
     client = logged_in(admin)
-    url = reverse("teams:machine-add", args=[team.pk])
+    url = reverse("engines:machine-add", args=[team.pk])
     assert client.post(url, MACHINE | {"name": "spark-1"}).status_code == 302  # ops's name: fine
     refusals = {"spark-1": "a machine named spark-1 already exists in team lab",  # the own team's name
                 "Spark 1": "Spark 1 would share the worker queue machine.team-"}  # or its queue

@@ -19,7 +19,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import ProtectedError
 
-from engines.models import Engine, EngineConfig, Team
+from engines.models import Engine, EngineConfig
+from teams.models import Team
 
 OLD_CONFIGS = ("sim-lookahead-4", "sim-ollama")
 OLD_NOTE = (

@@ -9,9 +9,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from engines.models import Team
 from runs.models import MetricsToken
 from teams import audit
+from teams.models import Team
 
 
 class Command(BaseCommand):

@@ -48,11 +48,11 @@ def checked(admin: Client, machine: Machine, url: str) -> dict:
 
 def test_it_adds_and_edits_a_machine_as_a_team_admin(admin, alpha):
     figures = {"bandwidth_gbps": "273", "memory_gb": "121"}
-    added = admin.post(reverse("teams:machine-add", args=[alpha.team.pk]),
+    added = admin.post(reverse("engines:machine-add", args=[alpha.team.pk]),
                        {"name": "spark-2", "host": "spark-2.lan"} | figures)
     assert added.status_code == 302
     machine = Machine.objects.get(name="spark-2", team=alpha.team)
-    edit = reverse("teams:machine-edit", args=[alpha.team.pk, machine.pk])
+    edit = reverse("engines:machine-edit", args=[alpha.team.pk, machine.pk])
     changed = admin.post(edit, {"name": "spark-2", "host": "10.0.0.12"} | figures)
     assert changed.status_code == 302
     machine.refresh_from_db()
