@@ -22,8 +22,8 @@ from django.views.decorators.http import require_GET, require_POST
 from engines.access import User, get_visible_or_404, visible
 from engines.models import EngineConfig, Machine
 from runs.actions.runs import start_run
-from sparkdash.api import api_login_required
 from teams import audit
+from teams.decorators import api_login_required
 from teams.roles import Role, has_role, require_role, teams_with_role
 from traffic.models import TrafficRecord
 from traffic.pages import conversation_rows, payload, shown_warnings, window_records

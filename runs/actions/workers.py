@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Count, Max, Q
@@ -23,7 +24,6 @@ from kombu.exceptions import OperationalError
 
 from engines.models import Machine
 from runs.models import Run
-from sparkdash.celery import app
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def listening_queues() -> tuple[dict[str, list[str]], str]:
 
 
 def _inspect_queues() -> dict[str, Any]:
-    inspect = app.control.inspect(timeout=settings.SPARKDASH_WORKER_INSPECT_TIMEOUT_S)
+    inspect = current_app.control.inspect(timeout=settings.SPARKDASH_WORKER_INSPECT_TIMEOUT_S)
     try:
         replies = inspect.active_queues() or {}
     except (OperationalError, OSError) as exc:

@@ -7,7 +7,7 @@ from django.views.decorators.http import require_GET
 from engines.access import get_visible_or_404
 from runs.models import Run, Sample
 from runs.results.chart_samples import chart_samples
-from sparkdash.api import api_login_required
+from teams.decorators import api_login_required
 
 SAMPLES_PAGE = 5000
 MAX_POINTS_DIGITS = 9

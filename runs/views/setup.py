@@ -13,9 +13,9 @@ from engines.engine_form import EngineForm
 from engines.models import Engine
 from runs.actions.setup import adopt_checks, start_check
 from runs.models import ConnectionCheck
-from sparkdash.api import api_login_required
 from teams import audit
 from teams.changes import changed_fields, snapshot
+from teams.decorators import api_login_required
 from teams.roles import Role, require_role, require_role_in_each
 
 

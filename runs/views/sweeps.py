@@ -22,8 +22,8 @@ from runs.models import Run, Sweep, SweepExecution
 from runs.results.export import table_response, wants_export
 from runs.results.sweep_grid import execution_dict
 from runs.views.sweep_form import SweepForm
-from sparkdash.api import api_login_required
 from teams.changes import changed_fields, snapshot
+from teams.decorators import api_login_required
 from teams.roles import Role, holds_in_each, require_role_in_each
 
 EXECUTIONS_SHOWN = 50

@@ -11,12 +11,12 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
+from celery import current_app
 from django.conf import settings
 from django.db import close_old_connections, transaction
 
 from runs.models import ConnectionCheck, Run
 from runs.worker import connection, execution
-from sparkdash.celery import app
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ def enqueue_on_commit(run: Run) -> None:
     run_id, machine = run.pk, run.machine
     if settings.SPARKDASH_WORKER == "celery":
         queue = machine.queue_name
-        transaction.on_commit(lambda: app.send_task(EXECUTE_RUN, (run_id,), queue=queue))
+        transaction.on_commit(lambda: current_app.send_task(EXECUTE_RUN, (run_id,), queue=queue))
     else:
         transaction.on_commit(lambda: submit_in_process(machine.pk, run_id))
 
@@ -53,7 +53,7 @@ def check_on_commit(check: ConnectionCheck) -> None:
     check_id, machine = check.pk, check.machine
     if settings.SPARKDASH_WORKER == "celery":
         queue = machine.queue_name
-        transaction.on_commit(lambda: app.send_task(CHECK_CONNECTION, (check_id,), queue=queue))
+        transaction.on_commit(lambda: current_app.send_task(CHECK_CONNECTION, (check_id,), queue=queue))
     else:
         transaction.on_commit(lambda: _executor(machine.pk).submit(_check_in_process, check_id))
 

@@ -19,7 +19,7 @@ def sent(settings, monkeypatch) -> list[tuple[str, tuple, str]]:
     """The tasks sent to the broker (none is: no broker here)."""
     settings.SPARKDASH_WORKER = "celery"
     tasks: list[tuple[str, tuple, str]] = []
-    monkeypatch.setattr("runs.worker.dispatch.app.send_task",
+    monkeypatch.setattr("runs.worker.dispatch.current_app.send_task",
                         lambda name, args, queue: tasks.append((name, args, queue)))
     return tasks
 

@@ -1,4 +1,5 @@
-"""What every JSON API view of every app shares: a login check that answers 401 JSON."""
+"""What every JSON API view of every app shares: a login check that answers 401 JSON (here, in the
+lowest app, so engines, runs and traffic reach it without importing the project package)."""
 from __future__ import annotations
 
 from collections.abc import Callable
