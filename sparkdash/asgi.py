@@ -25,8 +25,3 @@ application = ProtocolTypeRouter(
         ),
     }
 )
-
-# The embedded default fires due schedules from this process when `manage.py serve` asks for it.
-from runs.actions import scheduler  # noqa: E402
-
-scheduler.start()

@@ -2,10 +2,12 @@
 
 With a broker, celery beat fires schedules (runs.actions.schedules keeps its periodic tasks). On the
 embedded default, `manage.py serve` asks the web process to run this loop in a thread beside its
-in-process worker (SPARKDASH_EMBEDDED_SCHEDULER=1): every TICK_S it fires each enabled schedule
-whose next firing, counted from its last one, has come. A schedule missed while nothing ran fires
-once when the loop starts, as beat does with an overdue task. The last tick is kept in this process,
-which is the one serving the pages, so they can say whether schedules fire at all.
+in-process worker (SPARKDASH_EMBEDDED_SCHEDULER=1 in that process's environment only; the
+project's AppConfig.ready, sparkdash.apps, calls start() once every app is ready): every TICK_S
+it fires each enabled schedule whose next firing, counted from its last one, has come. A schedule
+missed while nothing ran fires once when the loop starts, as beat does with an overdue task. The
+last tick is kept in this process, which is the one serving the pages, so they can say whether
+schedules fire at all.
 """
 from __future__ import annotations
 

@@ -38,8 +38,6 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if settings.SPARKDASH_WORKER != "celery":  # the web process fires due schedules itself
-            os.environ[scheduler.ENV] = "1"
         procs = [self._daphne(options["host"], options["port"])]
         if options["sim_port"]:
             procs.append(self._simulator(options["sim_port"], options["sim_lookahead"]))
@@ -58,7 +56,10 @@ class Command(BaseCommand):
             _stop(procs)
 
     def _daphne(self, host: str, port: int) -> subprocess.Popen:
-        return _spawn(["-m", "daphne", "-b", host, "-p", str(port), "sparkdash.asgi:application"])
+        # On the embedded default the web process fires due schedules itself (sparkdash.apps starts
+        # the loop there); only it is told so, not the simulator or any other child.
+        env = {**os.environ, scheduler.ENV: "1"} if settings.SPARKDASH_WORKER != "celery" else None
+        return _spawn(["-m", "daphne", "-b", host, "-p", str(port), "sparkdash.asgi:application"], env)
 
     def _simulator(self, port: int, lookahead: int) -> subprocess.Popen:
         config = external_simulator_config(port)
@@ -116,8 +117,9 @@ def simulator_command(port: int, config: EngineConfig) -> list[str]:
     return cmd + (["--log-file", config.engine.log_path] if config.engine.log_path else [])
 
 
-def _spawn(args: list[str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, *args], cwd=settings.BASE_DIR, preexec_fn=_die_with_parent)
+def _spawn(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, *args], cwd=settings.BASE_DIR, env=env,
+                            preexec_fn=_die_with_parent)
 
 
 def _die_with_parent() -> None:

@@ -2,15 +2,19 @@
 when nothing fires them."""
 from __future__ import annotations
 
+import importlib
+import os
 import time
 from datetime import timedelta
 
 import pytest
+from django.apps import apps
 from django.urls import reverse
 from django.utils import timezone
 
 from engines.simulator import SimProfile, serve_in_thread
 from runs.actions import scheduler
+from runs.management.commands import serve
 from runs.models import Run, SweepExecution
 from tests.factories import EngineConfigFactory, ScheduleFactory, SweepFactory
 
@@ -53,6 +57,27 @@ def test_it_says_on_the_schedule_pages_when_no_scheduler_runs(alice_client, inpr
 def test_it_starts_only_when_serve_asks_for_it(monkeypatch):
     monkeypatch.delenv(scheduler.ENV, raising=False)
     assert scheduler.start() is None
+
+
+def test_it_starts_from_the_projects_app_ready_and_not_from_importing_the_asgi_module(monkeypatch):
+    started = []
+    monkeypatch.setattr(scheduler, "start", lambda: started.append(True))
+    monkeypatch.setenv(scheduler.ENV, "1")
+    importlib.reload(importlib.import_module("sparkdash.asgi"))
+    assert started == []
+    apps.get_app_config("sparkdash").ready()
+    assert started == [True]
+
+
+@pytest.mark.parametrize(("worker", "told"), [("inprocess", "1"), ("celery", None)])
+def test_it_is_asked_for_by_serve_in_its_web_process_only(worker, told, monkeypatch, settings):
+    settings.SPARKDASH_WORKER = worker
+    monkeypatch.delenv(scheduler.ENV, raising=False)
+    spawned = {}
+    monkeypatch.setattr(serve, "_spawn", lambda args, env=None: spawned.setdefault(args[1], env))
+    serve.Command()._daphne("127.0.0.1", 8000)
+    assert (spawned["daphne"] or {}).get(scheduler.ENV) == told
+    assert scheduler.ENV not in os.environ  # nor the simulator nor anything else serve starts
 
 
 @pytest.mark.django_db(transaction=True)
