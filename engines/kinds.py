@@ -30,10 +30,6 @@ from measure.words import gettext_noop
 if TYPE_CHECKING:
     import httpx
 
-    from engines.clients.base import EngineClient
-    from engines.recipes.base import LaunchSettings, Recipe
-    from engines.recipes.flags import FlagTable
-
 __all__ = [
     "OLLAMA_NATIVE", "OPENAI_COMPATIBLE", "REGISTRY", "SGLANG_NATIVE",
     "EngineKind", "choices", "find", "get", "names", "resolve",
@@ -43,7 +39,10 @@ OPENAI_COMPATIBLE = "engines.clients:openai_compatible"
 OLLAMA_NATIVE = "engines.clients:ollama_native"
 SGLANG_NATIVE = "engines.clients:sglang_native"
 EMPTY_FLAGS = "engines.recipes.flags:FlagTable"  # a kind that names no allowlist allows no extra flag
-ClientFactory = Callable[["EngineKind", str, str, float, "httpx.AsyncBaseTransport | None"], "EngineClient"]
+# The clients, recipes and flag tables this module names by import string are typed Any here: it
+# imports none of them, not even for type hints (they import it). Their callers say the types:
+# engines.clients.client_for (EngineClient), engines.recipes.render (Recipe), FlagTable's users.
+ClientFactory = Callable[["EngineKind", str, str, float, "httpx.AsyncBaseTransport | None"], Any]
 
 
 @dataclass(frozen=True)
@@ -109,22 +108,21 @@ class EngineKind:
 
     def make_client(
         self, base_url: str, api_key: str, timeout: float, transport: httpx.AsyncBaseTransport | None
-    ) -> EngineClient:
-        """Its API client (see engines.clients.client_for)."""
+    ) -> Any:
+        """Its API client, an ``EngineClient`` (see engines.clients.client_for)."""
         factory: ClientFactory = resolve(self.client)
         return factory(self, base_url, api_key, timeout, transport)
 
-    def render(self, settings: LaunchSettings) -> Recipe:
-        """Its launch recipe for these settings; ValueError names a field it cannot run."""
+    def render(self, settings: Any) -> Any:
+        """Its launch ``Recipe`` for these ``LaunchSettings``; ValueError names a field it cannot run."""
         return resolve(self.render_with)(settings)
 
-    def flag_table(self) -> FlagTable:
-        """The extra flags a config of this kind may add (an empty table when it names none)."""
+    def flag_table(self) -> Any:
+        """The extra flags a config of this kind may add, a ``FlagTable`` (an empty one when it names
+        none)."""
         if self.allowed_flags:
-            table: FlagTable = resolve(self.allowed_flags)
-            return table
-        empty: FlagTable = resolve(EMPTY_FLAGS)(self.name, self.label, [])
-        return empty
+            return resolve(self.allowed_flags)
+        return resolve(EMPTY_FLAGS)(self.name, self.label, [])
 
 
 def resolve(path: str) -> Any:

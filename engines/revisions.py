@@ -8,13 +8,15 @@ says, and "run again" repeats exactly what a run did.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 from django.conf import settings as django_settings
 from django.db import models, transaction
 
-if TYPE_CHECKING:
-    from engines.models import EngineConfig
+# A config is an engines.models.EngineConfig, which this module cannot name: engines.models imports
+# it (ConfigRevision is one of engines' models), so naming it back, even for type hints only, would
+# close an import circle. Functions that return their config say so with this; the others take Any.
+Config = TypeVar("Config", bound=models.Model)
 
 # Not settings: what the config is called, what it says of itself, and its bookkeeping.
 NOT_SETTINGS = frozenset({"id", "engine", "name", "notes", "created", "updated", "archived"})
@@ -41,7 +43,7 @@ class ConfigRevision(models.Model):
     def label(self) -> str:
         return f"r{self.number}"
 
-    def applied(self, config: EngineConfig) -> EngineConfig:
+    def applied(self, config: Config) -> Config:
         """A copy of ``config`` (never saved) carrying this revision's settings instead of its own."""
         copy = _copy(config)
         names = set(setting_names(config))
@@ -55,7 +57,7 @@ class ConfigRevision(models.Model):
         return [] if earlier is None else diff(earlier.settings, self.settings)
 
 
-def _copy(config: EngineConfig) -> EngineConfig:
+def _copy(config: Config) -> Config:
     copy = type(config)()
     copy.__dict__.update({k: v for k, v in config.__dict__.items() if k != "_state"})
     copy._state.adding, copy._state.db = False, config._state.db
@@ -63,12 +65,12 @@ def _copy(config: EngineConfig) -> EngineConfig:
     return copy
 
 
-def setting_names(config: EngineConfig) -> list[str]:
+def setting_names(config: models.Model) -> list[str]:
     """The config's fields that are settings, in the form's order."""
     return [f.name for f in config._meta.concrete_fields if f.name not in NOT_SETTINGS]
 
 
-def settings_of(config: EngineConfig) -> dict[str, Any]:
+def settings_of(config: models.Model) -> dict[str, Any]:
     """The config's current settings, as a revision stores them (each as its field reads it)."""
     fields = (f for f in config._meta.concrete_fields if f.name not in NOT_SETTINGS)
     return {f.name: f.to_python(getattr(config, f.name)) for f in fields}
@@ -84,7 +86,7 @@ def diff(before: dict[str, Any], after: dict[str, Any]) -> list[Change]:
             if before.get(name) != after.get(name)]
 
 
-def record(config: EngineConfig, user: Any = None) -> ConfigRevision:
+def record(config: Any, user: Any = None) -> ConfigRevision:
     """The revision of the config's settings as stored: the latest, or a new one if they changed.
 
     Read from the database, not from ``config``: an instance loaded before an edit must not
@@ -101,7 +103,7 @@ def record(config: EngineConfig, user: Any = None) -> ConfigRevision:
         return ConfigRevision.objects.create(config=config, number=number, settings=current, created_by=by)
 
 
-def history(config: EngineConfig, most: int = 20) -> list[dict[str, Any]]:
+def history(config: Any, most: int = 20) -> list[dict[str, Any]]:
     """The config's newest ``most`` revisions, newest first: each with its run count and what
     changed from the revision before it."""
     counted = config.revisions.select_related("created_by").annotate(run_count=models.Count("runs"))

@@ -16,7 +16,6 @@ from engines.setting_labels import SETTING_LABELS
 from engines.templatetags.engine_words import words
 
 if TYPE_CHECKING:
-    from engines.models import EngineConfig
     from teams.models import Team
 
 __all__ = [
@@ -29,11 +28,15 @@ THINKING_BUDGET_MIN = 16
 THINKING_BUDGET_MAX = 131_072
 
 
-def launch_errors(config: EngineConfig) -> dict[str, str]:
+def launch_errors(config: Any) -> dict[str, str]:
     """What a config may not launch, by field: extra flags outside its kind's allowlist, a model path
     outside this machine's model directories (engines.recipes.checks, the check the worker repeats),
     and, on an engine SparkDash starts, settings its kind's launch recipe cannot honour (on an
-    engine started by someone else, only a speculative method its kind does not have)."""
+    engine started by someone else, only a speculative method its kind does not have).
+
+    :param config: an ``EngineConfig``, duck-typed: engines.models imports this module, so naming
+        it here, even for type hints only, would close an import circle.
+    """
     if config.engine_id is None:
         return {}  # the form says the engine is missing
     try:

@@ -1,7 +1,10 @@
 """The code's import structure: no module imports itself back through others (no import cycle),
-at run time (imports for type hints only do not count)."""
+and no floor imports one above it (measure, teams, engines, runs, traffic, sparkdash, from the
+ground up). Imports for type hints only (under TYPE_CHECKING) count too: a circle they close is a
+circle, and a floor that names a higher one's types depends on it."""
 from __future__ import annotations
 
+import copy
 import sys
 from pathlib import Path
 
@@ -11,7 +14,35 @@ import pytest
 pytestmark = pytest.mark.backend_free
 
 PACKAGES = ("engines", "measure", "runs", "sparkdash", "teams", "traffic")
+# The floors from the ground up: each may import those below it, none one above it.
+FLOORS = ("measure", "teams", "engines", "runs", "traffic", "sparkdash")
 ROOT = str(Path(__file__).resolve().parent.parent)
+
+
+def real_graph(include_external_packages: bool = False) -> grimp.ImportGraph:
+    """The project's import graph, type-hint imports included."""
+    if ROOT not in sys.path:
+        sys.path.insert(0, ROOT)
+    return grimp.build_graph(*PACKAGES, include_external_packages=include_external_packages,
+                             exclude_type_checking_imports=False)
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return real_graph()
+
+
+def upward_imports(graph: grimp.ImportGraph) -> list[tuple[str, str]]:
+    """(importer, imported) for each direct import from a floor to one above it, sorted."""
+    floor = {name: rank for rank, name in enumerate(FLOORS)}
+    found = []
+    for importer in graph.modules:
+        below = floor.get(importer.partition(".")[0])
+        for imported in graph.find_modules_directly_imported_by(importer):
+            above = floor.get(imported.partition(".")[0])
+            if below is not None and above is not None and above > below:
+                found.append((importer, imported))
+    return sorted(found)
 
 
 def cycles(graph: grimp.ImportGraph) -> list[list[str]]:
@@ -59,8 +90,27 @@ def test_it_finds_a_cycle_where_there_is_one():
     assert cycles(graph) == [["p.a", "p.b", "p.c"]]
 
 
-def test_it_has_no_import_cycle():
-    if ROOT not in sys.path:
-        sys.path.insert(0, ROOT)
-    graph = grimp.build_graph(*PACKAGES, exclude_type_checking_imports=True)
+def test_it_has_no_import_cycle(graph):
     assert cycles(graph) == []
+
+
+def test_it_finds_a_cycle_closed_by_a_back_import_added_on_purpose(graph):
+    graph = copy.deepcopy(graph)
+    graph.add_import(importer="measure.words", imported="engines.models")  # engines.kinds imports it
+    assert any({"measure.words", "engines.models", "engines.kinds"} <= set(part) for part in cycles(graph))
+
+
+def test_it_imports_no_floor_from_one_below_it(graph):
+    assert upward_imports(graph) == []
+
+
+def test_it_finds_a_back_import_added_on_purpose(graph):
+    graph = copy.deepcopy(graph)
+    graph.add_import(importer="teams.models", imported="runs.models")
+    graph.add_import(importer="engines.kinds", imported="sparkdash.celery")
+    assert upward_imports(graph) == [("engines.kinds", "sparkdash.celery"), ("teams.models", "runs.models")]
+
+
+def test_it_counts_imports_for_type_hints_only(graph):
+    # engines.validation names teams.models.Team under TYPE_CHECKING only.
+    assert graph.direct_import_exists(importer="engines.validation", imported="teams.models")

@@ -42,7 +42,7 @@ def client_for(
     :raises ValueError: "unknown engine kind ..." for a kind the registry lacks.
     """
     spec = kinds.get(kind)
-    client = spec.make_client(base_url, api_key, timeout, transport)
+    client: EngineClient = spec.make_client(base_url, api_key, timeout, transport)
     client.engine_kind = spec.name  # what the measurement core asks the registry about
     return client
 

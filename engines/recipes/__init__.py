@@ -56,9 +56,10 @@ def render(settings: LaunchSettings) -> Recipe:
     :raises ValueError: for settings the engine cannot run; the message starts with the field.
     """
     if not settings.simulator:
-        return kinds.get(settings.kind).render(settings)
+        plain: Recipe = kinds.get(settings.kind).render(settings)
+        return plain
     extra = checked(simulator.ALLOWED_FLAGS, settings.extra_flags)
-    recipe = kinds.get(settings.kind).render(settings.with_(extra_flags=""))
+    recipe: Recipe = kinds.get(settings.kind).render(settings.with_(extra_flags=""))
     if extra:
         recipe.notes.append(Words(
             gettext_noop("extra_flags (%(flags)s) are the SparkDash simulator's, which stands in for this "
