@@ -9,4 +9,7 @@ class RunsConfig(AppConfig):
     def ready(self) -> None:
         # Connect the signal receivers: schedules keep their beat task in step, alerts check
         # finished scheduled sweep runs.
-        from runs.actions import alerts, schedules  # noqa: F401
+        from runs.actions import alerts, schedules, setup  # noqa: F401
+
+        # The engine set-up pages (engines) test a connection through runs' worker.
+        setup.register()

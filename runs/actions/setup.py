@@ -6,11 +6,13 @@ from typing import Any
 
 from django.db import transaction
 
+from engines import connection_checks
+from engines.access import get_visible_or_404
 from engines.models import Engine, Machine
 from runs.models import ConnectionCheck
 from runs.worker import dispatch
 
-__all__ = ["adopt_checks", "start_check"]
+__all__ = ["adopt_checks", "check_as_dict", "register", "start_check"]
 
 
 def start_check(machine: Machine, kind: str, base_url: str, api_key: str = "", user: Any = None,
@@ -37,3 +39,15 @@ def adopt_checks(engine: Engine, user: Any) -> int:
     found = ConnectionCheck.objects.filter(engine=None, machine=engine.machine, kind=engine.kind,
                                            base_url=engine.base_url, created_by=user)
     return found.update(engine=engine) if getattr(user, "is_authenticated", False) else 0
+
+
+def check_as_dict(user: Any, pk: int) -> dict[str, Any]:
+    """Connection check ``pk`` as JSON, if ``user`` sees it (else Http404)."""
+    check = get_visible_or_404(user, ConnectionCheck.objects.select_related("machine"), pk=pk)
+    return check.to_dict()
+
+
+def register() -> None:
+    """Hand these to the engine set-up pages (engines.connection_checks): runs.apps, when ready."""
+    connection_checks.register(connection_checks.ConnectionChecks(
+        start=start_check, adopt=adopt_checks, find=check_as_dict))

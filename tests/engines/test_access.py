@@ -16,6 +16,11 @@ URLS = {
     "engines:config-matrix": Endpoint("config"),
     "engines:machine-bandwidth-clear": Endpoint("machine", "POST", 403, admin_status=302),
     "engines:config-archive": Endpoint("config", "POST", 302),
+    "engines:engine-create": Endpoint(member_status=403, admin_status=200, lists=False),
+    "engines:engine-detail": Endpoint("engine"),
+    "engines:engine-edit": Endpoint("engine", member_status=403, admin_status=200),
+    "engines:engine-check": Endpoint("engine", "POST", 302),
+    "engines:api-connection-check": Endpoint("check", api=True),
     "engines:machine-add": Endpoint("team", member_status=403, admin_status=200),
     "engines:machine-edit": Endpoint("team", member_status=403, admin_status=200,
                                      more=lambda w: {"machine_pk": w.machine.pk}),
@@ -49,6 +54,10 @@ def test_it_sends_anonymous_users_from_the_account_pages_to_the_login_page(name)
 @pytest.mark.parametrize("name", NAMES)
 def test_it_sends_anonymous_users_to_the_login_page(name, alpha):
     response = call(Client(), name, rule(name), alpha)
+    if rule(name).api:
+        assert response.status_code == 401
+        assert response.json() == {"error": "login required"}
+        return
     assert response.status_code == 302
     assert response["Location"].startswith(resolve_url(settings.LOGIN_URL) + "?next=")
 
@@ -60,7 +69,7 @@ def test_it_serves_the_owner_and_a_teammate(name, role, alpha, bravo):
     response = call(logged_in(getattr(alpha, role)), name, endpoint, alpha)
     assert response.status_code == endpoint.member_status
     assert posts_without_token(response) <= 0
-    if endpoint.target is None and endpoint.method == "GET":
+    if endpoint.target is None and endpoint.method == "GET" and endpoint.lists:
         assert b"alpha-" in response.content
         assert b"bravo-" not in response.content
 
@@ -69,12 +78,12 @@ def test_it_serves_the_owner_and_a_teammate(name, role, alpha, bravo):
 def test_it_hides_another_teams_objects_from_an_outsider(name, alpha, bravo):
     endpoint = rule(name)
     response = call(logged_in(bravo.owner), name, endpoint, alpha)
-    if endpoint.target is None:
+    if endpoint.target is not None:
+        assert response.status_code == 404
+    elif endpoint.lists:
         assert response.status_code == 200
         assert b"bravo-" in response.content
         assert b"alpha-" not in response.content
-    else:
-        assert response.status_code == 404
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -82,7 +91,7 @@ def test_it_shows_a_superuser_everything(name, alpha, bravo):
     admin = UserFactory(username="root", is_superuser=True, is_staff=True, teams=[])
     response = call(logged_in(admin), name, rule(name), alpha)
     assert response.status_code == admin_status(rule(name))
-    if rule(name).target is None:
+    if rule(name).target is None and rule(name).lists:
         assert b"alpha-" in response.content and b"bravo-" in response.content
 
 

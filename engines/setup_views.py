@@ -1,6 +1,8 @@
 """Setting up engines from the dashboard (team admins): add and edit one, test its connection
-before saving (on its machine's worker: runs.actions.setup), and its page with its status.
-Adding a machine is the team page's (teams.views.machine_add)."""
+before saving, and its page with its status. Adding a machine is engines.machine_views'.
+
+The test runs on the engine's machine's worker, which is runs' (runs.actions.setup): the pages
+reach it through engines.connection_checks, which runs fills when its app is ready."""
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
@@ -8,11 +10,10 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from engines import connection_checks
 from engines.access import get_visible_or_404
 from engines.engine_form import EngineForm
 from engines.models import Engine
-from runs.actions.setup import adopt_checks, start_check
-from runs.models import ConnectionCheck
 from teams import audit
 from teams.changes import changed_fields, snapshot
 from teams.decorators import api_login_required
@@ -44,16 +45,16 @@ def _edit(request: HttpRequest, engine: Engine | None) -> HttpResponse:
     check = None
     if form.is_valid() and request.POST.get("action") == "check":
         data = form.cleaned_data
-        check = start_check(data["machine"], data["kind"], data["base_url"], data["api_key"], request.user,
-                            engine=engine)
+        check = connection_checks.current().start(data["machine"], data["kind"], data["base_url"],
+                                                  data["api_key"], request.user, engine=engine)
     elif form.is_valid():
         saved = form.save()
-        adopt_checks(saved, request.user)
+        connection_checks.current().adopt(saved, request.user)
         if engine is None:
             audit.record(request.user, "created", saved, saved.machine.team, request=request)
         elif fields := changed_fields(before, saved):
             audit.record(request.user, "changed", saved, saved.machine.team, request=request, fields=fields)
-        return redirect("runs:engine-detail", saved.pk)
+        return redirect("engines:engine-detail", saved.pk)
     ctx = {"form": form, "engine": engine, "check": check}
     return render(request, "engines/engine_form.html", ctx, status=400 if form.errors else 200)
 
@@ -73,13 +74,13 @@ def engine_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def engine_check(request: HttpRequest, pk: int) -> HttpResponse:
     """Check the saved engine's connection now (member role), on its machine's worker."""
     engine = _engine(request, pk, Role.MEMBER)
-    start_check(engine.machine, engine.kind, engine.base_url, engine.api_key, request.user, engine=engine)
-    return redirect("runs:engine-detail", engine.pk)
+    connection_checks.current().start(engine.machine, engine.kind, engine.base_url, engine.api_key,
+                                      request.user, engine=engine)
+    return redirect("engines:engine-detail", engine.pk)
 
 
 @api_login_required
 @require_GET
 def check_detail(request: HttpRequest, pk: int) -> JsonResponse:
     """A connection check as JSON, for the page that waits for it (finished: null while queued)."""
-    check = get_visible_or_404(request.user, ConnectionCheck.objects.select_related("machine"), pk=pk)
-    return JsonResponse(check.to_dict())
+    return JsonResponse(connection_checks.current().find(request.user, pk))

@@ -36,11 +36,11 @@ def engine_data(machine: Machine, url: str, **more) -> dict:
 def checked(admin: Client, machine: Machine, url: str) -> dict:
     """Test the connection from the new-engine form and run the check as the machine's worker does."""
     data = engine_data(machine, url, action="check", api_key="s3cret")
-    page = admin.post(reverse("runs:engine-create"), data)
+    page = admin.post(reverse("engines:engine-create"), data)
     assert page.status_code == 200 and 'id="connection-check"' in page.content.decode()
     check = ConnectionCheck.objects.latest("pk")
     run_check(check.pk)
-    answer = admin.get(reverse("runs:api-connection-check", args=[check.pk])).json()
+    answer = admin.get(reverse("engines:api-connection-check", args=[check.pk])).json()
     assert answer["finished"] is not None
     assert ConnectionCheck.objects.get(pk=check.pk).api_key == ""  # not kept once used
     return answer["result"]
@@ -70,15 +70,16 @@ def test_it_reports_a_reachable_simulators_api_and_models_then_saves_it(admin, a
         result = checked(admin, alpha.machine, sim.url)
         assert result == {"reachable": True, "api": "openai", "models": ["sparkdash-sim:8b"],
                           "version": "sparkdash-simulator", "spec_counters": True}
-        saved = admin.post(reverse("runs:engine-create"), engine_data(alpha.machine, sim.url, action="save"))
+        saved = admin.post(reverse("engines:engine-create"),
+                           engine_data(alpha.machine, sim.url, action="save"))
     engine = Engine.objects.get(name="llama-1")
-    assert saved.status_code == 302 and saved.url == reverse("runs:engine-detail", args=[engine.pk])
+    assert saved.status_code == 302 and saved.url == reverse("engines:engine-detail", args=[engine.pk])
     page = admin.get(saved.url).content.decode()
     assert "sparkdash-sim:8b" in page and "s3cret" not in page
 
 
 def test_it_refuses_a_url_on_another_host_and_checks_nothing(admin, alpha):
-    page = admin.post(reverse("runs:engine-create"),
+    page = admin.post(reverse("engines:engine-create"),
                       engine_data(alpha.machine, "http://169.254.169.254/latest", action="check"))
     assert page.status_code == 400 and "the host must be the machine" in page.content.decode()
     assert list(ConnectionCheck.objects.all()) == [alpha.check]  # the world's own, no new one
@@ -87,11 +88,11 @@ def test_it_refuses_a_url_on_another_host_and_checks_nothing(admin, alpha):
 def test_it_leaves_adding_engines_to_admins(alpha, bravo):
     member = Client()
     member.force_login(alpha.teammate)
-    assert member.get(reverse("runs:engine-create")).status_code == 403
-    assert member.get(reverse("runs:engine-edit", args=[alpha.engine.pk])).status_code == 403
+    assert member.get(reverse("engines:engine-create")).status_code == 403
+    assert member.get(reverse("engines:engine-edit", args=[alpha.engine.pk])).status_code == 403
     stranger = Client()
     stranger.force_login(bravo.owner)
-    assert stranger.get(reverse("runs:engine-detail", args=[alpha.engine.pk])).status_code == 404
+    assert stranger.get(reverse("engines:engine-detail", args=[alpha.engine.pk])).status_code == 404
 
 
 @pytest.mark.django_db(transaction=True)
@@ -101,12 +102,12 @@ def test_it_runs_the_check_on_the_machines_worker(alpha, settings):
     set_role(alpha.owner, alpha.team, Role.ADMIN)
     client = Client()
     client.force_login(alpha.owner)
-    client.post(reverse("runs:engine-check", args=[alpha.engine.pk]))
+    client.post(reverse("engines:engine-check", args=[alpha.engine.pk]))
     check = ConnectionCheck.objects.latest("pk")
     deadline = time.monotonic() + 20
     while ConnectionCheck.objects.get(pk=check.pk).finished is None and time.monotonic() < deadline:
         time.sleep(0.2)
     check.refresh_from_db()
     assert check.finished is not None and check.engine_id == alpha.engine.pk
-    page = client.get(reverse("runs:engine-detail", args=[alpha.engine.pk])).content.decode()
+    page = client.get(reverse("engines:engine-detail", args=[alpha.engine.pk])).content.decode()
     assert "Not reachable" in page or "answered" in page
