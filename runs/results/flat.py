@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from measure import catalog
-from measure.stats import figure_value
 from runs.core.scoring.headline import headline_of
+from runs.core.typed_reads import figure, recorded, summary_of
 from runs.models import Run
 
 __all__ = ["SETUP_COLUMNS", "cell_text", "columns", "flat_rows", "markdown"]
@@ -38,14 +38,15 @@ def flat_rows(runs: Iterable[Run]) -> list[dict[str, Any]]:
     """The table's rows for `runs` (their config, engine and machine selected), in their order."""
     rows: list[dict[str, Any]] = []
     for run in runs:
-        summary = run.summary if isinstance(run.summary, dict) else {}
-        tool = summary.get("tool")  # an imported run: the tool that measured it
+        summary = summary_of(run)
+        tool = recorded(summary, "tool")  # an imported run: the tool that measured it
         base = _setup(run) | {"run": run.pk, "job": f"{run.job}: {tool}" if tool else run.job,
                               "finished": run.finished.isoformat() if run.finished else None}
         base |= _headline(run.job, summary)
-        levels = summary.get("levels") or {}  # a load sweep's levels, by their load
+        levels = recorded(summary, "levels", {})  # a load sweep's levels, by their load
         if not levels:
-            rows.append(base | _figures(summary) | {"level": summary.get("concurrency") if tool else None})
+            level = recorded(summary, "concurrency") if tool else None
+            rows.append(base | _figures(summary) | {"level": level})
             continue
         for level, figures in sorted(levels.items(), key=lambda item: int(item[0])):
             rows.append(base | _figures(figures) | {
@@ -73,13 +74,13 @@ def _setup(run: Run) -> dict[str, Any]:
 def _figures(figures: Mapping[str, Any]) -> dict[str, Any]:
     """Each column metric's one value as its page shows it (a median, or pooled over the run)."""
     keys = [key for key, declared in catalog.CATALOG.items() if declared.column]
-    shown = {key: figure_value(figures.get(key)) for key in keys}
+    shown = {key: figure(figures, key) for key in keys}
     return shown | {"j_per_token": _energy(figures, ())}
 
 
 def _energy(summary: Mapping[str, Any], path: Sequence[str]) -> float | None:
     """Joules per output token over the run (or one of its groups), where power was read."""
-    found: Any = ((summary.get("telemetry") or {}).get("energy")) or {}
+    found: Any = (recorded(summary, "telemetry", {}).get("energy")) or {}
     for key in path:
         found = (found or {}).get(key) or {}
     value = found.get("j_per_token") if isinstance(found, Mapping) else None
