@@ -48,7 +48,7 @@ VERDICTS = (gettext_noop("better"), gettext_noop("worse"), gettext_noop("noise")
 STATUSES = (
     gettext_noop("queued"), gettext_noop("running"), gettext_noop("failed"), gettext_noop("cancelled"),
 )
-# "there is no ... with id N", one sentence per kind of id.
+# "there is no ... with id N", one sentence per sort of id.
 NO_SUCH = {
     "run": gettext_noop("there is no run with id %(id)s"),
     "sweep run": gettext_noop("there is no sweep run with id %(id)s"),
