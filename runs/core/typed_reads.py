@@ -59,7 +59,8 @@ class JobDetail(RunSummary):
 @cache
 def declared_fields() -> frozenset[str]:
     """Every field some RunSummary type declares: each job kind's, the shared ones, the worker's."""
-    types = {spec.summary_type for spec in registry.JOBS.values()} | {WorkerAdded, JobDetail}
+    types: list[type[RunSummary]] = [spec.summary_type for spec in registry.JOBS.values()]
+    types += [WorkerAdded, JobDetail]
     return frozenset(name for summary_type in types for name in summary_type.model_fields)
 
 

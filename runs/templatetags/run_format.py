@@ -9,7 +9,7 @@ The same table of metrics is handed to the run page's scripts as JSON
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict, cast
 
 from django import template
@@ -81,7 +81,7 @@ def catalog_columns() -> list[SummaryColumn]:
     return [column(key) for key in catalog.CATALOG]
 
 
-def has_reasoning(summary: dict[str, Any] | None) -> bool:
+def has_reasoning(summary: Mapping[str, Any] | None) -> bool:
     """Whether a run's requests reasoned: a first reasoning token was timed, or reasoning counted."""
     counted = stored(summary, "reasoning_tokens") or {}
     return bool(stored(summary, "ttfr_s")) or bool(counted.get("max"))
