@@ -11,10 +11,11 @@ from measure.words import Words, gettext_noop
 
 __all__ = ["FIELD_WORDS", "field_of", "field_words"]
 
+# A setting whose name is one word (lookahead, threads) is named by it: field_words falls back to it.
 FIELD_WORDS: dict[str, str] = {
     "model": gettext_noop("model"), "quantization": gettext_noop("quantization"),
     "speculative_method": gettext_noop("speculative method"), "draft_model": gettext_noop("draft model"),
-    "lookahead": gettext_noop("lookahead"), "draft_n_min": gettext_noop("draft n min"),
+    "draft_n_min": gettext_noop("draft n min"),
     "draft_p_min": gettext_noop("draft p min"), "kv_cache_dtype": gettext_noop("KV-cache dtype"),
     "prefix_caching": gettext_noop("prefix caching"), "context_length": gettext_noop("context length"),
     "threads": gettext_noop("threads"), "cache_ram_mib": gettext_noop("prompt cache RAM"),
