@@ -2,6 +2,7 @@
 `summary.<key>` lookup held to them, so a misspelt key fails here rather than showing "—"."""
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -18,6 +19,8 @@ SKIPPED = {".venv", "node_modules", ".git"}
 LOOKUP = re.compile(r"\bsummary\.([A-Za-z_][A-Za-z0-9_]*)")
 # Django's own attributes of a dict, which a lookup may reach rather than a key.
 DICT_METHODS = {"items", "keys", "values"}
+# runs.core.typed_reads' readers, by the names code calls them.
+READERS = {"figure", "stored", "recorded"}
 
 
 def templates() -> list[Path]:
@@ -63,3 +66,21 @@ def test_it_reads_in_every_template_only_summary_keys_something_declares():
     undeclared = sorted(f"{path.relative_to(ROOT)}: summary.{key}" for path in templates()
                         for key in LOOKUP.findall(path.read_text(encoding="utf-8")) if key not in known)
     assert undeclared == []
+
+
+def _constant_reads(path: Path) -> list[str]:
+    """The constant keys `path` reads through figure / stored / recorded."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and len(n.args) >= 2]
+    named = [c for c in calls if getattr(c.func, "id", getattr(c.func, "attr", "")) in READERS]
+    return [c.args[1].value for c in named if isinstance(c.args[1], ast.Constant)
+            and isinstance(c.args[1].value, str)]
+
+
+def test_it_reads_in_the_code_only_keys_something_declares():
+    known = declared_fields() | set(catalog.CATALOG)
+    folders = ("runs", "traffic", "engines", "sparkdash")
+    sources = [p for folder in folders for p in (ROOT / folder).rglob("*.py")]
+    read = {f"{p.relative_to(ROOT)}: {key}" for p in sources for key in _constant_reads(p)}
+    assert len(read) > 10
+    assert sorted(r for r in read if r.rpartition(": ")[2] not in known) == []
