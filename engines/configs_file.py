@@ -116,11 +116,11 @@ def _audit(obj: models.Model, before: dict[str, Any]) -> None:
 def _lookup(where: str, objects: models.QuerySet[Any], name: Any) -> Any:
     """The one object of ``objects`` named ``name``: refused when none or several (teams) are."""
     found = list(objects.filter(name=name)[:2])
-    kind = objects.model.__name__.lower()
+    what = objects.model.__name__.lower()
     if not found:
-        raise ConfigFileError(f"{where}: no {kind} named {name!r}")
+        raise ConfigFileError(f"{where}: no {what} named {name!r}")
     if len(found) > 1:
-        raise ConfigFileError(f"{where}: more than one team has {kind}s named {name!r}: "
+        raise ConfigFileError(f"{where}: more than one team has {what}s named {name!r}: "
                               "say which team the file is for with a top-level team: NAME")
     return found[0]
 

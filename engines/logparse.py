@@ -30,7 +30,8 @@ _ERROR_PREFIX = re.compile(r"^(?:\d+\.\d{2}\.\d{3}\.\d{3} )?E (?P<msg>.+)")
 # error: ...", "slot ...: ... error: ...") and argument errors ("error: invalid argument: --foo").
 _ERROR_TEXT = re.compile(r"^(?:error: |error while handling |(?:srv|slot) +\S+: .*\berror: )")
 
-Kind = Literal["acceptance", "cache-discard", "error"]
+# What a log line reports (a LogEvent's `event`).
+EventName = Literal["acceptance", "cache-discard", "error"]
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class LogEvent:
     For "cache-discard" and "error": text is the line (trimmed, colours removed).
     """
 
-    kind: Kind
+    event: EventName
     text: str
     rate: float | None = None
     accepted: int | None = None
@@ -92,7 +93,7 @@ def _parse_jsonl(text: str) -> LogEvent | None:
         return LogEvent("error", msg)
     event = _parse_text(msg)
     # The level is known here, so the text is not guessed at for errors.
-    return event if event is not None and event.kind != "error" else None
+    return event if event is not None and event.event != "error" else None
 
 
 def read_new_lines(path: Path, position: int | None) -> tuple[list[str], int]:

@@ -12,6 +12,7 @@ from django.utils.translation import gettext
 
 from engines.recipes import LaunchSettings, render, settings_from_config
 from engines.recipes.checks import launch_refusals
+from engines.recipes.field_words import FIELD_WORDS, field_of
 from engines.setting_labels import SETTING_LABELS
 from engines.templatetags.engine_words import words
 
@@ -60,7 +61,7 @@ def recipe_errors(settings: LaunchSettings, fields: set[str]) -> dict[str, str]:
         render(settings)
     except ValueError as exc:
         message = exc.args[0] if exc.args else str(exc)
-        field = str(message).partition(":")[0].strip()
+        field = field_of(str(message).partition(":")[0].strip())
         if field in fields:
             return {field: _on_field(field, message)}
         return {NON_FIELD_ERRORS: str(words(message))}
@@ -68,12 +69,14 @@ def recipe_errors(settings: LaunchSettings, fields: set[str]) -> dict[str, str]:
 
 
 def _on_field(field: str, message: Any) -> str:
-    """The message as said on its field: without the field's name in front (a check's message
-    starts with it, or with its label in a translation; the form puts the field's label there, the
-    YAML loader its key)."""
+    """The message as said on its field: without the setting's words in front (a check's message
+    starts with its label, engines.recipes.field_words, in English or translated; the form puts the
+    field's label there, the YAML loader its key)."""
     text = str(words(message))
     label = SETTING_LABELS.get(field)
-    for name in (field, *([str(label)] if label else [])):
+    english = FIELD_WORDS.get(field, field)
+    named = (field, field.replace("_", " "), english, gettext(english), *([str(label)] if label else []))
+    for name in named:
         if text.startswith(f"{name}:"):
             return text[len(name) + 1:].lstrip()
     return text

@@ -210,7 +210,7 @@ class Sample(models.Model):
     seq = models.PositiveIntegerField()
     team_path = "run__machine__team__"
     t = models.FloatField(help_text=_("seconds since the run started"))
-    kind = models.CharField(max_length=30)
+    kind = models.CharField(max_length=30)  # the sample type: "request", "telemetry" (docs/glossary.md)
     values = models.JSONField(default=dict)
 
     class Meta:

@@ -74,10 +74,10 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
 
 async def _refuse(scope: Scope, send: Send, text: str) -> None:
     if scope.get("path", "").startswith(API_PREFIX):
-        body, kind = json.dumps({"error": text}).encode(), b"application/json"
+        body, content_type = json.dumps({"error": text}).encode(), b"application/json"
     else:
-        body, kind = (text + "\n").encode(), b"text/plain; charset=utf-8"
+        body, content_type = (text + "\n").encode(), b"text/plain; charset=utf-8"
     length = str(len(body)).encode()
-    headers = [(b"content-type", kind), (b"content-length", length), (b"connection", b"close")]
+    headers = [(b"content-type", content_type), (b"content-length", length), (b"connection", b"close")]
     await send({"type": "http.response.start", "status": 413, "headers": headers})
     await send({"type": "http.response.body", "body": body})

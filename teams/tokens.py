@@ -31,7 +31,7 @@ def digest(token: str) -> str:
 
 
 class HashedToken(models.Model):
-    """The fields every kind of token has; a concrete model adds what the token is for."""
+    """The fields every sort of token has; a concrete model adds what the token is for."""
 
     team = models.ForeignKey(Team, models.CASCADE, related_name="+")
     name = models.CharField(max_length=100)

@@ -42,3 +42,28 @@ def test_it_names_no_config_setting_by_its_internal_name_in_japanese():
                                                                    PLACEHOLDER.sub("", japanese)))
              for english, japanese in catalogue().items()}
     assert {english: names for english, names in named.items() if names} == {}
+
+
+# A value quoted in a message ('draft_model', vLLM's method of that name), which is no field's name.
+QUOTED = re.compile(r"'[^']*'")
+
+
+def config_field_names() -> set[str]:
+    """The config's fields whose names are no words (draft_model), so never shown to a person."""
+    return {f.name for f in EngineConfig._meta.fields if "_" in f.name} - API_NAMES
+
+
+def named_fields(text: str) -> list[str]:
+    """The config field names `text` says, leaving out its placeholders and quoted values."""
+    bare = QUOTED.sub("", PLACEHOLDER.sub("", text))
+    return sorted(name for name in config_field_names() if re.search(rf"(?<![\w-]){name}(?!\w)", bare))
+
+
+def test_it_finds_a_config_field_name_but_not_a_quoted_value():
+    assert named_fields("draft_model: set, but %(draft_model)s") == ["draft_model"]
+    assert named_fields("draft model: set (use 'draft_model') with --speculative-draft-model-path") == []
+
+
+def test_it_names_no_config_setting_by_its_internal_name_in_english():
+    named = {english: named_fields(english) for english in catalogue()}
+    assert {english: names for english, names in named.items() if names} == {}

@@ -33,4 +33,4 @@ class EngineLogWatch:
         if self.path is None:
             return []
         lines, self.position = read_new_lines(self.path, self.position)
-        return [line for line in lines if (event := parse_line(line)) and event.kind == "cache-discard"]
+        return [line for line in lines if (event := parse_line(line)) and event.event == "cache-discard"]

@@ -38,9 +38,9 @@ def relay_summary(state: RelayState | None, now: datetime) -> dict[str, Any] | N
 
 
 def shown_warnings(warnings: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The warnings with their kind ("kind_label") and words ("shown") in the reader's language;
-    "kind" and the English "message" stay as they are."""
-    return [w | {"kind_label": gettext(w["kind"]), "shown": gettext(w["text"]) % w["params"]}
+    """The warnings with their code's label ("code_label") and words ("shown") in the reader's
+    language; the code (stored under "kind") and the English "message" stay as they are."""
+    return [w | {"code_label": gettext(w["kind"]), "shown": gettext(w["text"]) % w["params"]}
             for w in warnings]
 
 

@@ -191,7 +191,7 @@ def by_output_type(records: Sequence[Any], start: datetime, end: datetime) -> di
     """
     size = bucket_seconds(int((end - start).total_seconds()))
     result: dict[str, dict[str, Any]] = {}
-    for kind, buckets in sorted(_type_buckets(records, start, end).items()):
+    for output_type, buckets in sorted(_type_buckets(records, start, end).items()):
         points = []
         for index, bucket in sorted(buckets.items()):
             speeds = [v for v in (field(r, "decode_tps_client") for r in bucket) if v is not None]
@@ -201,7 +201,7 @@ def by_output_type(records: Sequence[Any], start: datetime, end: datetime) -> di
                 "acceptance": _acceptance(bucket), "n": len(bucket),
             })
         everything = [r for bucket in buckets.values() for r in bucket]
-        result[kind] = {
+        result[output_type] = {
             "decode_tps": summarize(field(r, "decode_tps_client") for r in everything),
             "acceptance": _acceptance(everything), "n": len(everything), "points": points,
         }

@@ -89,7 +89,7 @@ def figure_texts(stats: dict[str, Any]) -> dict[str, Any]:
         "ttft_note": _ttft_note(stats["ttft"]),
         "new_input_share": share_text(stats["new_input_share"]),
         "generation_share": _generation(stats["generation_share"]),
-        "by_output_type": {kind: _by_type(fig) for kind, fig in stats["by_output_type"].items()},
+        "by_output_type": {output: _by_type(fig) for output, fig in stats["by_output_type"].items()},
     }
 
 

@@ -120,7 +120,7 @@ class Generation:
 
     @property
     def first_token_at(self) -> float | None:
-        """When the first generated token of either kind (reasoning or answer) arrived."""
+        """When the first generated token of either sort (reasoning or answer) arrived."""
         return next((c.t for c in self.chunks if c.text), None)
 
     @property

@@ -164,5 +164,5 @@ def _span(start: float | None, end: float | None) -> float | None:
 
 def _finish(reason: Any) -> str | None:
     """SGLang's finish_reason object ({"type": "length", ...}) as the plain word the others use."""
-    kind = as_dict(reason).get("type")
-    return str(kind) if kind else None
+    finish_type = as_dict(reason).get("type")
+    return str(finish_type) if finish_type else None

@@ -62,7 +62,7 @@ def render(settings: LaunchSettings) -> Recipe:
     recipe: Recipe = kinds.get(settings.kind).render(settings.with_(extra_flags=""))
     if extra:
         recipe.notes.append(Words(
-            gettext_noop("extra_flags (%(flags)s) are the SparkDash simulator's, which stands in for this "
+            gettext_noop("extra flags (%(flags)s) are the SparkDash simulator's, which stands in for this "
                          "engine: not rendered"), flags=" ".join(extra),
         ))
     return recipe

@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from engines import kinds
+from engines.recipes.field_words import field_words
 from engines.recipes.flags import checked, split_extra_flags
 from measure.words import Words, gettext_noop
 
@@ -181,7 +182,7 @@ class Builder:
             self.notes.append(
                 Words(
                     gettext_noop("%(field)s (%(value)s) is not rendered: %(why)s"),
-                    field=field_name,
+                    field=field_words(field_name),
                     value=value,
                     why=Words(why),
                 )

@@ -14,6 +14,7 @@ import re
 from engines import kinds
 from engines.recipes import simulator
 from engines.recipes.base import LaunchSettings
+from engines.recipes.field_words import field_words
 from engines.recipes.flags import FlagTable, checked
 from engines.recipes.model_dirs import model_refusal
 from measure.words import Words, gettext_noop
@@ -49,7 +50,7 @@ def launch_refusals(settings: LaunchSettings) -> dict[str, Words]:
         if value and not TYPED.fullmatch(value):
             errors[field] = Words(
                 gettext_noop("%(field)s: %(value)s is not a name (letters, digits and _ . , : + -)"),
-                field=field, value=repr(value),
+                field=field_words(field), value=repr(value),
             )
     return errors
 

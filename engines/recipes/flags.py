@@ -257,7 +257,7 @@ class LocalValue(Check):
 def checked(table: FlagTable, extra_flags: str) -> list[str]:
     """The argv tokens of ``extra_flags`` (``--flag value`` or ``--flag=value``), each flag allowed by
     ``table`` or this machine's additions for its kind and its value checked; for an ``env`` table,
-    ``NAME=value`` strings. ``ValueError`` (starting "extra_flags: ") names the first refused one."""
+    ``NAME=value`` strings. ``ValueError`` (starting "extra flags: ") names the first refused one."""
     table = table.with_(local_additions(table.kind))
     tokens = split_extra_flags(extra_flags)
     return _checked_env(table, tokens) if table.env else _checked_argv(table, tokens)
@@ -269,7 +269,7 @@ def split_extra_flags(extra_flags: str) -> list[str]:
         return shlex.split(extra_flags)
     except ValueError as exc:
         raise ValueError(
-            Words(gettext_noop("extra_flags: cannot be split like a shell line (%(error)s)"), error=str(exc))
+            Words(gettext_noop("extra flags: cannot be split like a shell line (%(error)s)"), error=str(exc))
         ) from None
 
 
@@ -285,7 +285,7 @@ def _checked_argv(table: FlagTable, tokens: list[str]) -> list[str]:
         position += 1
         if flag.value is None:
             if inline:
-                raise ValueError(Words(gettext_noop("extra_flags: %(flag)s takes no value"), flag=name))
+                raise ValueError(Words(gettext_noop("extra flags: %(flag)s takes no value"), flag=name))
             out.append(name)
             continue
         if not inline:
@@ -302,7 +302,7 @@ def _checked_env(table: FlagTable, tokens: list[str]) -> list[str]:
         match = ENV_ASSIGNMENT.match(token)
         if match is None:
             raise ValueError(Words(
-                gettext_noop("extra_flags: %(token)s is not NAME=value (%(kind)s takes its settings "
+                gettext_noop("extra flags: %(token)s is not NAME=value (%(kind)s takes its settings "
                              "as environment variables); allowed: %(allowed)s"),
                 token=token, kind=table.label, allowed=", ".join(table.names()),
             ))
@@ -321,26 +321,26 @@ def _refusal(table: FlagTable, name: str, token: str) -> Words:
     if assignment and not table.env:  # an engine's command line sets no environment
         name, reason = assignment.group(1), ENVIRONMENT
     if reason is not None:
-        return Words(gettext_noop("extra_flags: %(flag)s %(why)s: refused for every user"),
+        return Words(gettext_noop("extra flags: %(flag)s %(why)s: refused for every user"),
                      flag=name, why=Words(reason))
     if not token.startswith("-") and not table.env:
-        return Words(gettext_noop("extra_flags: %(token)s is not a flag (each starts with -); allowed "
+        return Words(gettext_noop("extra flags: %(token)s is not a flag (each starts with -); allowed "
                                   "%(kind)s flags: %(allowed)s"),
                      token=token, kind=table.label, allowed=", ".join(table.names()))
     if table.env:
-        text = gettext_noop("extra_flags: %(flag)s is not an allowed %(kind)s setting; allowed: %(allowed)s")
+        text = gettext_noop("extra flags: %(flag)s is not an allowed %(kind)s setting; allowed: %(allowed)s")
     else:
-        text = gettext_noop("extra_flags: %(flag)s is not an allowed %(kind)s flag; allowed: %(allowed)s")
+        text = gettext_noop("extra flags: %(flag)s is not an allowed %(kind)s flag; allowed: %(allowed)s")
     return Words(text, flag=name, kind=table.label, allowed=", ".join(table.names()))
 
 
 def _needs_value(name: str, check: Check) -> Words:
-    text = gettext_noop("extra_flags: %(flag)s needs a value: %(what)s")
+    text = gettext_noop("extra flags: %(flag)s needs a value: %(what)s")
     return Words(text, flag=name, what=check.describe())
 
 
 def _check_value(name: str, value: str, check: Check) -> None:
     problem = check.problem(value)
     if problem is not None:
-        raise ValueError(Words(gettext_noop("extra_flags: %(flag)s %(value)s: must be %(what)s"),
+        raise ValueError(Words(gettext_noop("extra flags: %(flag)s %(value)s: must be %(what)s"),
                                flag=name, value=repr(value), what=problem))

@@ -121,7 +121,7 @@ def spec_types(method: str) -> list[str]:
         raise ValueError(
             Words(
                 gettext_noop(
-                    "speculative_method: %(names)s is not a llama-server --spec-type (one of %(known)s)"
+                    "speculative method: %(names)s is not a llama-server --spec-type (one of %(known)s)"
                 ),
                 names=", ".join(unknown),
                 known=", ".join(SPEC_TYPES),
@@ -136,14 +136,14 @@ def _speculative(b: Builder, s: LaunchSettings) -> None:
     if not types:
         if s.draft_model:
             raise ValueError(
-                gettext_noop("draft_model: set, but speculative_method is empty (use draft-simple)")
+                gettext_noop("draft model: set, but speculative method is empty (use draft-simple)")
             )
         for name in ("lookahead", "draft_n_min", "draft_p_min"):
-            b.unused(name, gettext_noop("speculative_method is empty, so speculative decoding is off"))
+            b.unused(name, gettext_noop("speculative method is empty, so speculative decoding is off"))
         return
     if s.draft_model and not drafts:
         raise ValueError(
-            Words(gettext_noop("draft_model: set, but %(types)s uses no draft model"), types=",".join(types))
+            Words(gettext_noop("draft model: set, but %(types)s uses no draft model"), types=",".join(types))
         )
     if not s.lookahead:
         # 0 draft tokens is no drafting; llama-server would otherwise draft its default length.
@@ -160,7 +160,7 @@ def _speculative(b: Builder, s: LaunchSettings) -> None:
     if missing and not s.draft_model:
         raise ValueError(
             Words(
-                gettext_noop("draft_model: %(type)s needs a draft model (-md), and none is set"),
+                gettext_noop("draft model: %(type)s needs a draft model (-md), and none is set"),
                 type=missing[0],
             )
         )

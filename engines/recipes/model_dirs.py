@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from engines.recipes.field_words import field_words
 from measure.words import Words, gettext_noop
 
 __all__ = ["MODEL_DIRS_ENV", "local_file", "local_gguf", "model_dirs", "model_refusal", "resolve_model"]
@@ -56,7 +57,7 @@ def model_refusal(field: str, model: str) -> Words | None:
     return Words(
         gettext_noop("%(field)s: %(model)s is not a model name inside this machine's model directories "
                      "(%(dirs)s) nor a hub id (org/name): paths elsewhere are refused"),
-        field=field, model=repr(model), dirs=", ".join(str(d) for d in model_dirs()) or "none",
+        field=field_words(field), model=repr(model), dirs=", ".join(str(d) for d in model_dirs()) or "none",
     )
 
 

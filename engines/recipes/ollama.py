@@ -66,7 +66,7 @@ def render_ollama(settings: LaunchSettings) -> Recipe:
         state = "on" if s.prefix_caching else "off"
         b.notes.append(
             Words(
-                gettext_noop("prefix_caching (%(state)s) is not rendered: Ollama has no prefix-cache switch"),
+                gettext_noop("prefix caching (%(state)s) is not rendered: Ollama has no prefix-cache switch"),
                 state=state,
             )
         )
@@ -130,7 +130,7 @@ def parameters(s: LaunchSettings) -> dict[str, int]:
         raise ValueError(
             Words(
                 gettext_noop(
-                    "speculative_method: %(method)s means nothing to Ollama "
+                    "speculative method: %(method)s means nothing to Ollama "
                     "(Ollama picks draft-mtp or draft-dflash itself; use one of %(known)s)"
                 ),
                 method=repr(s.speculative_method),
@@ -141,7 +141,7 @@ def parameters(s: LaunchSettings) -> dict[str, int]:
     if s.draft_model and separate is not True:
         raise ValueError(
             Words(
-                gettext_noop("draft_model: set, but speculative_method %(method)s uses none"),
+                gettext_noop("draft model: set, but speculative method %(method)s uses none"),
                 method=method or "(empty)",
             )
         )
@@ -149,7 +149,7 @@ def parameters(s: LaunchSettings) -> dict[str, int]:
         raise ValueError(
             Words(
                 gettext_noop(
-                    "draft_model: %(method)s needs a separate draft model (Modelfile DRAFT), none is set"
+                    "draft model: %(method)s needs a separate draft model (Modelfile DRAFT), none is set"
                 ),
                 method=method,
             )

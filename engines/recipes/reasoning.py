@@ -29,9 +29,9 @@ def checked(s: LaunchSettings) -> str:
             gettext_noop("thinking: %(mode)s is not one of off, on, budget (or blank)"), mode=repr(s.thinking)
         ))
     if s.thinking == "budget" and s.thinking_budget is None:
-        raise ValueError(gettext_noop("thinking_budget: thinking 'budget' needs a budget in tokens"))
+        raise ValueError(gettext_noop("thinking budget: thinking 'budget' needs a budget in tokens"))
     if s.thinking_budget is not None and s.thinking != "budget":
-        raise ValueError(gettext_noop("thinking_budget: set, but thinking is not 'budget'"))
+        raise ValueError(gettext_noop("thinking budget: set, but thinking is not 'budget'"))
     return s.thinking
 
 
@@ -60,12 +60,12 @@ def render_reasoning_parser(b: Builder, s: LaunchSettings, parsers: Parsers) -> 
     if mode in ("on", "budget") and not parser:
         known = ", ".join(sorted({p for _, p in parsers}))
         raise ValueError(Words(gettext_noop(
-            "reasoning_parser: none known for %(model)s, so its reasoning would arrive in the answer "
+            "reasoning parser: none known for %(model)s, so its reasoning would arrive in the answer "
             "text; set one (%(known)s, ...)"
         ), model=repr(s.model), known=known))
     b.flag("--reasoning-parser", parser)
     if mode == "budget":
         b.notes.append(Words(gettext_noop(
-            "thinking_budget (%(budget)s) is not rendered: %(kind)s has no reasoning budget "
+            "thinking budget (%(budget)s) is not rendered: %(kind)s has no reasoning budget "
             "flag; the answer's max tokens bound reasoning and answer together"
         ), budget=s.thinking_budget, kind=s.kind))

@@ -131,7 +131,7 @@ def algorithm(method: str) -> str | None:
         raise ValueError(
             Words(
                 gettext_noop(
-                    "speculative_method: %(method)s is not an SGLang --speculative-algorithm "
+                    "speculative method: %(method)s is not an SGLang --speculative-algorithm "
                     "(one of %(known)s)"
                 ),
                 method=repr(method),
@@ -146,12 +146,12 @@ def _speculative(b: Builder, s: LaunchSettings) -> None:
     if algo is None:
         if s.draft_model:
             raise ValueError(
-                gettext_noop("draft_model: set, but speculative_method is empty (use STANDALONE)")
+                gettext_noop("draft model: set, but speculative method is empty (use STANDALONE)")
             )
-        b.unused("lookahead", gettext_noop("speculative_method is empty, so speculative decoding is off"))
+        b.unused("lookahead", gettext_noop("speculative method is empty, so speculative decoding is off"))
         return
     if algo == "NGRAM" and s.draft_model:
-        raise ValueError(gettext_noop("draft_model: set, but SGLang NGRAM uses no draft model"))
+        raise ValueError(gettext_noop("draft model: set, but SGLang NGRAM uses no draft model"))
     if not s.lookahead:
         # Rendering the algorithm alone would let SGLang pick its own draft length.
         b.notes.append(
@@ -165,7 +165,7 @@ def _speculative(b: Builder, s: LaunchSettings) -> None:
         raise ValueError(
             Words(
                 gettext_noop(
-                    "draft_model: SGLang %(algo)s needs --speculative-draft-model-path, and none is set"
+                    "draft model: SGLang %(algo)s needs --speculative-draft-model-path, and none is set"
                 ),
                 algo=algo,
             )

@@ -144,14 +144,14 @@ def speculative_config(s: LaunchSettings) -> dict | None:
     if method in ("", "none"):
         if s.draft_model:
             raise ValueError(
-                gettext_noop("draft_model: set, but speculative_method is empty (use draft_model)")
+                gettext_noop("draft model: set, but speculative method is empty (use 'draft_model')")
             )
         return None
     if method not in METHODS and not method.endswith("_mtp"):
         raise ValueError(
             Words(
                 gettext_noop(
-                    "speculative_method: %(method)s is not a vLLM method (%(known)s, or an *_mtp variant)"
+                    "speculative method: %(method)s is not a vLLM method (%(known)s, or an *_mtp variant)"
                 ),
                 method=repr(s.speculative_method),
                 known=", ".join(sorted(METHODS)),
@@ -160,7 +160,7 @@ def speculative_config(s: LaunchSettings) -> dict | None:
     if method in NO_MODEL and s.draft_model:
         raise ValueError(
             Words(
-                gettext_noop("draft_model: set, but vLLM method %(method)s uses no draft model"),
+                gettext_noop("draft model: set, but vLLM method %(method)s uses no draft model"),
                 method=method,
             )
         )
@@ -169,7 +169,7 @@ def speculative_config(s: LaunchSettings) -> dict | None:
     if method in NEEDS_MODEL and not s.draft_model:
         raise ValueError(
             Words(
-                gettext_noop("draft_model: vLLM method %(method)s needs a draft model, and none is set"),
+                gettext_noop("draft model: vLLM method %(method)s needs a draft model, and none is set"),
                 method=method,
             )
         )

@@ -216,16 +216,16 @@ def _reply(box: Box, asked: Asked, reply_id: str, arrived: float) -> Reply:
     reasoning_n = profile.reasoning_tokens if asked.thinking and asked.turn is None else 0
     length = profile.default_max_tokens + reasoning_n if limit is None else max(1, limit)
     # Without a limit the simulated model "stops by itself" at default_max_tokens.
-    finish_reason, kind = "stop" if limit is None else "length", output_type(asked.prompt)
+    finish_reason, answer_type = "stop" if limit is None else "length", output_type(asked.prompt)
     turn = asked.turn
     if turn is not None:
         turn, length, finish_reason = _scripted(turn, limit)
-        kind = "table" if turn.tool is None else "tool-call"
+        answer_type = "table" if turn.tool is None else "tool-call"
     prompt_n, cache_n, prefill_s = n_tokens(asked.prompt), 0, 0.0
     if profile.prefill_tps is not None:
         cache_n = box.cache.serve(asked.prompt, turn.content() if turn else text(0, length))
         prefill_s = (prompt_n - cache_n) / profile.prefill_tps
-    sched = plan(profile, length, asked.seed, prefill_s, kind)
+    sched = plan(profile, length, asked.seed, prefill_s, answer_type)
     return Reply(
         model=asked.model or profile.model,
         sched=sched,

@@ -63,8 +63,8 @@ class RecordedNvml:
     def nvmlDeviceGetName(self, handle: int) -> str:
         return str(self.trace["gpus"][handle]["name"])
 
-    def nvmlDeviceGetMaxClockInfo(self, handle: int, kind: int) -> int:
-        value = self.trace["gpus"][handle].get("sm_clock_max_mhz") if kind == 1 else None
+    def nvmlDeviceGetMaxClockInfo(self, handle: int, clock_type: int) -> int:
+        value = self.trace["gpus"][handle].get("sm_clock_max_mhz") if clock_type == 1 else None
         if value is None:
             raise NotSupported("max clock: Not Supported")
         return int(value)
@@ -72,8 +72,8 @@ class RecordedNvml:
     def nvmlDeviceGetPowerUsage(self, handle: int) -> int:
         return int(self._field(handle, "power_mw"))
 
-    def nvmlDeviceGetClockInfo(self, handle: int, kind: int) -> int:
-        return int(self._field(handle, "sm_clock" if kind == 1 else "mem_clock"))
+    def nvmlDeviceGetClockInfo(self, handle: int, clock_type: int) -> int:
+        return int(self._field(handle, "sm_clock" if clock_type == 1 else "mem_clock"))
 
     def nvmlDeviceGetTemperature(self, handle: int, sensor: int) -> int:
         return int(self._field(handle, "temperature"))

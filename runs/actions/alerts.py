@@ -52,6 +52,7 @@ from runs.core.outcomes import over_failed_share
 from runs.core.readings import Metric
 from runs.core.registry import METRICS
 from runs.core.scoring.figures import benchmark_of, compare, interval_text, spread_text
+from runs.core.typed_reads import recorded
 from runs.models import Alert, Run, SweepExecution
 from runs.signals import execution_finished
 
@@ -175,7 +176,7 @@ def _cells(
         if (seconds := throttled_s(run.summary, run.warnings)) is not None:
             throttles[cell][side].append(seconds)
         if over_failed_share(run.summary):
-            failures[cell][side].append(run.summary["outcomes"]["failed_share"])
+            failures[cell][side].append(recorded(run, "outcomes")["failed_share"])
     for cell, (base, _) in cells.items():
         base[:] = _same_settings(base, *revisions[cell])
     both = {cell: sides for cell, sides in cells.items() if sides[0] and sides[1]}

@@ -9,10 +9,11 @@ sweep, so its alert names the run and is posted to no webhook; the home page and
 from __future__ import annotations
 
 from measure import catalog
-from measure.stats import Spread, figure_value, summarize
+from measure.stats import Spread, summarize
 from runs.actions.alerts import is_regression
 from runs.core.imports import TOOLS
 from runs.core.scoring.figures import compare
+from runs.core.typed_reads import figure, stored
 from runs.models import Alert, Run
 
 __all__ = ["ALERTED", "check_import"]
@@ -31,8 +32,8 @@ def check_import(run: Run) -> list[Alert]:
         return []
     found = []
     for key in ALERTED:
-        current, metric = run.summary.get(key), catalog.get(key)
-        spread = summarize(figure_value(r.summary.get(key)) for r in base)
+        current, metric = stored(run, key), catalog.get(key)
+        spread = summarize(figure(r, key) for r in base)
         if not isinstance(current, dict) or spread is None or spread["n"] < MIN_BASELINE_RUNS:
             continue
         now: Spread = {"median": current["median"], "min": current["min"], "max": current["max"],

@@ -1,7 +1,7 @@
 """What the results pages read of a run's hardware truth (issue 17): throttling and energy.
 
 The sampler writes summary["telemetry"] (its "throttle" and "energy", or an "energy_note" saying
-why there is no energy) and a warning of kind "throttled"; docs/metrics.md describes both. Every
+why there is no energy) and a warning with code "throttled"; docs/metrics.md describes both. Every
 page, export and alert reads them through these functions, so a run without telemetry (older runs,
 machines with no power reading) reads as "not throttled" and "no energy". Plain Python, no Django.
 """

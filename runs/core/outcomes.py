@@ -64,11 +64,13 @@ _REASONS: tuple[tuple[type[EngineError], str], ...] = (
 def failure_reason(exc: EngineError) -> str:
     """The failure's reason in a few words: "http 500", "malformed reply", "stream cut", ...
 
-    An engine error the clients give no kind to (an error message inside the stream) is "engine error".
+    An engine error the clients give no class of its own (an error message inside the stream) is
+    "engine error".
     """
     if isinstance(exc, EngineHTTPError):
         return f"http {exc.status}"
-    return next((reason for kind, reason in _REASONS if isinstance(exc, kind)), gettext_noop("engine error"))
+    found = (reason for error_type, reason in _REASONS if isinstance(exc, error_type))
+    return next(found, gettext_noop("engine error"))
 
 
 def failed_row(exc: EngineError) -> dict[str, Any]:

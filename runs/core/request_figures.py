@@ -207,13 +207,13 @@ def engine_pooled(counters: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def sources(rows: Iterable[Mapping[str, Any]], field: str) -> list[str]:
-    """Where the rows' counts of one kind came from (`field`: "reasoning_tokens_source" or
+    """Where the rows' counts of one sort came from (`field`: "reasoning_tokens_source" or
     "output_tokens_source", docs/metrics.md), each once, sorted."""
     return sorted({str(r[field]) for r in rows if r.get(field)})
 
 
 async def send(client: EngineClient, request: GenerationRequest, where: str) -> Generation:
-    """One request; its errors name `where` ("request 3 of 18 (...)") and keep their kind (engines.errors).
+    """One request; its errors name `where` ("request 3 of 18 (...)") and keep their class (engines.errors).
 
     Tokens are never counted from chunks (one chunk may carry several). A reply without the
     engine's token count (a proxy that drops `usage`, a server that sends none) has its streamed

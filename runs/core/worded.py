@@ -1,6 +1,7 @@
 """A run's warning in words a page can translate: the English message, its template and figures.
 
-A warning is stored as ``{"kind", "message", "text", "params", ...}`` (docs/i18n.md): "message" is
+A warning is stored as ``{"kind", "message", "text", "params", ...}`` (docs/i18n.md), "kind" holding
+its code (a stored identifier: "throttled", "read-loop"; docs/glossary.md, code): "message" is
 the English sentence that exports and tests read; "text" is the same sentence as a template marked
 with ``gettext_noop`` (``%(name)s`` holes) and "params" fills it, so the run page can say it in the
 reader's language. A param may itself be worded (a ``{"text", "params"}`` dict: a clause with its
@@ -40,9 +41,10 @@ def _said(value: Any, translate: Callable[[str], str]) -> Any:
     return value
 
 
-def warning(kind: str, text: str, **params: Any) -> dict[str, Any]:
-    """A run warning of `kind`: its English message and the template and figures it was said from."""
-    return {"kind": kind, "message": say(text, params), "text": text, "params": params}
+def warning(code: str, text: str, **params: Any) -> dict[str, Any]:
+    """A run warning with `code`: its English message and the template and figures it was said from
+    (the code is stored under "kind", as every stored warning has it)."""
+    return {"kind": code, "message": say(text, params), "text": text, "params": params}
 
 
 def both(first: Any, second: Any | None = None) -> Any:

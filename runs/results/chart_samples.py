@@ -3,11 +3,11 @@
 GET /api/runs/<id>/samples?after=SEQ&max_points=N (what run_detail.js asks) reads only the
 charted fields of every sample after SEQ, keeps each bucket's min and max of every field
 (runs.core.downsample) and sends those samples with just their charted fields (no sample is
-decoded in full). The last sample of each thinned kind is always kept, so the page's "after"
-paging ends as it would with every sample. Two kinds are thinned, each within its own share:
+decoded in full). The last sample of each thinned sample type is always kept, so the page's "after"
+paging ends as it would with every sample. Two sample types are thinned, each within its own share:
 "request" samples (of jobs whose charts are one point per request) and "telemetry" samples
 (10 Hz hardware readings, every job), whose phase changes and throttle span edges are always
-kept so the page still shades each span. Samples of other kinds (an engine's startup time,
+kept so the page still shades each span. Samples of other types (an engine's startup time,
 ...) are always kept whole, and nothing is thinned when they are half the points or more.
 """
 from __future__ import annotations
@@ -22,8 +22,8 @@ from runs.core import registry
 from runs.core.downsample import keep
 from runs.models import Run, Sample
 
-CHART_KIND = "request"
-TELEMETRY_KIND = "telemetry"
+CHART_SAMPLE_TYPE = "request"
+TELEMETRY_SAMPLE_TYPE = "telemetry"
 # What the telemetry chart draws (static/js/telemetry.js); phase and throttle come as text.
 TELEMETRY_FIELDS = ("cpu_load", "mem_used_bytes", "power_w", "sm_clock_mhz", "temperature_c")
 TELEMETRY_MARKS = ("phase", "throttle")
@@ -40,12 +40,12 @@ def chart_samples(run: Run, after: int, max_points: int) -> list[dict[str, Any]]
     after_rows = Sample.objects.filter(run=run, seq__gt=after)
     if after_rows.count() <= max_points:
         return None
-    thinned_kinds = [TELEMETRY_KIND] + ([CHART_KIND] if fields else [])
-    others = list(after_rows.exclude(kind__in=thinned_kinds).values_list("seq", flat=True))
+    thinned_types = [TELEMETRY_SAMPLE_TYPE] + ([CHART_SAMPLE_TYPE] if fields else [])
+    others = list(after_rows.exclude(kind__in=thinned_types).values_list("seq", flat=True))
     if len(others) >= max_points // 2:
         return None
-    charted = _series(run, after, CHART_KIND, fields) if fields else []
-    telemetry = _series(run, after, TELEMETRY_KIND, TELEMETRY_FIELDS + TELEMETRY_MARKS)
+    charted = _series(run, after, CHART_SAMPLE_TYPE, fields) if fields else []
+    telemetry = _series(run, after, TELEMETRY_SAMPLE_TYPE, TELEMETRY_FIELDS + TELEMETRY_MARKS)
     request_share, telemetry_share = _shares(max_points - len(others), len(charted), len(telemetry))
     full = [s.to_dict() for s in Sample.objects.filter(run=run, seq__in=others)] if others else []
     points = full + _requests(run, after, charted, fields, request_share)
@@ -53,7 +53,7 @@ def chart_samples(run: Run, after: int, max_points: int) -> list[dict[str, Any]]
 
 
 def _shares(budget: int, requests: int, telemetry: int) -> tuple[int, int]:
-    """(request, telemetry) points out of `budget`: half each, what one kind leaves to the other."""
+    """(request, telemetry) points out of `budget`: half each, what one type leaves to the other."""
     telemetry_share = budget - min(requests, budget // 2)
     return budget - min(telemetry, telemetry_share), telemetry_share
 
@@ -64,15 +64,17 @@ def _requests(
     if not charted:
         return []
     numeric = [tuple(map(_number, row[3:])) for row in charted]
-    before = 0 if after < 0 else Sample.objects.filter(run=run, seq__lte=after, kind=CHART_KIND).count()
+    earlier = Sample.objects.filter(run=run, seq__lte=after, kind=CHART_SAMPLE_TYPE)
+    before = 0 if after < 0 else earlier.count()
     return [_request_point(charted[p], numeric[p], fields, before + p + 1) for p in keep(numeric, share)]
 
 
 def _request_point(
     row: tuple[Any, ...], values: tuple[float | None, ...], fields: tuple[str, ...], number: int
 ) -> dict[str, Any]:
-    seq, t, kind = row[:3]
-    return {"seq": seq, "t": t, "kind": kind, "values": dict(zip(fields, values, strict=True)), "n": number}
+    seq, t, sample_type = row[:3]
+    charted = dict(zip(fields, values, strict=True))
+    return {"seq": seq, "t": t, "kind": sample_type, "values": charted, "n": number}
 
 
 def _telemetry(rows: list[tuple[Any, ...]], share: int) -> list[dict[str, Any]]:
@@ -98,9 +100,10 @@ def _edges(marks: list[tuple[Any, list[str]]]) -> set[int]:
 def _telemetry_point(
     row: tuple[Any, ...], values: tuple[float | None, ...], mark: tuple[Any, list[str]]
 ) -> dict[str, Any]:
-    seq, t, kind = row[:3]
+    seq, t, sample_type = row[:3]
     charted = {f: v for f, v in zip(TELEMETRY_FIELDS, values, strict=True) if v is not None}
-    return {"seq": seq, "t": t, "kind": kind, "values": {**charted, "phase": mark[0], "throttle": mark[1]}}
+    shown = {**charted, "phase": mark[0], "throttle": mark[1]}
+    return {"seq": seq, "t": t, "kind": sample_type, "values": shown}
 
 
 def _reasons(value: Any) -> list[str]:
@@ -113,10 +116,11 @@ def _reasons(value: Any) -> list[str]:
     return [str(reason) for reason in value] if isinstance(value, list) else []
 
 
-def _series(run: Run, after: int, kind: str, fields: tuple[str, ...]) -> list[tuple[Any, ...]]:
-    """(seq, t, kind, *fields as stored text or SQL values) of `kind`'s samples after `after`, in order."""
+def _series(run: Run, after: int, sample_type: str, fields: tuple[str, ...]) -> list[tuple[Any, ...]]:
+    """(seq, t, sample type, *fields as stored text or SQL values) of the samples of `sample_type`
+    after `after`, in order (the type is stored in the column "kind")."""
     values = (KeyTextTransform(field, "values") for field in fields)
-    after_rows = Sample.objects.filter(run=run, seq__gt=after, kind=kind).order_by("seq")
+    after_rows = Sample.objects.filter(run=run, seq__gt=after, kind=sample_type).order_by("seq")
     sql, params = after_rows.values_list("seq", "t", "kind", *values).query.sql_with_params()
     # A bare cursor: Django's per-value converters would cost more than the query itself for
     # a 10,000-sample run. The fields come as text (Postgres ->>, no JSON decoding of each

@@ -27,6 +27,7 @@ from runs.core.outcomes import FAILED_SHARE_LIMIT, failures_note, over_failed_sh
 from runs.core.registry import JOBS, SCORED_JOBS
 from runs.core.scoring.parity import Mismatch
 from runs.core.scoring.table import EXPORT_COLUMNS, Group, TableRow, chart_data, compare_groups, export_rows
+from runs.core.typed_reads import recorded
 from runs.models import Run, SweepExecution
 from runs.results.parity import parity
 from runs.results.scorecard import LATEST_RUNS, latest_succeeded, newest_revisions_only
@@ -47,7 +48,7 @@ VERDICTS = (gettext_noop("better"), gettext_noop("worse"), gettext_noop("noise")
 STATUSES = (
     gettext_noop("queued"), gettext_noop("running"), gettext_noop("failed"), gettext_noop("cancelled"),
 )
-# "there is no ... with id N", one sentence per kind of id.
+# "there is no ... with id N", one sentence per sort of id.
 NO_SUCH = {
     "run": gettext_noop("there is no run with id %(id)s"),
     "sweep run": gettext_noop("there is no sweep run with id %(id)s"),
@@ -177,7 +178,7 @@ def _failed_mark(config_id: int, runs: Iterable[Run]) -> dict[str, str] | None:
     marked = [run for run in runs if run.config_id == config_id and over_failed_share(run.summary)]
     if not marked:
         return None
-    worst = max(run.summary["outcomes"]["failed_share"] for run in marked)
+    worst = max(recorded(run, "outcomes")["failed_share"] for run in marked)
     which = "; ".join(f"#{run.pk}: {failures_note(run.summary)}" for run in marked)
     title = gettext("over %(limit)s %% of the requests failed (%(which)s): "
                     "the figures are over the requests that succeeded")

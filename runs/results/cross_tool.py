@@ -14,6 +14,7 @@ from typing import Any
 from measure import catalog
 from measure.stats import figure_value
 from runs.core.imports import TOOLS
+from runs.core.typed_reads import recorded, summary_of
 from runs.models import Run
 
 __all__ = ["OURS", "Cell", "Level", "cross_tool"]
@@ -57,15 +58,15 @@ def cross_tool(runs: Iterable[Run]) -> list[Level]:
 
 
 def _entries(run: Run) -> list[tuple[str, int, Mapping[str, Any]]]:
-    summary = run.summary or {}
+    summary = summary_of(run)
     if run.job == SINGLE_STREAM:
         return [(OURS, 1, summary)]
     if run.job == BY_LEVEL:
-        levels = summary.get("levels") or {}
+        levels = recorded(summary, "levels", {})
         return [(OURS, int(c), level | {"e2e_s": level.get("finish_s")}) for c, level in levels.items()]
-    tool = summary.get("tool")
-    if tool in TOOLS and summary.get("concurrency"):
-        return [(TOOLS[tool], int(summary["concurrency"]), summary)]
+    tool, concurrency = recorded(summary, "tool"), recorded(summary, "concurrency")
+    if tool in TOOLS and concurrency:
+        return [(TOOLS[tool], int(concurrency), summary)]
     return []
 
 

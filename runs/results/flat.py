@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from django.utils.translation import gettext, gettext_noop
+
 from measure import catalog
-from measure.stats import figure_value
 from runs.core.scoring.headline import headline_of
+from runs.core.typed_reads import figure, recorded, summary_of
 from runs.models import Run
 
-__all__ = ["SETUP_COLUMNS", "cell_text", "columns", "flat_rows", "markdown"]
+__all__ = ["HEADINGS", "SETUP_COLUMNS", "cell_text", "columns", "flat_rows", "heading", "markdown"]
 
 SETUP_COLUMNS = [
     "run", "finished", "machine", "engine", "engine_kind", "simulator", "config", "revision", "model",
@@ -25,6 +27,20 @@ SETUP_COLUMNS = [
 HEADLINE_COLUMNS = [
     "headline", "headline_value", "headline_low", "headline_high", "headline_count", "headline_out_of",
 ]
+# The heading of each column that is no catalogue metric, on the page and in the Markdown (the CSV
+# and JSON keep the keys, for scripts); a metric's heading is its catalogue label and unit.
+HEADINGS = {
+    "run": gettext_noop("run"), "finished": gettext_noop("finished"), "machine": gettext_noop("machine"),
+    "engine": gettext_noop("engine"), "engine_kind": gettext_noop("engine kind"),
+    "simulator": gettext_noop("simulator"), "config": gettext_noop("config"),
+    "revision": gettext_noop("revision"), "model": gettext_noop("model"),
+    "quantization": gettext_noop("quantization"), "draft_method": gettext_noop("speculative method"),
+    "lookahead": gettext_noop("lookahead"), "job": gettext_noop("job"), "level": gettext_noop("load level"),
+    "headline": gettext_noop("headline"), "headline_value": gettext_noop("headline value"),
+    "headline_low": gettext_noop("headline interval low"),
+    "headline_high": gettext_noop("headline interval high"),
+    "headline_count": gettext_noop("headline count"), "headline_out_of": gettext_noop("headline out of"),
+}
 
 
 def columns() -> list[str]:
@@ -34,18 +50,29 @@ def columns() -> list[str]:
     return SETUP_COLUMNS + figures + HEADLINE_COLUMNS
 
 
+def heading(column: str) -> str:
+    """A column's heading in the reader's language: a catalogue metric's label and unit, else the
+    column's words (HEADINGS); never its key."""
+    declared = catalog.CATALOG.get(column)
+    if declared is None:
+        return gettext(HEADINGS[column])
+    unit = f", {declared.unit}" if declared.unit else ""
+    return f"{gettext(declared.label)}{unit}"
+
+
 def flat_rows(runs: Iterable[Run]) -> list[dict[str, Any]]:
     """The table's rows for `runs` (their config, engine and machine selected), in their order."""
     rows: list[dict[str, Any]] = []
     for run in runs:
-        summary = run.summary if isinstance(run.summary, dict) else {}
-        tool = summary.get("tool")  # an imported run: the tool that measured it
+        summary = summary_of(run)
+        tool = recorded(summary, "tool")  # an imported run: the tool that measured it
         base = _setup(run) | {"run": run.pk, "job": f"{run.job}: {tool}" if tool else run.job,
                               "finished": run.finished.isoformat() if run.finished else None}
         base |= _headline(run.job, summary)
-        levels = summary.get("levels") or {}  # a load sweep's levels, by their load
+        levels = recorded(summary, "levels", {})  # a load sweep's levels, by their load
         if not levels:
-            rows.append(base | _figures(summary) | {"level": summary.get("concurrency") if tool else None})
+            level = recorded(summary, "concurrency") if tool else None
+            rows.append(base | _figures(summary) | {"level": level})
             continue
         for level, figures in sorted(levels.items(), key=lambda item: int(item[0])):
             rows.append(base | _figures(figures) | {
@@ -73,13 +100,13 @@ def _setup(run: Run) -> dict[str, Any]:
 def _figures(figures: Mapping[str, Any]) -> dict[str, Any]:
     """Each column metric's one value as its page shows it (a median, or pooled over the run)."""
     keys = [key for key, declared in catalog.CATALOG.items() if declared.column]
-    shown = {key: figure_value(figures.get(key)) for key in keys}
+    shown = {key: figure(figures, key) for key in keys}
     return shown | {"j_per_token": _energy(figures, ())}
 
 
 def _energy(summary: Mapping[str, Any], path: Sequence[str]) -> float | None:
     """Joules per output token over the run (or one of its groups), where power was read."""
-    found: Any = ((summary.get("telemetry") or {}).get("energy")) or {}
+    found: Any = (recorded(summary, "telemetry", {}).get("energy")) or {}
     for key in path:
         found = (found or {}).get(key) or {}
     value = found.get("j_per_token") if isinstance(found, Mapping) else None
@@ -99,8 +126,10 @@ def _headline(job: str, summary: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def markdown(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
-    """The rows as a Markdown table (llama-bench's `-o md`): numbers to 2 decimals, empty for none."""
-    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join(" --- " for _ in columns) + "|"]
+    """The rows as a Markdown table (llama-bench's `-o md`) under the columns' headings: numbers to
+    2 decimals, empty for none."""
+    head = "| " + " | ".join(heading(c) for c in columns) + " |"
+    lines = [head, "|" + "|".join(" --- " for _ in columns) + "|"]
     for row in rows:
         lines.append("| " + " | ".join(cell_text(row.get(c)).replace("|", "\\|") for c in columns) + " |")
     return "\n".join(lines) + "\n"

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runs.core import registry
+from runs.core.typed_reads import recorded, stored
 from runs.models import Run
 
 __all__ = ["SCHEMA_VERSION", "report"]
@@ -26,10 +27,10 @@ LATENCY = (("time_to_first_token", "ttft_s", "s"), ("time_per_output_token", "tp
 def report(run: Run) -> dict[str, Any]:
     """The Benchmark Report of one finished run."""
     values = _request_values(run)
-    latency = {name: _stats(run.summary.get(key), values.get(key), units) for name, key, units in LATENCY}
-    total = _stats(run.summary.get("total_tps"), None, "tokens/s")
-    attempted = int(run.summary.get("attempted") or run.progress_total or len(values.get("ttft_s", [])))
-    failures = sum((run.summary.get("failed_by_reason") or {}).values())
+    latency = {name: _stats(stored(run, key), values.get(key), units) for name, key, units in LATENCY}
+    total = _stats(stored(run, "total_tps"), None, "tokens/s")
+    attempted = int(recorded(run, "attempted") or run.progress_total or len(values.get("ttft_s", [])))
+    failures = sum(recorded(run, "failed_by_reason", {}).values())
     return {
         "version": SCHEMA_VERSION,
         "run": _run(run),
@@ -75,7 +76,7 @@ def _engine(run: Run) -> dict[str, Any]:
 def _load(run: Run) -> dict[str, Any]:
     imported = run.provenance.get("imported_from") or {}
     one_stream = 1 if registry.JOBS[run.job].sends_prompt_set else None
-    concurrency = run.params.get(STREAMS) or run.summary.get(STREAMS) or one_stream
+    concurrency = run.params.get(STREAMS) or recorded(run, STREAMS) or one_stream
     return {
         "metadata": {"description": imported.get("level") or run.job},
         "standardized": {

@@ -13,6 +13,7 @@ from typing import Any
 from engines.models import EngineConfig
 from runs.core import registry
 from runs.core.scoring.parity import NOT_RECORDED, Mismatch, check_parity
+from runs.core.typed_reads import recorded
 from runs.models import Run
 
 __all__ = ["parity", "run_settings", "thinking_of"]
@@ -37,7 +38,7 @@ def run_settings(run: Run, config: EngineConfig) -> dict[str, Any]:
         settings["max_tokens"] = override
     # Only jobs that send the speed prompt set record its digest in their summary.
     if registry.get(run.job).sends_prompt_set:
-        settings["prompt_set"] = (run.summary or {}).get("prompt_set", NOT_RECORDED)
+        settings["prompt_set"] = recorded(run, "prompt_set", NOT_RECORDED)
     return settings
 
 

@@ -30,6 +30,7 @@ from prometheus_client.registry import Collector
 from engines.access import visible
 from runs.core import registry
 from runs.core.hardware import energy_of, throttled_s
+from runs.core.typed_reads import recorded
 from runs.models import MetricsToken, Run
 from runs.results.scorecard import latest_succeeded
 
@@ -125,7 +126,7 @@ def _hardware(runs: list[Run]) -> Iterator[GaugeMetricFamily]:
     )
     for run in runs:
         seconds = throttled_s(run.summary, run.warnings)
-        if seconds is not None or (run.summary or {}).get("telemetry"):
+        if seconds is not None or recorded(run, "telemetry"):
             throttled.add_metric(_labels(run), seconds or 0.0)
     yield throttled
     failed = GaugeMetricFamily(
@@ -133,7 +134,7 @@ def _hardware(runs: list[Run]) -> Iterator[GaugeMetricFamily]:
         "(absent for jobs that count no request outcomes)", labels=LABELS,
     )
     for run in runs:
-        outcomes = (run.summary or {}).get("outcomes")
+        outcomes = recorded(run, "outcomes")
         if isinstance(outcomes, dict) and isinstance(outcomes.get("failed_share"), int | float):
             failed.add_metric(_labels(run), float(outcomes["failed_share"]))
     yield failed

@@ -10,6 +10,7 @@ from django.utils.translation import gettext
 from measure import catalog
 from measure.text import number_text
 from runs.core.imports import TOOLS
+from runs.core.typed_reads import recorded, stored
 from runs.templatetags.run_format import _missing, summary_figure
 
 register = template.Library()
@@ -26,12 +27,12 @@ def imported_rows(summary: dict[str, Any] | None) -> list[dict[str, Any]]:
     A figure the tool did not measure reads "not measured by <tool>", never 0.
     """
     summary = summary or {}
-    tool = TOOLS.get(summary.get("tool", ""), summary.get("tool", ""))
-    stated, notes = summary.get("stated") or {}, summary.get("notes") or {}
+    tool = TOOLS.get(recorded(summary, "tool", ""), recorded(summary, "tool", ""))
+    stated, notes = recorded(summary, "stated", {}), recorded(summary, "notes", {})
     rows = []
     for key in SHOWN:
         metric = catalog.get(key)
-        figure = (summary_figure(summary, key) if summary.get(key)
+        figure = (summary_figure(summary, key) if stored(summary, key)
                   else _missing(gettext("not measured by %(tool)s") % {"tool": tool}))
         note = gettext(notes[key]) if key in notes else ""
         rows.append({"key": key, "label": gettext(metric.label), "figure": figure,

@@ -9,7 +9,7 @@ The same table of metrics is handed to the run page's scripts as JSON
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict, cast
 
 from django import template
@@ -28,6 +28,7 @@ from runs.core import registry
 from runs.core.registry.summary import Share
 from runs.core.scoring.figures import Spread, figure_text, interval_text, spread_text, value_text
 from runs.core.scoring.headline import Headline, headline_of
+from runs.core.typed_reads import stored
 
 register = template.Library()
 
@@ -80,11 +81,10 @@ def catalog_columns() -> list[SummaryColumn]:
     return [column(key) for key in catalog.CATALOG]
 
 
-def has_reasoning(summary: dict[str, Any] | None) -> bool:
+def has_reasoning(summary: Mapping[str, Any] | None) -> bool:
     """Whether a run's requests reasoned: a first reasoning token was timed, or reasoning counted."""
-    summary = summary or {}
-    counted = summary.get("reasoning_tokens") or {}
-    return bool(summary.get("ttfr_s")) or bool(counted.get("max"))
+    counted = stored(summary, "reasoning_tokens") or {}
+    return bool(stored(summary, "ttfr_s")) or bool(counted.get("max"))
 
 
 def format_spread(stats: dict[str, Any], metric: SummaryColumn) -> str:
@@ -100,7 +100,7 @@ def summary_figure(summary: dict[str, Any] | None, key: str, hover: bool = False
     figure's title.
     """
     summary = summary or {}
-    stats = summary.get(key)
+    stats = stored(summary, key)
     if not stats:
         return _missing(NOT_EXPOSED if key in summary else NOT_YET)
     metric = column(key)
@@ -126,7 +126,7 @@ def headline_figure(run: Any, hover: bool = False) -> str:
     label = gettext(spec.headline.label)
     if found is None:
         return format_html("{} {}", label, _missing(NOT_YET if not run.finished else NOT_EXPOSED))
-    spread = (run.summary or {}).get(spec.headline.key)
+    spread = stored(run, spec.headline.key)
     if isinstance(spread, dict) and "median" in spread:  # a spread over requests: shown whole
         return format_html("{} <span>{}</span>", label, figure_text(spec.headline, cast(Spread, spread)))
     text = value_text(found.metric, found.value)

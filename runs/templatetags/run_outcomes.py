@@ -54,7 +54,7 @@ def failed_mark(summary: Mapping[str, Any] | None) -> SafeString | str:
 @register.simple_tag
 def outcomes_line(summary: Mapping[str, Any] | None) -> SafeString | str:
     """The run page's line under its figures: "Figures over 9 of 12 requests: 3 failed (http 500 3);
-    9 cut by max_tokens, 0 stopped early.", or "" where the job counts no outcomes."""
+    9 cut by max tokens, 0 stopped early.", or "" where the job counts no outcomes."""
     outcomes = (summary or {}).get("outcomes")
     if not isinstance(outcomes, Mapping):
         return ""
@@ -64,7 +64,7 @@ def outcomes_line(summary: Mapping[str, Any] | None) -> SafeString | str:
             "failed": outcomes["failed"], "reasons": _reasons(outcomes)}
     text = gettext(
         "Figures over %(succeeded)s of %(attempted)s requests: %(failed)s; "
-        "%(cut)s cut by max_tokens, %(early)s stopped early."
+        "%(cut)s cut by max tokens, %(early)s stopped early."
     ) % {"succeeded": outcomes["succeeded"], "attempted": outcomes["attempted"], "failed": failed,
          "cut": outcomes["cut_by_max_tokens"], "early": outcomes["stopped_early"]}
     return format_html(

@@ -18,19 +18,20 @@ from runs.core.worded import say
 
 register = template.Library()
 
-# The label before each warning on the run page; the kind itself stays the stored identifier.
-KIND_LABELS = {
-    "throttled": pgettext_lazy("warning kind", "throttled"),
-    "cross-check": pgettext_lazy("warning kind", "cross-check"),
-    "ttft-check": pgettext_lazy("warning kind", "ttft-check"),
-    "read-loop": pgettext_lazy("warning kind", "read-loop"),
-    "cache-discard": pgettext_lazy("warning kind", "cache-discard"),
-    "port": pgettext_lazy("warning kind", "port"),
-    "above-ceiling": pgettext_lazy("warning kind", "above-ceiling"),
-    "failed requests": pgettext_lazy("warning kind", "failed requests"),
-    "waiting": pgettext_lazy("warning kind", "waiting"),
-    "counted-by-sparkdash": pgettext_lazy("warning kind", "counted by SparkDash"),
-    "simulated-machine": pgettext_lazy("warning kind", "simulated machine"),
+# The label before each warning on the run page, by its code (stored under "kind"); the code itself
+# stays the stored identifier.
+CODE_LABELS = {
+    "throttled": pgettext_lazy("warning code", "throttled"),
+    "cross-check": pgettext_lazy("warning code", "cross-check"),
+    "ttft-check": pgettext_lazy("warning code", "ttft-check"),
+    "read-loop": pgettext_lazy("warning code", "read-loop"),
+    "cache-discard": pgettext_lazy("warning code", "cache-discard"),
+    "port": pgettext_lazy("warning code", "port"),
+    "above-ceiling": pgettext_lazy("warning code", "above-ceiling"),
+    "failed requests": pgettext_lazy("warning code", "failed requests"),
+    "waiting": pgettext_lazy("warning code", "waiting"),
+    "counted-by-sparkdash": pgettext_lazy("warning code", "counted by SparkDash"),
+    "simulated-machine": pgettext_lazy("warning code", "simulated machine"),
 }
 
 
@@ -47,10 +48,10 @@ def warning_message(warning: Mapping[str, Any]) -> str:
 
 
 @register.simple_tag
-def warning_kind(kind: str) -> str:
-    """The label of a warning's kind in the reader's language; an unknown kind as stored."""
-    label = KIND_LABELS.get(kind)
-    return str(label) if label is not None else kind
+def warning_label(code: str) -> str:
+    """The label of a warning's code in the reader's language; an unknown code as stored."""
+    label = CODE_LABELS.get(code)
+    return str(label) if label is not None else code
 
 
 

@@ -9,11 +9,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext
 
-from measure import catalog
 from runs.core import registry
 from runs.models import Run
 from runs.results.export import table_response, wants_export
-from runs.results.flat import cell_text, columns, flat_rows, markdown
+from runs.results.flat import cell_text, columns, flat_rows, heading, markdown
 from runs.views.run_page import filtered_runs
 
 # The most runs one page or download of the table holds (the newest first).
@@ -33,18 +32,9 @@ def results_table(request: HttpRequest) -> HttpResponse:
         response["Content-Disposition"] = 'attachment; filename="sparkdash-results.md"'
         return response
     context = {"rows": [[_shown(row, c) for c in shown] for row in rows],
-               "columns": [_header(c) for c in shown],
+               "columns": [{"key": c, "text": heading(c)} for c in shown],
                "chosen": chosen, "jobs": registry.job_choices(), "statuses": Run.Status.choices}
     return render(request, "runs/results.html", context)
-
-
-def _header(column: str) -> dict[str, str]:
-    """A column's heading: a catalogue metric's label and unit (its key in the title), else the key."""
-    declared = catalog.CATALOG.get(column)
-    if declared is None:
-        return {"key": column, "text": column}
-    unit = f", {declared.unit}" if declared.unit else ""
-    return {"key": column, "text": f"{gettext(declared.label)}{unit}"}
 
 
 def _shown(row: dict[str, Any], column: str) -> str:

@@ -15,10 +15,11 @@ from django.views.decorators.http import require_POST
 from engines.access import get_visible_or_404, visible
 from engines.ids import parse_key
 from engines.models import EngineConfig, Machine
+from measure import catalog
 from runs.actions.runs import cancel_run, start_run
 from runs.actions.workers import queued_warning
 from runs.core import registry
-from runs.core.readings import figure_of, median_of
+from runs.core.typed_reads import figure, recorded, stored, summary_of
 from runs.models import Run
 from runs.results import llmd
 from runs.results.comparison import SelectionError, parse_selection
@@ -57,17 +58,29 @@ def filtered_runs(request: HttpRequest) -> tuple[QuerySet[Run], dict[str, str]]:
 
 # The most runs one CSV/JSON download of the list holds (the newest first).
 EXPORT_LIMIT = 5000
-# Then acceptance_pos_1 .. _k (%), for the most draft positions among the runs exported.
-EXPORT_COLUMNS = [
+# What the run ran with; then a column for each catalogue metric gathered over a run's requests
+# (measure.catalog: a median or pooled, as the run page shows it); then its request counts and URL;
+# then acceptance_pos_1 .. _k (%), for the most draft positions among the runs exported.
+RUN_COLUMNS = [
     "id", "created", "finished", "config", "revision", "engine", "machine", "model", "quantization",
-    "draft_method", "lookahead", "job", "status", "done", "total", "decode_tps_client", "ttft_s",
-    "ttft_engine_s", "acceptance_rate", "tokens_per_verification", "acceptance_source",
-    "requests_attempted", "requests_succeeded", "requests_failed", "failed_share", "url",
+    "draft_method", "lookahead", "job", "status", "done", "total",
+]
+OUTCOME_COLUMNS = [
+    "acceptance_source", "requests_attempted", "requests_succeeded", "requests_failed", "failed_share", "url",
 ]
 
 
+def export_columns() -> list[str]:
+    """The runs list's download columns, its figures those the catalogue declares over requests."""
+    return RUN_COLUMNS + _figure_columns() + OUTCOME_COLUMNS
+
+
+def _figure_columns() -> list[str]:
+    return [key for key, declared in catalog.CATALOG.items() if declared.over_requests != "value"]
+
+
 def _export_row(run: Run) -> dict[str, object]:
-    summary, ran_with = run.summary or {}, run.ran_with()
+    summary, ran_with = summary_of(run), run.ran_with()
     return {
         "id": run.pk, "created": run.created.isoformat(), "url": run.get_absolute_url(),
         "revision": run.revision.number if run.revision is not None else None,
@@ -76,23 +89,16 @@ def _export_row(run: Run) -> dict[str, object]:
         "finished": run.finished.isoformat() if run.finished else None,
         "config": run.config.name, "engine": run.config.engine.name, "machine": run.machine.name,
         "job": run.job, "status": run.status, "done": run.progress_done, "total": run.progress_total,
-        "decode_tps_client": median_of("decode_tps_client")(summary), "ttft_s": median_of("ttft_s")(summary),
-        "ttft_engine_s": median_of("ttft_engine_s")(summary),
-        **_acceptance_values(summary),
-        **_outcome_values(summary.get("outcomes")),
-        **position_values(summary.get("acceptance_by_position")),
+        **{key: figure(summary, key) for key in _figure_columns()},
+        "acceptance_source": _acceptance_source(stored(summary, "acceptance_rate")),
+        **_outcome_values(recorded(summary, "outcomes")),
+        **position_values(recorded(summary, "acceptance_by_position")),
     }
 
 
-def _acceptance_values(summary: dict[str, Any]) -> dict[str, object]:
-    """The run's pooled acceptance (0..1), tokens per verification and where their counts came from
-    (docs/metrics.md, Acceptance): the figures its page shows."""
-    rate = summary.get("acceptance_rate")
-    return {
-        "acceptance_rate": figure_of("acceptance_rate")(summary),
-        "tokens_per_verification": figure_of("tokens_per_verification")(summary),
-        "acceptance_source": rate.get("source") if isinstance(rate, dict) else None,
-    }
+def _acceptance_source(rate: object) -> object:
+    """Where the run's pooled acceptance counts came from (docs/metrics.md, Acceptance)."""
+    return rate.get("source") if isinstance(rate, dict) else None
 
 
 def _outcome_values(outcomes: object) -> dict[str, object]:
@@ -131,7 +137,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
         picked = runs.select_related("revision").defer("engine_log", "params", "provenance", "warnings")
         exported = list(picked[:EXPORT_LIMIT])
         rows = [_export_row(run) for run in exported]
-        return table_response(rows, EXPORT_COLUMNS + position_columns(rows), fmt, "sparkdash-runs")
+        return table_response(rows, export_columns() + position_columns(rows), fmt, "sparkdash-runs")
     compare_error = ""
     if request.GET.get("compare") == COMPARE_SELECTED:
         url, compare_error = _compare_selected(request)
@@ -168,7 +174,7 @@ def _render_detail(request: HttpRequest, run: Run, again_error: str = "") -> Htt
            "progress_unit": gettext(job.progress_unit), "params_text": job.params_text(run.params),
            "worker_warning": queued_warning(run), "reasoning_keys": REASONING_KEYS,
            "catalog": catalog_columns(), "since": changed_since(run), "again_error": again_error,
-           "has_reasoning": has_reasoning(run.summary)}
+           "has_reasoning": has_reasoning(summary_of(run))}
     return render(request, "runs/detail.html", ctx, status=400 if again_error else 200)
 
 

@@ -123,12 +123,12 @@ class RunEngine:
         event = self.log_parser(line) if self.log_parser else None
         if event is None:
             return
-        if event.kind == "acceptance":
+        if event.event == "acceptance":
             self.acceptance.append(
                 {"rate": event.rate, "accepted": event.accepted, "generated": event.generated,
                  "mean_len": event.mean_len}
             )
-        elif event.kind == "cache-discard":
+        elif event.event == "cache-discard":
             self.warnings.append(warning("cache-discard", _CACHE_DISCARD) | {"line": line})
 
     @contextlib.asynccontextmanager

@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 # The samples that count as one unit of a run's progress (a request, a probe step, a question).
-PROGRESS_KINDS = ("request", "step", "question")
+PROGRESS_SAMPLE_TYPES = ("request", "step", "question")
 # How long a run waits for its database to come back (a restart takes seconds) before failing.
 DB_OUTAGE_LIMIT_S = 60.0
 # What an unreachable, restarting or just-restarted database raises.
@@ -95,18 +95,18 @@ class RunRecorder:
         await retry_db(lambda: Run.objects.abeat(self.run_id, running_only=False, progress_total=total), what)
         await self.flush()
 
-    async def on_sample(self, sample_kind: str, values: dict[str, Any]) -> None:
+    async def on_sample(self, sample_type: str, values: dict[str, Any]) -> None:
         t = time.monotonic() - self.started
         if "sent_at" in values:  # the client's clock: stored as seconds since the run started
             sent = values["sent_at"]
             values = {k: v for k, v in values.items() if k != "sent_at"}
             values["start_t"] = round(sent - self.started_perf, 6)
-        if sample_kind == "request":
+        if sample_type == "request":
             self.request_rows.append({k: values.get(k) for k in WINDOW_FIELDS})
-        sample = Sample(run_id=self.run_id, seq=self.next_seq, t=t, kind=sample_kind, values=values)
+        sample = Sample(run_id=self.run_id, seq=self.next_seq, t=t, kind=sample_type, values=values)
         self.pending.append(sample)
         self.next_seq += 1
-        if sample_kind in PROGRESS_KINDS:
+        if sample_type in PROGRESS_SAMPLE_TYPES:
             self.done += 1
         if time.monotonic() - self.last_flush >= self.flush_interval_s:
             await self.flush()
@@ -114,12 +114,12 @@ class RunRecorder:
     async def on_summary_so_far(self, summary: dict[str, Any]) -> None:
         self.summary_so_far = summary
 
-    def add_readings(self, sample_kind: str, readings: list[dict[str, Any]]) -> None:
+    def add_readings(self, sample_type: str, readings: list[dict[str, Any]]) -> None:
         """Samples stamped with their own run time (a reading's "t"), stored at the next flush."""
         for reading in readings:
             values = {k: v for k, v in reading.items() if k != "t"}
             t = reading["t"]
-            sample = Sample(run_id=self.run_id, seq=self.next_seq, t=t, kind=sample_kind, values=values)
+            sample = Sample(run_id=self.run_id, seq=self.next_seq, t=t, kind=sample_type, values=values)
             self.pending.append(sample)
             self.next_seq += 1
 

@@ -64,7 +64,7 @@ class RunTelemetry:
         return self
 
     async def __aexit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         if self._drain is not None:
             self._drain.cancel()

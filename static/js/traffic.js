@@ -11,7 +11,7 @@
  * "polling": what delivered the latest records); data-via on each row added live ("socket" or
  * "polling": what brought it first); a "sparkdash:traffic" event after each redraw.
  * Words: the figures and warnings come written in the page's language (records.json's "texts",
- * a warning's "shown" and "kind_label"); this script's own words go through gettext (/jsi18n/).
+ * a warning's "shown" and "code_label"); this script's own words go through gettext (/jsi18n/).
  */
 (function () {
   "use strict";
@@ -112,13 +112,13 @@
       p.className = "warning";
       p.setAttribute("role", "status");
       p.setAttribute("data-warning", w.kind);
-      var kind = document.createElement("strong");
-      kind.textContent = (w.kind_label || w.kind) + ":";
+      var label = document.createElement("strong");
+      label.textContent = (w.code_label || w.kind) + ":";
       // A line of the engine's log names no conversation: plain text, no link.
       var link = document.createElement(w.conversation ? "a" : "span");
       if (w.conversation) link.href = conversationUrl(w.conversation);
       link.textContent = w.shown || w.message;
-      p.appendChild(kind);
+      p.appendChild(label);
       p.appendChild(document.createTextNode(" "));
       p.appendChild(link);
       box.appendChild(p);

@@ -49,7 +49,7 @@ def _render(kind: str, extra_flags: str, **values) -> list[str]:
 
 @pytest.mark.parametrize(("kind", "flags", "message"), REFUSALS)
 def test_it_refuses_flags_that_touch_files_hosts_code_or_the_environment_saying_why(kind, flags, message):
-    with pytest.raises(ValueError, match=r"^extra_flags: ") as refused:
+    with pytest.raises(ValueError, match=r"^extra flags: ") as refused:
         _render(kind, flags)
     assert message in str(refused.value)
 
@@ -58,7 +58,7 @@ def test_it_refuses_any_other_flag_as_not_in_the_allowlist_listing_it():
     with pytest.raises(ValueError) as refused:
         _render("llama-server", "-ngl 99 --foo 1")
     text = str(refused.value)
-    assert text.startswith("extra_flags: --foo is not an allowed llama-server flag; allowed: -ngl, ")
+    assert text.startswith("extra flags: --foo is not an allowed llama-server flag; allowed: -ngl, ")
     with pytest.raises(ValueError, match="OLLAMA_FOO is not an allowed Ollama setting; allowed: OLLAMA_"):
         _render("ollama", "OLLAMA_FOO=1")
     with pytest.raises(ValueError, match=r"serve is not NAME=value \(Ollama takes its settings as"):
@@ -116,9 +116,9 @@ def test_it_checks_a_simulator_engines_flags_against_the_simulators_allowlist():
     recipe = render(sim)
     assert "--decode-tps" not in recipe.argv and any("the SparkDash simulator's" in n for n in recipe.notes)
     for flags in ("--settings evil", "--pythonpath /tmp", "--log-file /tmp/x", "--port 1", "-ngl 99"):
-        with pytest.raises(ValueError, match=r"^extra_flags: "):
+        with pytest.raises(ValueError, match=r"^extra flags: "):
             render(sim.with_(extra_flags=flags))
-        assert str(launch_refusal(sim.with_(extra_flags=flags))).startswith("extra_flags: ")
+        assert str(launch_refusal(sim.with_(extra_flags=flags))).startswith("extra flags: ")
 
 
 def test_it_allows_only_flags_each_engine_documents():

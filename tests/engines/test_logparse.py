@@ -29,7 +29,7 @@ def test_it_reads_acceptance_behind_the_log_prefix_and_colours() -> None:
     line = f"\x1b[34m0.12.345.678\x1b[0m \x1b[32mI \x1b[0m{SLOT}{NEW}"
     event = parse_line(line)
     assert event is not None
-    assert (event.kind, event.accepted, event.generated) == ("acceptance", 512, 719)
+    assert (event.event, event.accepted, event.generated) == ("acceptance", 512, 719)
     assert event.text == f"0.12.345.678 I {SLOT}{NEW}"
 
 

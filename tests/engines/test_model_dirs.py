@@ -38,7 +38,7 @@ def test_it_refuses_paths_outside_the_model_dirs_with_one_message_whether_or_not
                str(models / "up" / "no-such.gguf"), "~/../../etc/passwd", "-m", "--trust-remote-code"]
     for path in outside:
         assert model_refusal("model", path) is not None, path
-    assert model_refusal("draft_model", "/etc/passwd").startswith("draft_model: ")
+    assert model_refusal("draft_model", "/etc/passwd").startswith("draft model: ")
 
 
 def test_it_allows_names_hub_ids_tags_and_paths_inside_the_model_dirs(models):

@@ -14,6 +14,7 @@ from django.urls import reverse
 
 from engines import kinds
 from engines.recipes import LaunchSettings, Recipe, render, render_config, settings_from_config
+from engines.recipes.field_words import field_of, field_words
 from tests.factories import EngineConfigFactory, EngineFactory
 
 DATA = Path(__file__).parent / "data"
@@ -307,8 +308,9 @@ def test_it_makes_an_ollama_alias_with_draft_num_predict_0_at_lookahead_0(method
     ],
 )
 def test_it_rejects_impossible_combinations_naming_the_field(kind, changes, field):
-    with pytest.raises(ValueError, match=rf"^{field}: "):
+    with pytest.raises(ValueError, match=rf"^{field_words(field)}: ") as refused:
         render(LaunchSettings(kind=kind, model=MODEL[kind], **changes))
+    assert field_of(str(refused.value).partition(":")[0]) == field
 
 
 def test_it_rejects_unknown_kinds_and_empty_models():
@@ -359,10 +361,10 @@ def test_it_appends_ollama_extra_assignments_to_the_environment():
 def test_it_notes_settings_it_does_not_render():
     notes = render(_settings("vllm", threads=8, cache_ram_mib=2048, quantization="Q4_K_M")).notes
     assert any(n.startswith("threads (8) is not rendered") for n in notes)
-    assert any(n.startswith("cache_ram_mib (2048) is not rendered") for n in notes)
+    assert any(n.startswith("prompt cache RAM (2048) is not rendered") for n in notes)
     assert any(n.startswith("quantization (Q4_K_M) is not rendered") for n in notes)
     notes = render(_settings("llama-server", attention_backend="flashinfer", lookahead=4)).notes
-    assert any(n.startswith("attention_backend (flashinfer)") for n in notes)
+    assert any(n.startswith("attention backend (flashinfer)") for n in notes)
     assert any(n.startswith("lookahead (4) is not rendered") for n in notes)
 
 
@@ -391,7 +393,7 @@ def test_it_reads_settings_from_a_config_like_object():
 def test_it_reports_configs_it_cannot_render():
     recipe, error = render_config(_config(speculative_method="draft-simple", lookahead=8))
     assert recipe is None
-    assert error.startswith("draft_model: ")
+    assert error.startswith("draft model: ")
     recipe, error = render_config(_config())
     assert recipe is not None and error == ""
 
@@ -421,7 +423,7 @@ def test_it_says_why_a_config_has_no_launch_recipe(alice_client):
     config = EngineConfigFactory(speculative_method="draft-simple", lookahead=8)
     response = alice_client.get(reverse("runs:config-detail", args=[config.pk]))
     assert response.status_code == 200
-    assert "No launch recipe: draft_model: draft-simple needs a draft model" in response.content.decode()
+    assert "No launch recipe: draft model: draft-simple needs a draft model" in response.content.decode()
 
 
 @pytest.mark.parametrize(
@@ -462,19 +464,19 @@ def test_it_renders_the_configs_own_reasoning_parser_and_notes_a_budget_it_canno
     recipe = render(_settings(kind, model="org/thinker", thinking="budget", thinking_budget=2048,
                               reasoning_parser="deepseek_r1"))
     assert _pair(recipe.argv, "--reasoning-parser") == ["--reasoning-parser", "deepseek_r1"]
-    assert any(note.startswith("thinking_budget (2048) is not rendered") for note in recipe.notes)
+    assert any(note.startswith("thinking budget (2048) is not rendered") for note in recipe.notes)
 
 
 @pytest.mark.parametrize("kind", ["vllm", "sglang"])
 def test_it_refuses_thinking_on_a_model_whose_parser_it_cannot_guess(kind):
-    with pytest.raises(ValueError, match=r"^reasoning_parser: none known for 'org/thinker'"):
+    with pytest.raises(ValueError, match=r"^reasoning parser: none known for 'org/thinker'"):
         render(_settings(kind, model="org/thinker", thinking="on"))
 
 
 @pytest.mark.parametrize(
     ("values", "message"),
-    [({"thinking": "budget"}, r"^thinking_budget: thinking 'budget' needs"),
-     ({"thinking": "on", "thinking_budget": 64}, r"^thinking_budget: set, but"),
+    [({"thinking": "budget"}, r"^thinking budget: thinking 'budget' needs"),
+     ({"thinking": "on", "thinking_budget": 64}, r"^thinking budget: set, but"),
      ({"thinking": "maybe"}, r"^thinking: 'maybe' is not one of")],
 )
 def test_it_refuses_thinking_settings_no_engine_can_run(values, message):
@@ -485,7 +487,7 @@ def test_it_refuses_thinking_settings_no_engine_can_run(values, message):
 def test_it_sends_ollamas_thinking_per_request_and_notes_the_budget_it_cannot():
     recipe = render(_settings("ollama", thinking="budget", thinking_budget=1024))
     assert "thinking (budget) is sent with every request (think), not at launch" in recipe.notes
-    assert any(note.startswith("thinking_budget (1024) is not rendered") for note in recipe.notes)
+    assert any(note.startswith("thinking budget (1024) is not rendered") for note in recipe.notes)
     assert not any("think" in name.lower() for name in recipe.env)
 
 

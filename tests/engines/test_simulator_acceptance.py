@@ -103,7 +103,7 @@ def test_it_logs_llama_servers_acceptance_line_per_drafted_request_to_its_log_fi
             reply = httpx.post(f"{sim.url}/api/chat", json=body | {"messages": messages}, timeout=10)
             reply.raise_for_status()
     events = [parse_line(line) for line in log.read_text().splitlines()]
-    assert [event.kind for event in events if event] == ["acceptance", "acceptance"]
+    assert [event.event for event in events if event] == ["acceptance", "acceptance"]
     table, japanese = (event for event in events if event)
     assert table.generated and japanese.generated
     assert table.rate is not None and japanese.rate is not None and table.rate > 5 * japanese.rate

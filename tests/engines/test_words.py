@@ -32,8 +32,8 @@ def test_a_recipe_refusal_keeps_its_template(db):
     config = EngineConfigFactory(engine__kind="vllm", speculative_method="bogus")
     recipe, reason = render_config(config)
     assert recipe is None and isinstance(reason, Words)
-    assert reason.startswith("speculative_method: 'bogus' is not a vLLM method")
-    assert reason.text.startswith("speculative_method: %(method)s is not a vLLM method")
+    assert reason.startswith("speculative method: 'bogus' is not a vLLM method")
+    assert reason.text.startswith("speculative method: %(method)s is not a vLLM method")
 
 
 def test_it_remembers_what_django_free_code_marked():

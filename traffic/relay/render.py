@@ -36,8 +36,8 @@ def ollama_error(message: str) -> dict[str, Any]:
 
 def openai_error(status: int, message: str) -> dict[str, Any]:
     """OpenAI's error body."""
-    kind = "invalid_request_error" if 400 <= status < 500 else "server_error"
-    return {"error": {"message": message, "type": kind, "code": status}}
+    error_type = "invalid_request_error" if 400 <= status < 500 else "server_error"
+    return {"error": {"message": message, "type": error_type, "code": status}}
 
 
 def _ollama_reason(reason: str) -> str:
@@ -114,8 +114,8 @@ class OpenAIWriter:
         self.started = False
 
     def _object(self, choices: list[dict[str, Any]], whole: bool) -> dict[str, Any]:
-        kind = "text_completion" if self.completion else "chat.completion" + ("" if whole else ".chunk")
-        return {"id": self.id, "object": kind, "created": self.created, "model": self.model,
+        name = "text_completion" if self.completion else "chat.completion" + ("" if whole else ".chunk")
+        return {"id": self.id, "object": name, "created": self.created, "model": self.model,
                 "choices": choices}
 
     def _choice(self, piece: Piece, finish: str | None, whole: bool) -> dict[str, Any]:

@@ -85,9 +85,10 @@ def _level(bench: Mapping[str, Any]) -> Level:
     failed.update({"incomplete": len(requests.get("incomplete") or [])} if requests.get("incomplete") else {})
     totals = metrics.get("request_totals") or {}
     streams = strategy.get("streams") or strategy.get("max_concurrency")
-    kind = strategy.get("type_", "")
-    concurrency = 1 if kind == "synchronous" else streams if kind == "concurrent" else None
-    return Level(label=f"{kind}@{streams}" if kind == "concurrent" else kind, concurrency=concurrency,
+    strategy_type = strategy.get("type_", "")
+    concurrency = 1 if strategy_type == "synchronous" else streams if strategy_type == "concurrent" else None
+    label = f"{strategy_type}@{streams}" if strategy_type == "concurrent" else strategy_type
+    return Level(label=label, concurrency=concurrency,
                  figures=figures, stated={k: v["median"] for k, v in figures.items() if k in STATED},
                  attempted=int(totals.get("total") or 0), failed_by_reason=dict(failed),
                  notes={k: v for k, v in NOTES.items() if k in figures}, started=None)

@@ -25,9 +25,9 @@ class Command(BaseCommand):
         startable = [job for job, _label in registry.startable_choices()]
         parser.add_argument("--job", default=registry.DEFAULT_JOB, choices=startable)
         for name, (param, jobs) in registry.params_by_name().items():
-            kind = Path if isinstance(param, RequestsParam) else int if isinstance(param, IntParam) else str
+            parse = Path if isinstance(param, RequestsParam) else int if isinstance(param, IntParam) else str
             help_text = f"{', '.join(jobs)}: {param.label} ({param.help()})"
-            parser.add_argument(f"--{name.replace('_', '-')}", type=kind, help=help_text.replace("%", "%%"))
+            parser.add_argument(f"--{name.replace('_', '-')}", type=parse, help=help_text.replace("%", "%%"))
         parser.add_argument("--wait", action="store_true", help="wait for the run to finish")
         parser.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait at most")
 

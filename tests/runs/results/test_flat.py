@@ -108,3 +108,22 @@ def test_it_names_an_imported_runs_tool_and_load_level_in_its_row():
     (row,) = flat_rows([Run.objects.select_related("config__engine__machine", "revision").get(pk=run.pk)])
     assert (row["job"], row["level"]) == ("imported: vllm-bench", 4)
     assert row["ttft_s"] == pytest.approx(0.021)
+
+
+def test_it_heads_the_page_and_the_markdown_with_words_not_keys(alice_client, runs):
+    url = reverse("runs:results")
+    headings = [column["text"] for column in alice_client.get(url).context["columns"]]
+    markdown = alice_client.get(url, {"format": "md"}).content.decode().splitlines()[0]
+    assert [cell.strip() for cell in markdown.strip("|").split("|")] == headings
+    assert not [text for text in headings if "_" in text]
+    assert {"engine kind", "speculative method", "load level"} <= set(headings)
+    # The downloads for scripts keep the machine keys.
+    as_csv = next(csv.reader(io.StringIO(alice_client.get(url, {"format": "csv"}).content.decode())))
+    assert as_csv == columns() and "engine_kind" in as_csv
+
+
+def test_it_heads_the_page_in_the_readers_language(alice_client, runs):
+    page = alice_client.get(reverse("runs:results"), HTTP_ACCEPT_LANGUAGE="ja")
+    headings = [column["text"] for column in page.context["columns"]]
+    assert not [text for text in headings if "_" in text]
+    assert "投機的デコーディングの方式" in headings

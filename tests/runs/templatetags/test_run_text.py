@@ -10,7 +10,7 @@ from runs.worker.machine_figures import above_ceiling_warning
 pytestmark = pytest.mark.backend_free
 
 LINE = Template(
-    "{% load run_text %}<strong>{% warning_kind warning.kind %}:</strong> {% warning_message warning %}"
+    "{% load run_text %}<strong>{% warning_label warning.kind %}:</strong> {% warning_message warning %}"
 )
 THROTTLE = {"throttled_s": 12.34, "job_s": 60.0, "clock_floor_mhz": 2102.1,
             "reasons_s": {"thermal": 2.0, "power_cap": 0.0, "clock_below": 10.34}}

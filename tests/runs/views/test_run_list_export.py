@@ -7,6 +7,7 @@ import json
 import pytest
 from django.urls import reverse
 
+from measure import catalog
 from runs.models import Run
 from tests.factories import EngineConfigFactory, request_outcomes
 from tests.runs.compare_helpers import speed_runs, speed_summary, spread, succeeded
@@ -108,3 +109,18 @@ def test_it_exports_what_each_run_ran_with_after_the_config_changed(alice_client
                     for r in rows)
     assert picked == [("1", "gemma-3-270m", "Q8_0", "ngram-simple", "4"),
                       ("2", "gemma-3-270m", "Q4_K_M", "ngram-simple", "8")]
+
+
+def test_it_takes_its_figure_columns_from_the_metric_catalogue(alice_client, runs):
+    fast, _ = runs
+    summary = speed_summary(40.0) | {"made_up_s": spread(0.5, 0.1)}
+    succeeded(fast, "speed", summary, minute=7)
+    catalog.declare(catalog.MetricDef("made_up_s", "made up", "s", "a test's own metric", "lower"))
+    try:
+        response = alice_client.get(reverse("runs:list"), {"config": fast.pk, "format": "json"})
+    finally:
+        catalog.forget("made_up_s")
+    data = json.loads(response.content)
+    figures = [key for key, declared in catalog.CATALOG.items() if declared.over_requests != "value"]
+    assert set(figures) | {"made_up_s"} <= set(data["columns"])
+    assert data["rows"][0]["made_up_s"] == 0.5 and data["rows"][1]["made_up_s"] is None

@@ -45,7 +45,7 @@ def test_it_records_every_fourth_request_failing_and_marks_the_run():
     client = Client()
     client.force_login(UserFactory(is_superuser=True))
     page = client.get(run.get_absolute_url()).content.decode()
-    assert f"Figures over 9 of {total} requests: 3 failed (http 500 3); 9 cut by max_tokens" in page
+    assert f"Figures over 9 of {total} requests: 3 failed (http 500 3); 9 cut by max tokens" in page
     assert 'data-warning="failed requests"' in page
     listed = client.get(reverse("runs:list")).content.decode()
     assert "⚠ 25 % failed" in listed

@@ -86,7 +86,7 @@ HUB, GGUF = "org/name", "q.gguf"  # a hub id; a model by name in the model direc
         ("vllm", {"model": HUB, "extra_flags": "LD_PRELOAD=/tmp/x.so"}, "LD_PRELOAD sets the environment"),
         ("llama-server", {"model": "/etc/passwd"}, "model: '/etc/passwd' is not a model name inside"),
         ("llama-server", {"model": GGUF, "speculative_method": "draft-simple", "lookahead": 4,
-                          "draft_model": "../../etc/shadow"}, "draft_model: '../../etc/shadow' is not"),
+                          "draft_model": "../../etc/shadow"}, "draft model: '../../etc/shadow' is not"),
     ],
 )
 def test_it_never_launches_a_refused_flag_environment_or_path_model_written_to_the_database(
@@ -142,6 +142,6 @@ def test_it_fails_a_run_whose_config_its_recipe_refuses_naming_the_setting(alice
     run = start_and_run(alice_client, config)
     assert run.status == Run.Status.FAILED
     assert "internal error" not in run.error
-    reason = "the config's launch settings cannot run: draft_model: draft-simple needs a draft model"
+    reason = "the config's launch settings cannot run: draft model: draft-simple needs a draft model"
     assert reason in run.error
     assert launches(recorder) == []

@@ -127,7 +127,7 @@ def _log_events(run):
     from engines.logparse import parse_line
 
     events = [parse_line(line) for line in run.engine_log.splitlines()]
-    return [vars(e) for e in events if e is not None and e.kind == "acceptance"]
+    return [vars(e) for e in events if e is not None and e.event == "acceptance"]
 
 
 def test_it_refuses_a_second_engine_on_a_machine_while_the_first_runs():
