@@ -234,7 +234,7 @@ async def _before_job(
     preheated = None
     if run.config.preheat_s:
         preheated = await preheat_box(client, run, telemetry, engine_side.answering)
-    return (await client.metrics_text() if engine_side.answering else None), preheated
+    return (await client.counters_text() if engine_side.answering else None), preheated
 
 
 DRAFTS_UNCOUNTED = "efficiency not stated: the engine drafted but reports no tokens per verification"

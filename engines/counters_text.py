@@ -1,4 +1,4 @@
-"""Prometheus `/metrics` text from an engine: flat samples, and speculative-decoding deltas.
+"""The engine's counters as Prometheus text (its `/metrics`): samples, and speculative-decoding deltas.
 
 No Django import, no I/O: the caller fetches `/metrics` before and after a run and hands the two
 texts (or parsed dicts) here. Names are llama.cpp's (`tools/server/server-task.cpp` `to_metrics`)
@@ -21,7 +21,7 @@ __all__ = [
     "RequestDelta",
     "SpecDelta",
     "engine_samples",
-    "parse_metrics",
+    "parse_counters",
     "request_delta",
     "sample_key",
     "spec_decode_delta",
@@ -56,7 +56,7 @@ def sample_key(name: str, labels: Mapping[str, str]) -> str:
     return f"{name}{{{inner}}}"
 
 
-def parse_metrics(text: str) -> dict[str, float]:
+def parse_counters(text: str) -> dict[str, float]:
     """Every sample in a Prometheus text exposition, keyed by `sample_key`.
 
     Raises EngineError when the text is not Prometheus exposition.
@@ -127,16 +127,16 @@ def spec_decode_delta(
 ) -> SpecDelta | None:
     """The speculative counts the engine added between `before` and `after`.
 
-    :param before: the `/metrics` snapshot taken before the run, as text or `parse_metrics` output.
+    :param before: the `/metrics` snapshot taken before the run, as text or `parse_counters` output.
     :param after: the snapshot taken after it (llama.cpp flushes counters when the slot resets,
         so poll until they settle).
-    :param prefix: the engine kind's `metrics_prefix` (engines.kinds): `LLAMACPP` ("llamacpp:") or
+    :param prefix: the engine kind's `counters_prefix` (engines.kinds): `LLAMACPP` ("llamacpp:") or
         `VLLM` ("vllm:"); samples are summed over label sets.
     :return: None when `after` has no speculative counters (llama.cpp before b10282, or no draft
         configured in vLLM).
     """
-    before = parse_metrics(before) if isinstance(before, str) else before
-    after = parse_metrics(after) if isinstance(after, str) else after
+    before = parse_counters(before) if isinstance(before, str) else before
+    after = parse_counters(after) if isinstance(after, str) else after
     if _total(after, prefix + DRAFTS) is None:
         return None
     drafts, draft_tokens, accepted = (
@@ -165,8 +165,8 @@ class RequestDelta:
 
 def request_delta(before: Samples | str, after: Samples | str, prefix: str = VLLM) -> RequestDelta | None:
     """The request figures added between `before` and `after`; None when `after` has no such counters."""
-    before = parse_metrics(before) if isinstance(before, str) else before
-    after = parse_metrics(after) if isinstance(after, str) else after
+    before = parse_counters(before) if isinstance(before, str) else before
+    after = parse_counters(after) if isinstance(after, str) else after
     if _total(after, prefix + FINISHED) is None or _total(after, prefix + DECODE_S) is None:
         return None
 
@@ -222,7 +222,7 @@ def startup_phases(text: str, name: str) -> dict[str, float]:
     """Seconds per start-up phase from a gauge labelled `phase` (SGLang's
     ``sglang:startup_time_seconds``: load_weight, kv_cache_allocation, ...); {} when it is absent."""
     phases: dict[str, float] = {}
-    for key, value in parse_metrics(text).items():
+    for key, value in parse_counters(text).items():
         found = _PHASE.search(key) if key.startswith(name + "{") else None
         if found:
             phases[found.group(1)] = value
