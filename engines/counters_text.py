@@ -14,6 +14,8 @@ from typing import Any
 from prometheus_client.parser import text_string_to_metric_families
 
 from engines.errors import EngineError
+from measure import pooled
+from measure.catalog import ACCEPTANCE_BY_POSITION, ACCEPTANCE_RATE, TOKENS_PER_VERIFICATION
 
 __all__ = [
     "LLAMACPP",
@@ -92,20 +94,18 @@ class SpecDelta:
 
     @property
     def acceptance_rate(self) -> float | None:
-        """The acceptance rate: accepted / drafted tokens; None when nothing was drafted."""
-        return self.accepted / self.draft_tokens if self.draft_tokens else None
+        """The acceptance over these counts (measure.pooled); None when nothing was drafted."""
+        return pooled.acceptance(self.accepted, self.draft_tokens)
 
     @property
     def tokens_per_verification(self) -> float | None:
-        """L = 1 + accepted / verification steps (the bonus token included); None with no steps."""
-        return 1 + self.accepted / self.drafts if self.drafts else None
+        """Tokens per verification over these counts (measure.pooled); None with no verifications."""
+        return pooled.tokens_per_verification(self.accepted, self.drafts)
 
     @property
     def acceptance_by_position(self) -> list[float] | None:
-        """Per draft position i: the share of drafts whose i-th token was accepted (docs/metrics.md)."""
-        if not self.drafts or not self.accepted_by_position:
-            return None
-        return [n / self.drafts for n in self.accepted_by_position]
+        """Per draft position i: the share of drafts whose i-th token was accepted (measure.pooled)."""
+        return pooled.acceptance_by_position(self.accepted_by_position, self.drafts)
 
     def summary(self) -> dict[str, Any] | None:
         """The run-summary form (counts and rates); None when nothing was drafted."""
@@ -115,10 +115,10 @@ class SpecDelta:
             "drafts": self.drafts,
             "draft_tokens": self.draft_tokens,
             "accepted": self.accepted,
-            "acceptance_rate": self.acceptance_rate,
-            "tokens_per_verification": self.tokens_per_verification,
-            "accepted_by_position": list(self.accepted_by_position) or None,
-            "acceptance_by_position": self.acceptance_by_position,
+            ACCEPTANCE_RATE: self.acceptance_rate,
+            TOKENS_PER_VERIFICATION: self.tokens_per_verification,
+            pooled.ACCEPTED_BY_POSITION: list(self.accepted_by_position) or None,
+            ACCEPTANCE_BY_POSITION: self.acceptance_by_position,
         }
 
 
