@@ -113,7 +113,7 @@ class SpecDelta:
             return None
         return {
             "drafts": self.drafts,
-            "draft_tokens": self.draft_tokens,
+            pooled.DRAFT_TOKENS: self.draft_tokens,
             "accepted": self.accepted,
             ACCEPTANCE_RATE: self.acceptance_rate,
             TOKENS_PER_VERIFICATION: self.tokens_per_verification,

@@ -23,6 +23,7 @@ from engines.counters_text import (
     request_delta,
     spec_decode_delta,
 )
+from measure import pooled
 
 __all__ = ["DraftCounters", "LoneRequests", "RequestCounters", "settled_counters", "spec_since"]
 
@@ -200,8 +201,8 @@ def _spec_fields(spec: SpecDelta | None) -> dict[str, Any]:
     if spec is None or not spec.drafts:
         return {}
     return {
-        "draft_tokens": spec.draft_tokens,
-        "accepted_tokens": spec.accepted,
-        "verifications": spec.drafts,
-        "accepted_by_position": list(spec.accepted_by_position) or None,
+        pooled.DRAFT_TOKENS: spec.draft_tokens,
+        pooled.ACCEPTED_TOKENS: spec.accepted,
+        pooled.VERIFICATIONS: spec.drafts,
+        pooled.ACCEPTED_BY_POSITION: list(spec.accepted_by_position) or None,
     }

@@ -190,10 +190,10 @@ def engine_pooled(counters: Mapping[str, Any] | None) -> dict[str, Any]:
     """The pooled figures from the engine's own counters over the run (a `SpecDelta.summary()`:
     drafts, draft_tokens, accepted); {} when the engine counted no drafts, so that what the
     requests said stands."""
-    if not counters or not counters.get("drafts") or not counters.get("draft_tokens"):
+    if not counters or not counters.get("drafts") or not counters.get(pooled.DRAFT_TOKENS):
         return {}
-    return pooled_figures(int(counters["accepted"]), int(counters["draft_tokens"]), int(counters["drafts"]),
-                          FROM_ENGINE)
+    drafted = int(counters[pooled.DRAFT_TOKENS])
+    return pooled_figures(int(counters["accepted"]), drafted, int(counters["drafts"]), FROM_ENGINE)
 
 
 def sources(rows: Iterable[Mapping[str, Any]], field: str) -> list[str]:

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 from engines.access import get_visible_or_404, visible
 from engines.ids import parse_key
 from engines.models import EngineConfig, Machine
+from measure.catalog import ACCEPTANCE_BY_POSITION, ACCEPTANCE_RATE, TOKENS_PER_VERIFICATION
 from runs.actions.runs import cancel_run, start_run
 from runs.actions.workers import queued_warning
 from runs.core import registry
@@ -61,7 +62,7 @@ EXPORT_LIMIT = 5000
 EXPORT_COLUMNS = [
     "id", "created", "finished", "config", "revision", "engine", "machine", "model", "quantization",
     "draft_method", "lookahead", "job", "status", "done", "total", "decode_tps_client", "ttft_s",
-    "ttft_engine_s", "acceptance_rate", "tokens_per_verification", "acceptance_source",
+    "ttft_engine_s", ACCEPTANCE_RATE, TOKENS_PER_VERIFICATION, "acceptance_source",
     "requests_attempted", "requests_succeeded", "requests_failed", "failed_share", "url",
 ]
 
@@ -80,17 +81,17 @@ def _export_row(run: Run) -> dict[str, object]:
         "ttft_engine_s": median_of("ttft_engine_s")(summary),
         **_acceptance_values(summary),
         **_outcome_values(summary.get("outcomes")),
-        **position_values(summary.get("acceptance_by_position")),
+        **position_values(summary.get(ACCEPTANCE_BY_POSITION)),
     }
 
 
 def _acceptance_values(summary: dict[str, Any]) -> dict[str, object]:
     """The run's pooled acceptance (0..1), tokens per verification and where their counts came from
     (docs/metrics.md, Acceptance): the figures its page shows."""
-    rate = summary.get("acceptance_rate")
+    rate = summary.get(ACCEPTANCE_RATE)
     return {
-        "acceptance_rate": figure_of("acceptance_rate")(summary),
-        "tokens_per_verification": figure_of("tokens_per_verification")(summary),
+        ACCEPTANCE_RATE: figure_of(ACCEPTANCE_RATE)(summary),
+        TOKENS_PER_VERIFICATION: figure_of(TOKENS_PER_VERIFICATION)(summary),
         "acceptance_source": rate.get("source") if isinstance(rate, dict) else None,
     }
 

@@ -18,6 +18,7 @@ from django.utils import timezone
 from engines.clients import EngineClient, EngineError, client_for
 from engines.clients.counters import spec_since
 from engines.models import Machine
+from measure import pooled
 from measure.catalog import ACCEPTANCE_BY_POSITION, LOG_ACCEPTANCE, TOKENS_PER_VERIFICATION
 from measure.stats import figure_value
 from measure.words import gettext_noop
@@ -252,7 +253,7 @@ def roofline_inputs(summary: dict[str, Any]) -> tuple[float | None, float | None
     per_pass = figure_value(summary.get(TOKENS_PER_VERIFICATION))
     drafted = (summary.get(LOG_ACCEPTANCE) or {}).get("generated") or (
         summary.get(ENGINE_COUNTERS) or {}
-    ).get("draft_tokens")
+    ).get(pooled.DRAFT_TOKENS)
     if per_pass is None and drafted:
         return None, None, DRAFTS_UNCOUNTED
     if per_pass is not None and summary.get("decode_tps_pooled"):
