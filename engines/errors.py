@@ -1,5 +1,5 @@
 """The errors of talking to an engine, apart from the clients so that modules the clients use
-(engines/metrics_text.py) can raise them without an import cycle; engines.clients re-exports them.
+(engines/counters_text.py) can raise them without an import cycle; engines.clients re-exports them.
 
 The subclasses say what failure it was, so that a run can record a failed request by its
 reason (runs/core/outcomes.py) and tell a dead engine from one bad answer.

@@ -58,8 +58,8 @@ class EngineKind:
     :param default_binary: the program a recipe runs when the engine names none.
     :param default_port: the port a recipe listens on when the base URL names none.
     :param log_parser: turns one log line into a ``LogEvent`` (or None); None: its log is only kept.
-    :param metrics_prefix: the prefix of its speculative-decoding counters in /metrics
-        (``metrics_text`` names the rest); None: it exports none.
+    :param counters_prefix: the prefix of its speculative-decoding counters in /metrics
+        (``counters_text`` names the rest); None: it exports none.
     :param lookahead_by: how an external engine's draft length changes for a lookahead sweep:
         ``"relaunch"`` (only by restarting it, so it must be managed) or ``"alias"`` (a model alias
         per length, created through its API).
@@ -72,9 +72,9 @@ class EngineKind:
     :param version_paths: where an OpenAI-compatible engine tells its version: ``(path, key)``
         pairs tried in order.
     :param chat_fields: fields added to every OpenAI-compatible chat body.
-    :param figures_from_metrics: whether its replies carry no timings, so a request's engine-side
+    :param figures_from_counters: whether its replies carry no timings, so a request's engine-side
         figures (decode and prefill time, time to first token, drafts) come from /metrics deltas.
-    :param startup_metric: the /metrics gauge (labelled ``phase``) in which it tells how long each
+    :param startup_gauge: the /metrics gauge (labelled ``phase``) in which it tells how long each
         part of its start-up took; None: it tells none.
     :param allowed_flags: ``"module:name"`` of its extra flags' allowlist (a ``FlagTable``, beside its
         recipe); empty: no extra flag is allowed.
@@ -89,7 +89,7 @@ class EngineKind:
     default_binary: str
     default_port: int
     log_parser: Callable[[str], LogEvent | None] | None
-    metrics_prefix: str | None
+    counters_prefix: str | None
     lookahead_by: Literal["relaunch", "alias"]
     honours_ignore_eos: bool
     tokenizer: Literal["tokenize", "calibrated"]
@@ -97,8 +97,8 @@ class EngineKind:
     cache_fix: str
     version_paths: tuple[tuple[str, str], ...] = ()
     chat_fields: Mapping[str, Any] = field(default_factory=dict)
-    figures_from_metrics: bool = False
-    startup_metric: str | None = None
+    figures_from_counters: bool = False
+    startup_gauge: str | None = None
     allowed_flags: str = ""
     methods: str = ""
 
@@ -146,7 +146,7 @@ REGISTRY: dict[str, EngineKind] = {
             allowed_flags="engines.recipes.ollama:ALLOWED_FLAGS", methods="engines.recipes.ollama:METHODS",
             default_binary="ollama", default_port=11434,
             log_parser=parse_line,  # its runner is llama.cpp's server, whose lines it passes on
-            metrics_prefix=None, lookahead_by="alias", honours_ignore_eos=False,
+            counters_prefix=None, lookahead_by="alias", honours_ignore_eos=False,
             tokenizer="calibrated", needs_num_ctx=True,
             cache_fix=gettext_noop(
                 "set LLAMA_ARG_CACHE_RAM (MiB) in the ollama serve environment and restart it"
@@ -158,7 +158,7 @@ REGISTRY: dict[str, EngineKind] = {
             allowed_flags="engines.recipes.llama_server:ALLOWED_FLAGS",
             methods="engines.recipes.llama_server:SPEC_TYPES",
             default_binary="llama-server", default_port=8080, log_parser=parse_line,
-            metrics_prefix="llamacpp:", lookahead_by="relaunch", honours_ignore_eos=True,
+            counters_prefix="llamacpp:", lookahead_by="relaunch", honours_ignore_eos=True,
             tokenizer="tokenize", needs_num_ctx=False,
             cache_fix=gettext_noop("a larger --cache-ram N (MiB; -1 = no limit), or LLAMA_ARG_CACHE_RAM"),
             version_paths=(("/props", "build_info"),),
@@ -169,7 +169,7 @@ REGISTRY: dict[str, EngineKind] = {
             render_with="engines.recipes.sglang:render_sglang",
             allowed_flags="engines.recipes.sglang:ALLOWED_FLAGS", methods="engines.recipes.sglang:ALGORITHMS",
             default_binary="python3", default_port=30000, log_parser=None,
-            metrics_prefix=None, lookahead_by="relaunch", honours_ignore_eos=True,
+            counters_prefix=None, lookahead_by="relaunch", honours_ignore_eos=True,
             tokenizer="tokenize", needs_num_ctx=False,
             cache_fix=gettext_noop(
                 "give the radix cache more room (--mem-fraction-static) or check --disable-radix-cache is off"
@@ -178,19 +178,19 @@ REGISTRY: dict[str, EngineKind] = {
             version_paths=(("/server_info", "version"), ("/get_server_info", "version")),
             # Asks its /v1 stream for the request's acceptance (its native /generate has it anyway).
             chat_fields={"return_spec_tokens_details": True},
-            startup_metric="sglang:startup_time_seconds",
+            startup_gauge="sglang:startup_time_seconds",
         ),
         EngineKind(
             name="vllm", label="vLLM", client=OPENAI_COMPATIBLE,
             render_with="engines.recipes.vllm:render_vllm",
             allowed_flags="engines.recipes.vllm:ALLOWED_FLAGS", methods="engines.recipes.vllm:METHOD_NAMES",
             default_binary="vllm", default_port=8000, log_parser=None,
-            metrics_prefix="vllm:", lookahead_by="relaunch", honours_ignore_eos=True,
+            counters_prefix="vllm:", lookahead_by="relaunch", honours_ignore_eos=True,
             tokenizer="tokenize", needs_num_ctx=False,
             cache_fix=gettext_noop(
                 "more KV-cache room (--gpu-memory-utilization, --max-model-len), prefix caching on"
             ),
-            version_paths=(("/version", "version"),), figures_from_metrics=True,
+            version_paths=(("/version", "version"),), figures_from_counters=True,
         ),
     )
 }  # fmt: skip

@@ -17,7 +17,22 @@ from typing import Any, Literal
 
 from measure.words import gettext_noop as _
 
-__all__ = ["CATALOG", "MetricDef", "declare", "forget", "get", "markdown_table"]
+__all__ = [
+    "ACCEPTANCE_BY_POSITION", "ACCEPTANCE_RATE", "ACCEPTANCE_RATE_PER_REQUEST", "CATALOG", "LOG_ACCEPTANCE",
+    "PER_REQUEST", "POOLED", "TOKENS_PER_VERIFICATION", "TOKENS_PER_VERIFICATION_PER_REQUEST", "MetricDef",
+    "declare", "forget", "get", "markdown_table",
+]
+
+# The keys code names speculative decoding's figures by, written here once (measure.pooled computes them).
+ACCEPTANCE_RATE = "acceptance_rate"
+TOKENS_PER_VERIFICATION = "tokens_per_verification"
+POOLED = (ACCEPTANCE_RATE, TOKENS_PER_VERIFICATION)  # the figures pooled over a run's drafting requests
+PER_REQUEST = "_per_request"  # the suffix of a pooled figure's spread over requests
+ACCEPTANCE_RATE_PER_REQUEST = ACCEPTANCE_RATE + PER_REQUEST
+TOKENS_PER_VERIFICATION_PER_REQUEST = TOKENS_PER_VERIFICATION + PER_REQUEST
+LOG_ACCEPTANCE = "log_acceptance"
+# One share per draft position: a list, shown by the run page's positions figure, not one declaration.
+ACCEPTANCE_BY_POSITION = "acceptance_by_position"
 
 # How a figure gathers over one run's requests: their median with its spread ("median"), one
 # ratio of the run's totals ("pooled"), or one value per run ("value").
@@ -183,7 +198,7 @@ _declare_all(
     ),
     # Acceptance: pooled over the run is the headline; the requests' own ratios are secondary.
     MetricDef(
-        "acceptance_rate",
+        ACCEPTANCE_RATE,
         _("acceptance rate"),
         "%",
         "pooled over the run: accepted draft tokens / drafted tokens, by the engine's counters where it "
@@ -193,7 +208,7 @@ _declare_all(
         column=True,
     ),
     MetricDef(
-        "tokens_per_verification",
+        TOKENS_PER_VERIFICATION,
         _("tokens per verification"),
         "tokens",
         "pooled over the run: (accepted draft tokens + verifications) / verifications",
@@ -202,21 +217,21 @@ _declare_all(
         column=True,
     ),
     MetricDef(
-        "acceptance_rate_per_request",
+        ACCEPTANCE_RATE_PER_REQUEST,
         _("acceptance rate, spread over requests"),
         "%",
         "each request's own accepted / drafted tokens; secondary, never the headline",
         scale=100,
     ),
     MetricDef(
-        "tokens_per_verification_per_request",
+        TOKENS_PER_VERIFICATION_PER_REQUEST,
         _("tokens per verification, spread over requests"),
         "tokens",
         "each request's own tokens per verification; secondary, never the headline",
         digits=2,
     ),
     MetricDef(
-        "log_acceptance",
+        LOG_ACCEPTANCE,
         _("acceptance (engine log)"),
         "%",
         "accepted / drafted tokens summed over the engine log's draft lines, warm-up included; shown "

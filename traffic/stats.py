@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from measure import pooled
 from measure.stats import summarize
 from measure.words import gettext_noop
 
@@ -168,9 +169,10 @@ def per_bucket(records: Iterable[Any], start: datetime, end: datetime) -> list[d
 
 
 def _acceptance(records: Iterable[Any]) -> float | None:
-    drafted = [(field(r, "accepted_tokens") or 0, field(r, "draft_tokens")) for r in records]
-    total = sum(d for _, d in drafted if d)
-    return sum(a for a, d in drafted if d) / total if total else None
+    """Acceptance pooled over the records that drafted (measure.pooled)."""
+    counts = [(field(r, pooled.ACCEPTED_TOKENS) or 0, field(r, pooled.DRAFT_TOKENS)) for r in records]
+    drafting = [(a, d) for a, d in counts if d]
+    return pooled.acceptance(sum(a for a, _ in drafting), sum(d for _, d in drafting))
 
 
 def _type_buckets(records: Sequence[Any], start: datetime, end: datetime) -> dict[str, dict[int, list[Any]]]:

@@ -237,7 +237,7 @@ class EngineClient(ABC):
         """The names of the models the engine serves (or has pulled), as its API lists them."""
         return []
 
-    async def metrics_text(self) -> str | None:
+    async def counters_text(self) -> str | None:
         """The engine's Prometheus /metrics text, or None when it does not serve one."""
         try:
             response = await self.http.get("/metrics")

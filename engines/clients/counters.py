@@ -15,29 +15,30 @@ from typing import Any
 
 from engines import kinds
 from engines.clients.base import EngineClient, EngineError, EngineFigures, Generation, GenerationRequest
-from engines.metrics_text import (
+from engines.counters_text import (
     RequestDelta,
     SpecDelta,
     engine_samples,
-    parse_metrics,
+    parse_counters,
     request_delta,
     spec_decode_delta,
 )
+from measure import pooled
 
-__all__ = ["DraftCounters", "LoneRequests", "RequestCounters", "settled_metrics", "spec_since"]
+__all__ = ["DraftCounters", "LoneRequests", "RequestCounters", "settled_counters", "spec_since"]
 
 SETTLE_POLL_S = 0.05
 SETTLE_TRIES = 40  # 2 s: the counters land just after the last chunk
 
 
-async def settled_metrics(client: EngineClient, prefix: str, tries: int = 10) -> str | None:
+async def settled_counters(client: EngineClient, prefix: str, tries: int = 10) -> str | None:
     """Counters can land just after the last answer: read until two snapshots of the engine's own
     counters (names under `prefix`) agree."""
-    previous = await client.metrics_text()
+    previous = await client.counters_text()
     seen = _own_counters(previous, prefix)
     for _ in range(tries):
         await asyncio.sleep(0.1)
-        current = await client.metrics_text()
+        current = await client.counters_text()
         counters = _own_counters(current, prefix)
         if counters == seen:
             break
@@ -46,21 +47,21 @@ async def settled_metrics(client: EngineClient, prefix: str, tries: int = 10) ->
 
 
 def _own_counters(text: str | None, prefix: str) -> dict[str, float] | None:
-    return engine_samples(parse_metrics(text), prefix) if text else None
+    return engine_samples(parse_counters(text), prefix) if text else None
 
 
 async def spec_since(client: EngineClient, before: str | None) -> SpecDelta | None:
-    """The speculative counts the engine added since the snapshot `before` (a `metrics_text()`).
+    """The speculative counts the engine added since the snapshot `before` (a `counters_text()`).
 
     None when the engine kind exports no such counters, `before` is None, or the engine stopped
     answering (no counters to read is no failure of the run).
     """
     spec = kinds.find(client.engine_kind)
-    prefix = spec.metrics_prefix if spec else None
+    prefix = spec.counters_prefix if spec else None
     if before is None or prefix is None:
         return None
     try:
-        after = await settled_metrics(client, prefix)
+        after = await settled_counters(client, prefix)
         return spec_decode_delta(before, after, prefix) if after else None
     except EngineError:
         return None
@@ -112,8 +113,8 @@ class LoneRequests:
 
     async def _samples(self) -> dict[str, float] | None:
         try:
-            text = await self.client.metrics_text()
-            return parse_metrics(text) if text else None
+            text = await self.client.counters_text()
+            return parse_counters(text) if text else None
         except EngineError:
             return None  # no counters: the request keeps the figures its reply had
 
@@ -200,8 +201,8 @@ def _spec_fields(spec: SpecDelta | None) -> dict[str, Any]:
     if spec is None or not spec.drafts:
         return {}
     return {
-        "draft_tokens": spec.draft_tokens,
-        "accepted_tokens": spec.accepted,
-        "verifications": spec.drafts,
-        "accepted_by_position": list(spec.accepted_by_position) or None,
+        pooled.DRAFT_TOKENS: spec.draft_tokens,
+        pooled.ACCEPTED_TOKENS: spec.accepted,
+        pooled.VERIFICATIONS: spec.drafts,
+        pooled.ACCEPTED_BY_POSITION: list(spec.accepted_by_position) or None,
     }

@@ -68,9 +68,9 @@ class OpenAIClient(EngineClient):
         self.flavour = self.engine_kind = flavour
         self.spec = spec
         self.counters: LoneRequests | None = None
-        if spec.metrics_prefix:
-            wrapper = RequestCounters if spec.figures_from_metrics else DraftCounters
-            self.counters = wrapper(self, spec.metrics_prefix)
+        if spec.counters_prefix:
+            wrapper = RequestCounters if spec.figures_from_counters else DraftCounters
+            self.counters = wrapper(self, spec.counters_prefix)
 
     async def generate(self, request: GenerationRequest) -> Generation:
         """One request; an engine whose replies carry no timings has them read from /metrics."""

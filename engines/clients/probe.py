@@ -10,7 +10,7 @@ from typing import Any
 from engines import kinds
 from engines.clients import client_for
 from engines.clients.base import EngineError
-from engines.metrics_text import spec_decode_delta
+from engines.counters_text import spec_decode_delta
 
 __all__ = ["PROBE_TIMEOUT_S", "probe"]
 
@@ -29,7 +29,7 @@ async def probe(kind: str, base_url: str, api_key: str = "") -> dict[str, Any]:
     try:
         models = await client.models()
         version = await client.version()
-        counters = await _spec_counters(client, spec.metrics_prefix)
+        counters = await _spec_counters(client, spec.counters_prefix)
     except EngineError as exc:
         return {"reachable": False, "api": client.api, "error": str(exc)}
     finally:
@@ -42,7 +42,7 @@ async def _spec_counters(client: Any, prefix: str | None) -> bool | None:
     if prefix is None:
         return None
     try:
-        text = await client.metrics_text()
+        text = await client.counters_text()
     except EngineError:
         return False
     return text is not None and spec_decode_delta(text, text, prefix) is not None

@@ -10,6 +10,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from measure import pooled
+
 from .schedule import Schedule
 
 __all__ = ["Log", "acceptance_line", "engine_log"]
@@ -36,8 +38,8 @@ def acceptance_line(task: str, sched: Schedule) -> str | None:
     """llama-server's per-request draft acceptance line (b9829+ wording), or None without drafts."""
     if not sched.draft_tokens:
         return None
-    rate = sched.accepted_tokens / sched.draft_tokens
-    mean_len = (sched.accepted_tokens + sched.verifications) / max(sched.verifications, 1)
+    rate = pooled.acceptance(sched.accepted_tokens, sched.draft_tokens) or 0.0
+    mean_len = pooled.tokens_per_verification(sched.accepted_tokens, sched.verifications) or 0.0
     return (
         f"slot print_timing: id  0 | task {task} | draft acceptance = {rate:.5f} "
         f"({sched.accepted_tokens:5d} accepted / {sched.draft_tokens:5d} generated), "

@@ -7,6 +7,8 @@ from typing import Any
 
 from engines.clients.base import EngineClient, EngineError, Generation, GenerationRequest
 from engines.errors import NoTokenCount
+from measure import pooled
+from measure.catalog import ACCEPTANCE_RATE, PER_REQUEST, POOLED, TOKENS_PER_VERIFICATION
 from measure.stats import summarize
 
 # The figures summarised as a spread over requests (median, range, interval). Acceptance and tokens
@@ -81,19 +83,13 @@ def prefill_tps(gen: Generation) -> float | None:
 
 
 def acceptance_rate(gen: Generation) -> float | None:
-    """Accepted draft tokens / drafted tokens."""
-    f = gen.figures
-    if not f.draft_tokens or f.accepted_tokens is None:
-        return None
-    return f.accepted_tokens / f.draft_tokens
+    """The request's own acceptance (measure.pooled.acceptance of its counts)."""
+    return pooled.acceptance(gen.figures.accepted_tokens, gen.figures.draft_tokens)
 
 
 def tokens_per_verification(gen: Generation) -> float | None:
-    """(accepted + verifications) / verifications: tokens advanced per target forward pass."""
-    f = gen.figures
-    if not f.verifications or f.accepted_tokens is None:
-        return None
-    return (f.accepted_tokens + f.verifications) / f.verifications
+    """The request's own tokens per verification (measure.pooled of its counts)."""
+    return pooled.tokens_per_verification(gen.figures.accepted_tokens, gen.figures.verifications)
 
 
 def request_metrics(gen: Generation) -> dict[str, Any]:
@@ -105,16 +101,16 @@ def request_metrics(gen: Generation) -> dict[str, Any]:
         "prefill_tps": prefill_tps(gen),
         "e2e_s": gen.finished_at - gen.sent_at,
         "sent_at": gen.sent_at,  # the client's clock; the run's recorder makes it run time
-        "acceptance_rate": acceptance_rate(gen),
-        "tokens_per_verification": tokens_per_verification(gen),
+        ACCEPTANCE_RATE: acceptance_rate(gen),
+        TOKENS_PER_VERIFICATION: tokens_per_verification(gen),
         "output_tokens": gen.figures.output_tokens,
         "output_tokens_source": gen.figures.output_tokens_source,
         "prompt_tokens": gen.figures.prompt_tokens,
         "cached_tokens": gen.figures.cached_tokens,
-        "draft_tokens": gen.figures.draft_tokens,
-        "accepted_tokens": gen.figures.accepted_tokens,
-        "verifications": gen.figures.verifications,
-        "accepted_by_position": gen.figures.accepted_by_position,
+        pooled.DRAFT_TOKENS: gen.figures.draft_tokens,
+        pooled.ACCEPTED_TOKENS: gen.figures.accepted_tokens,
+        pooled.VERIFICATIONS: gen.figures.verifications,
+        pooled.ACCEPTED_BY_POSITION: gen.figures.accepted_by_position,
         "ttft_engine_s": gen.figures.ttft_s,
         "finish_reason": gen.figures.finish_reason,
     } | reasoning_metrics(gen)
@@ -126,21 +122,11 @@ def acceptance_by_position(rows: Iterable[Mapping[str, Any]]) -> list[float] | N
     Rows without per-position counts (an engine that does not expose them) are left out; None
     when no row has them.
     """
-    accepted: list[int] = []
-    drafts = 0
-    for row in rows:
-        counts, verifications = row.get("accepted_by_position"), row.get("verifications")
-        if not counts or not verifications:
-            continue
-        accepted += [0] * (len(counts) - len(accepted))
-        for i, n in enumerate(counts):
-            accepted[i] += n
-        drafts += verifications
-    return [n / drafts for n in accepted] if drafts else None
+    counts = ((row.get(pooled.ACCEPTED_BY_POSITION), row.get(pooled.VERIFICATIONS)) for row in rows)
+    return pooled.acceptance_by_position(*pooled.summed_positions(counts))
 
 
-PER_REQUEST = "_per_request"  # the suffix of a pooled figure's distribution over requests
-POOLED_METRICS = ("acceptance_rate", "tokens_per_verification")
+POOLED_METRICS = POOLED  # the name migrations/0014 imports (frozen there); PER_REQUEST likewise
 # Where a pooled figure's counts came from, as stored (runs/templatetags/run_format.py words them).
 FROM_ENGINE, FROM_REQUESTS, FROM_LOG = "engine", "requests", "log"
 
@@ -155,20 +141,20 @@ def pooled_drafting(rows: Iterable[Mapping[str, Any]], intervals: bool = True) -
     Beside them, each figure's spread over requests under its "_per_request" key (without its
     intervals if not `intervals`: measure.stats.summarize).
     """
-    drafting = [r for r in rows if r.get("draft_tokens") and r.get("accepted_tokens") is not None]
-    accepted = sum(int(r["accepted_tokens"]) for r in drafting)
-    drafted = sum(int(r["draft_tokens"]) for r in drafting)
-    counted = [int(r.get("verifications") or 0) for r in drafting]
+    drafting = [r for r in rows if r.get(pooled.DRAFT_TOKENS) and r.get(pooled.ACCEPTED_TOKENS) is not None]
+    accepted = sum(int(r[pooled.ACCEPTED_TOKENS]) for r in drafting)
+    drafted = sum(int(r[pooled.DRAFT_TOKENS]) for r in drafting)
+    counted = [int(r.get(pooled.VERIFICATIONS) or 0) for r in drafting]
     verifications = sum(counted) if counted and all(counted) else None
     return pooled_figures(accepted, drafted, verifications, FROM_REQUESTS, len(drafting)) | {
-        f"{key}{PER_REQUEST}": summarize((r.get(key) for r in drafting), intervals) for key in POOLED_METRICS
+        f"{key}{PER_REQUEST}": summarize((r.get(key) for r in drafting), intervals) for key in POOLED
     }
 
 
 def pooled_figures(
     accepted: int, drafted: int, verifications: int | None, source: str, requests: int | None = None
 ) -> dict[str, Any]:
-    """{"acceptance_rate": pooled, "tokens_per_verification": pooled} from a run's counts.
+    """{ACCEPTANCE_RATE: pooled, TOKENS_PER_VERIFICATION: pooled} from a run's counts (measure.pooled).
 
     Each pooled figure is {"pooled": value, its counts, "source"}: FROM_ENGINE (the engine's own
     counters over the run), FROM_REQUESTS (summed from each request's counts) or FROM_LOG (the
@@ -176,11 +162,10 @@ def pooled_figures(
     """
     counts = {"accepted": accepted, "drafted": drafted, "verifications": verifications,
               "requests": requests, "source": source}
-    rate = {"pooled": accepted / drafted} | counts if drafted else None
-    per_pass = None
-    if drafted and verifications:
-        per_pass = {"pooled": (accepted + verifications) / verifications} | counts
-    return {"acceptance_rate": rate, "tokens_per_verification": per_pass}
+    rate = pooled.acceptance(accepted, drafted)
+    per_pass = pooled.tokens_per_verification(accepted, verifications) if drafted else None
+    return {ACCEPTANCE_RATE: None if rate is None else {"pooled": rate} | counts,
+            TOKENS_PER_VERIFICATION: None if per_pass is None else {"pooled": per_pass} | counts}
 
 
 def pooled_decode(rows: Iterable[Mapping[str, Any]]) -> float | None:
@@ -196,14 +181,19 @@ def pooled_decode(rows: Iterable[Mapping[str, Any]]) -> float | None:
     return tokens / seconds if seconds else None
 
 
+# The summary key of the engine's own counters over the run (a SpecDelta.summary()). Stored in every
+# run's summary under this older name, so it stays spelled so (a rename would be a data migration).
+ENGINE_COUNTERS = "spec_decode_metrics"
+
+
 def engine_pooled(counters: Mapping[str, Any] | None) -> dict[str, Any]:
     """The pooled figures from the engine's own counters over the run (a `SpecDelta.summary()`:
     drafts, draft_tokens, accepted); {} when the engine counted no drafts, so that what the
     requests said stands."""
-    if not counters or not counters.get("drafts") or not counters.get("draft_tokens"):
+    if not counters or not counters.get("drafts") or not counters.get(pooled.DRAFT_TOKENS):
         return {}
-    return pooled_figures(int(counters["accepted"]), int(counters["draft_tokens"]), int(counters["drafts"]),
-                          FROM_ENGINE)
+    drafted = int(counters[pooled.DRAFT_TOKENS])
+    return pooled_figures(int(counters["accepted"]), drafted, int(counters["drafts"]), FROM_ENGINE)
 
 
 def sources(rows: Iterable[Mapping[str, Any]], field: str) -> list[str]:

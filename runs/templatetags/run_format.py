@@ -22,6 +22,12 @@ from django.utils.translation import gettext_lazy as _
 
 from engines.templatetags.engine_words import words
 from measure import catalog
+from measure.catalog import (
+    ACCEPTANCE_RATE,
+    ACCEPTANCE_RATE_PER_REQUEST,
+    TOKENS_PER_VERIFICATION,
+    TOKENS_PER_VERIFICATION_PER_REQUEST,
+)
 from measure.stats import share_interval
 from measure.text import number_text
 from runs.core import registry
@@ -68,8 +74,8 @@ def column(key: str) -> SummaryColumn:
 # Acceptance); the two "per request" figures are the secondary spread, never the headline.
 SUMMARY_METRICS: list[SummaryColumn] = [column(key) for key in (
     "ttft_s", "ttft_engine_s", "decode_tps_client", "decode_tps_engine", "prefill_tps", "e2e_s",
-    "acceptance_rate", "tokens_per_verification", "acceptance_rate_per_request",
-    "tokens_per_verification_per_request")]
+    ACCEPTANCE_RATE, TOKENS_PER_VERIFICATION, ACCEPTANCE_RATE_PER_REQUEST,
+    TOKENS_PER_VERIFICATION_PER_REQUEST)]
 # Shown only for a run whose requests reasoned ("thinking"): see has_reasoning.
 REASONING_METRICS: list[SummaryColumn] = [column(key) for key in (
     "ttfr_s", "ttfo_s", "reasoning_tokens", "answer_tokens", "decode_tps_answer")]
@@ -175,6 +181,25 @@ def positions_figure(fractions: Sequence[float] | None, with_sum: bool = False) 
         note = gettext("(sum %(sum)s accepted per draft = tokens per verification − 1)")  # noqa: RUF001 (the minus sign)
         text += " " + note % {"sum": f"{sum(fractions):.2f}"}
     return format_html("<span>{}</span>", text)
+
+
+@register.simple_tag
+def figure_number(value: float | None, key: str) -> str:
+    """`value` scaled and rounded as the catalogue declares metric `key` ("15.5" for an acceptance
+    of 0.155), so that a template does no arithmetic; "—" without a value."""
+    if value is None:
+        return "—"
+    declared = catalog.get(key)
+    return number_text(value, declared.scale, declared.digits)
+
+
+@register.simple_tag
+def percent_of(count: float | None, out_of: float | None) -> str:
+    """count / out_of as a whole percent ("17" for 1 of 6), for a sentence that also says "k of n";
+    "—" when there is nothing to divide by."""
+    if count is None or not out_of:
+        return "—"
+    return f"{100 * count / out_of:.0f}"
 
 
 @register.filter

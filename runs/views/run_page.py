@@ -16,6 +16,7 @@ from engines.access import get_visible_or_404, visible
 from engines.ids import parse_key
 from engines.models import EngineConfig, Machine
 from measure import catalog
+from measure.catalog import ACCEPTANCE_BY_POSITION, ACCEPTANCE_RATE
 from runs.actions.runs import cancel_run, start_run
 from runs.actions.workers import queued_warning
 from runs.core import registry
@@ -90,9 +91,9 @@ def _export_row(run: Run) -> dict[str, object]:
         "config": run.config.name, "engine": run.config.engine.name, "machine": run.machine.name,
         "job": run.job, "status": run.status, "done": run.progress_done, "total": run.progress_total,
         **{key: figure(summary, key) for key in _figure_columns()},
-        "acceptance_source": _acceptance_source(stored(summary, "acceptance_rate")),
+        "acceptance_source": _acceptance_source(stored(summary, ACCEPTANCE_RATE)),
         **_outcome_values(recorded(summary, "outcomes")),
-        **position_values(recorded(summary, "acceptance_by_position")),
+        **position_values(recorded(summary, ACCEPTANCE_BY_POSITION)),
     }
 
 

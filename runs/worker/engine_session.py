@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from engines import kinds
 from engines.clients import EngineClient, EngineError, client_for
+from engines.counters_text import startup_phases
 from engines.lifecycle import (
     EngineStartError,
     ManagedEngine,
@@ -36,7 +37,6 @@ from engines.lifecycle import (
     wait_port_free,
 )
 from engines.logparse import parse_line, read_new_lines
-from engines.metrics_text import startup_phases
 from engines.models import EngineConfig, EngineSession
 from engines.recipes import LaunchSettings, Recipe, render, settings_from_config, simulator
 from engines.recipes.checks import launch_refusal
@@ -194,12 +194,12 @@ class RunEngine:
 
     async def _startup_phases(self) -> dict[str, float] | None:
         """The engine's own start-up time by phase, where its /metrics tells (None: it does not)."""
-        if not self.kind.startup_metric or self.engine.simulator:
+        if not self.kind.startup_gauge or self.engine.simulator:
             return None
         try:
             async with client_for(self.engine.kind, self.engine.base_url, self.engine.api_key) as client:
-                text = await client.metrics_text()
-            return startup_phases(text, self.kind.startup_metric) if text else None
+                text = await client.counters_text()
+            return startup_phases(text, self.kind.startup_gauge) if text else None
         except EngineError:
             return None
 

@@ -18,12 +18,15 @@ from django.utils import timezone
 from engines.clients import EngineClient, EngineError, client_for
 from engines.clients.counters import spec_since
 from engines.models import Machine
+from measure import pooled
+from measure.catalog import ACCEPTANCE_BY_POSITION, LOG_ACCEPTANCE, TOKENS_PER_VERIFICATION
 from measure.stats import figure_value
 from measure.words import gettext_noop
 from runs.core import registry
 from runs.core.jobs.quality_data import DatasetError
 from runs.core.outcomes import failed_share_warning
 from runs.core.registry.summary import SummaryError
+from runs.core.request_figures import ENGINE_COUNTERS
 from runs.core.worded import warning, worded
 from runs.live.broadcast import broadcast
 from runs.models import Run
@@ -202,9 +205,9 @@ async def _measure(
     engine_side.warnings += throttled_warning(summary["telemetry"])
     # An engine that stopped answering after the job has no counters to read: no delta, not a failure.
     spec = await spec_since(client, before)
-    summary["spec_decode_metrics"] = spec.summary() if spec else None
-    if spec and summary.get("acceptance_by_position") is None:
-        summary["acceptance_by_position"] = spec.acceptance_by_position  # the run's counters, warm-up in
+    summary[ENGINE_COUNTERS] = spec.summary() if spec else None
+    if spec and summary.get(ACCEPTANCE_BY_POSITION) is None:
+        summary[ACCEPTANCE_BY_POSITION] = spec.acceptance_by_position  # the run's counters, warm-up in
     await engine_side.read_log_now()  # the last request's lines, before the tail's next poll
     with_engine_acceptance(summary, engine_side.acceptance, engine_side.acceptance_by_length)
     summary["engine_startup_s"] = engine_side.startup_s
@@ -234,7 +237,7 @@ async def _before_job(
     preheated = None
     if run.config.preheat_s:
         preheated = await preheat_box(client, run, telemetry, engine_side.answering)
-    return (await client.metrics_text() if engine_side.answering else None), preheated
+    return (await client.counters_text() if engine_side.answering else None), preheated
 
 
 DRAFTS_UNCOUNTED = "efficiency not stated: the engine drafted but reports no tokens per verification"
@@ -247,10 +250,10 @@ def roofline_inputs(summary: dict[str, Any]) -> tuple[float | None, float | None
     run would read as 300 %. A drafting run holds its pooled decode speed against the ceiling x
     its pooled tokens per verification, like for like (docs/metrics.md, Ceiling with drafts)."""
     measured = figure_value(summary.get("decode_tps_client"))
-    per_pass = figure_value(summary.get("tokens_per_verification"))
-    drafted = (summary.get("log_acceptance") or {}).get("generated") or (
-        summary.get("spec_decode_metrics") or {}
-    ).get("draft_tokens")
+    per_pass = figure_value(summary.get(TOKENS_PER_VERIFICATION))
+    drafted = (summary.get(LOG_ACCEPTANCE) or {}).get("generated") or (
+        summary.get(ENGINE_COUNTERS) or {}
+    ).get(pooled.DRAFT_TOKENS)
     if per_pass is None and drafted:
         return None, None, DRAFTS_UNCOUNTED
     if per_pass is not None and summary.get("decode_tps_pooled"):

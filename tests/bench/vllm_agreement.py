@@ -36,7 +36,7 @@ from typing import Any
 import httpx
 
 from engines.clients import EngineError, GenerationRequest, client_for
-from engines.metrics_text import VLLM, parse_metrics, request_delta
+from engines.counters_text import VLLM, parse_counters, request_delta
 from runs.core.jobs.concurrency import total_tps
 from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt
 from runs.core.request_figures import request_metrics, send
@@ -146,7 +146,7 @@ def _pass(
 
 
 def _samples(url: str) -> dict[str, float]:
-    return parse_metrics(httpx.get(f"{url}/metrics", timeout=10).text)
+    return parse_counters(httpx.get(f"{url}/metrics", timeout=10).text)
 
 
 def _settled(url: str, before: dict[str, float], requests: int, tokens: int) -> dict[str, float]:

@@ -10,7 +10,7 @@ import pytest
 from engines.clients import GenerationRequest, client_for
 from engines.clients.counters import spec_since
 from tests.engines.stream_factories import SSE, llama_timings, openai_chat_stream, serve, usage
-from tests.engines.test_metrics_text import llamacpp, vllm, vllm_requests
+from tests.engines.test_counters_text import llamacpp, vllm, vllm_requests
 
 pytestmark = pytest.mark.backend_free
 
@@ -33,7 +33,7 @@ def engine(snapshots: list[str], delay_s: float = 0.0):
     answers = iter(snapshots)
     last = [snapshots[-1]]
 
-    def metrics(_: httpx.Request) -> httpx.Response:
+    def counters(_: httpx.Request) -> httpx.Response:
         last[0] = next(answers, last[0])
         return httpx.Response(200, text=last[0])
 
@@ -41,7 +41,7 @@ def engine(snapshots: list[str], delay_s: float = 0.0):
         await asyncio.sleep(delay_s)
         return httpx.Response(200, content=openai_chat_stream(["a"] * 9, "vllm", usage(9)), headers=SSE)
 
-    routes = {"GET /metrics": metrics, "POST /v1/chat/completions": chat}
+    routes = {"GET /metrics": counters, "POST /v1/chat/completions": chat}
     return client_for("vllm", URL, transport=serve(routes))
 
 
@@ -69,7 +69,7 @@ async def test_it_gives_overlapping_requests_no_counter_figures():
     assert [g.figures.output_tokens for g in both] == [9, 9]
 
 
-async def test_it_keeps_the_replys_figures_when_metrics_are_malformed_or_lack_spec_counters():
+async def test_it_keeps_the_replys_figures_when_counters_are_malformed_or_lack_spec_counters():
     async with engine(["<html>502</html>"]) as client:
         figures = (await client.generate(REQUEST)).figures
     assert (figures.output_tokens, figures.decode_tps, figures.verifications) == (9, None, None)
@@ -83,11 +83,11 @@ async def test_it_keeps_the_replys_figures_when_metrics_are_malformed_or_lack_sp
 async def test_it_takes_a_runs_drafts_once_the_engines_own_counters_settle():
     reads = []
 
-    def metrics(_: httpx.Request) -> httpx.Response:
+    def counters(_: httpx.Request) -> httpx.Response:
         reads.append(1)  # the process's CPU time moves with each read, as a Python server's does
         return httpx.Response(200, text=AFTER + f"process_cpu_seconds_total {0.01 * len(reads):.2f}\n")
 
-    async with client_for("vllm", URL, transport=serve({"GET /metrics": metrics})) as client:
+    async with client_for("vllm", URL, transport=serve({"GET /metrics": counters})) as client:
         spec = await spec_since(client, BEFORE)
     assert spec is not None and (spec.drafts, spec.draft_tokens, spec.accepted) == (3, 12, 7)
     assert len(reads) == 2  # two reads agreed: no waiting out every try
@@ -99,7 +99,7 @@ def llama_server(snapshots: list[str], draft_n: int = 12, accepted: int = 7):
     answers = iter(snapshots)
     last = [snapshots[-1]]
 
-    def metrics(_: httpx.Request) -> httpx.Response:
+    def counters(_: httpx.Request) -> httpx.Response:
         last[0] = next(answers, last[0])
         return httpx.Response(200, text=last[0])
 
@@ -108,7 +108,7 @@ def llama_server(snapshots: list[str], draft_n: int = 12, accepted: int = 7):
         body = openai_chat_stream(["a"] * 4, "llama-server", usage(20), timings=timings)
         return httpx.Response(200, content=body, headers=SSE)
 
-    routes = {"GET /metrics": metrics, "POST /v1/chat/completions": chat}
+    routes = {"GET /metrics": counters, "POST /v1/chat/completions": chat}
     return client_for("llama-server", "http://llama.test:8080", transport=serve(routes))
 
 

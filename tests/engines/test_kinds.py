@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from engines import kinds, metrics_text
+from engines import counters_text, kinds
 from engines.clients import Chunk, EngineClient, EngineFigures, GenerationRequest, client_for
 from engines.clients.base import now
 from engines.clients.openai import OpenAIClient
@@ -65,7 +65,7 @@ def render_toy(settings: LaunchSettings) -> Recipe:
 TOY = kinds.EngineKind(
     name="toy", label="Toy", client=f"{__name__}:toy_client", render_with=f"{__name__}:render_toy",
     default_binary="toyd",
-    default_port=9000, log_parser=None, metrics_prefix=None, lookahead_by="alias",
+    default_port=9000, log_parser=None, counters_prefix=None, lookahead_by="alias",
     honours_ignore_eos=False, tokenizer="calibrated", needs_num_ctx=False, cache_fix="restart the toy",
 )  # fmt: skip
 
@@ -120,13 +120,13 @@ def test_it_refuses_a_non_openai_kind_as_a_flavour(toy):
 
 
 def test_it_reads_spec_counters_under_each_kinds_own_prefix():
-    assert kinds.get("llama-server").metrics_prefix == metrics_text.LLAMACPP
-    assert kinds.get("vllm").metrics_prefix == metrics_text.VLLM
+    assert kinds.get("llama-server").counters_prefix == counters_text.LLAMACPP
+    assert kinds.get("vllm").counters_prefix == counters_text.VLLM
     text = "vllm:spec_decode_num_drafts_total 4\nvllm:spec_decode_num_draft_tokens_total 12\n"
     text += "vllm:spec_decode_num_accepted_tokens_total 9\n"
-    delta = metrics_text.spec_decode_delta({}, text, kinds.get("vllm").metrics_prefix)
+    delta = counters_text.spec_decode_delta({}, text, kinds.get("vllm").counters_prefix)
     assert (delta.drafts, delta.draft_tokens, delta.accepted) == (4, 12, 9)
-    assert metrics_text.spec_decode_delta({}, text, kinds.get("llama-server").metrics_prefix) is None
+    assert counters_text.spec_decode_delta({}, text, kinds.get("llama-server").counters_prefix) is None
 
 
 def test_it_rejects_an_unknown_kind():

@@ -1,5 +1,5 @@
 """The engine's side of a relayed request from its /metrics, for engines whose answers carry no
-timings (vLLM: engines.kinds says `figures_from_metrics`).
+timings (vLLM: engines.kinds says `figures_from_counters`).
 
 As engines.clients.counters does for runs, a request that ran alone gets its figures from the
 counters' change across it (decode and prefill time, time to first token, cached prompt tokens,
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from engines import kinds
 from engines.clients.base import EngineError, EngineFigures
 from engines.clients.counters import with_counters
-from engines.metrics_text import engine_samples, parse_metrics, request_delta
+from engines.counters_text import engine_samples, parse_counters, request_delta
 
 from .upstream import Upstream, UpstreamError, Wire
 
@@ -56,14 +56,14 @@ class Counters:
     def start(self, up: Upstream) -> Ticket | None:
         """A request to `up` begins; None when its kind's answers carry their own figures."""
         spec = kinds.find(up.engine_kind)
-        if spec is None or not spec.figures_from_metrics or not spec.metrics_prefix:
+        if spec is None or not spec.figures_from_counters or not spec.counters_prefix:
             return None
         engine = self.engines.setdefault(up.base_url, _Engine())
         engine.in_flight += 1
         engine.started += 1
         before = engine.idle if engine.in_flight == 1 else None
         engine.idle = None  # counters seen before this request are no request's "before" now
-        return Ticket(up, spec.metrics_prefix, before, engine.started)
+        return Ticket(up, spec.counters_prefix, before, engine.started)
 
     async def finish(self, ticket: Ticket, figures: EngineFigures | None) -> EngineFigures | None:
         """The request ended (its client has everything): `figures` completed from the counters
@@ -84,7 +84,7 @@ class Counters:
     async def _sample(self, ticket: Ticket) -> dict[str, float] | None:
         try:
             text = (await self.wire.read(ticket.up, "GET", "/metrics")).decode(errors="replace")
-            return engine_samples(parse_metrics(text), ticket.prefix)
+            return engine_samples(parse_counters(text), ticket.prefix)
         except (UpstreamError, EngineError):
             return None  # no counters: the record keeps the figures the answer had
 

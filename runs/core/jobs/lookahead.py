@@ -52,7 +52,7 @@ async def run_lookahead(
 
 async def _snapshot(client: EngineClient) -> str | None:
     try:
-        return await client.metrics_text()
+        return await client.counters_text()
     except EngineError:
         return None  # no counters: the length's figures come from the replies alone
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from measure import catalog
+from measure.catalog import ACCEPTANCE_BY_POSITION, ACCEPTANCE_RATE
 from measure.stats import Spread, summarize
 from measure.words import Words, gettext_noop
 from runs.core.outcomes import failures_note, over_text
@@ -195,7 +196,7 @@ def _row(benchmark: str, key: str, label: str, unit: str, higher: bool, spread: 
 
 def _positions(runs: Iterable[tuple[int, str, Summary]]) -> list[tuple[int, list[float]]]:
     return [(run_id, p) for run_id, job, summary in runs if job == ROW_JOBS[SPEED]
-            and (p := summary.get("acceptance_by_position"))]
+            and (p := summary.get(ACCEPTANCE_BY_POSITION))]
 
 
 def _position_rows(runs: Sequence[tuple[int, str, Summary]], count: int) -> list[ScoreRow]:
@@ -312,7 +313,7 @@ def chart_data(groups: Sequence[Group], rows: Sequence[TableRow], baseline_id: i
         "configs": names,
         "baseline": next(g.name for g in groups if g.config_id == baseline_id),
         "decode": _bars(names, rows, "decode_tps_client", 1.0),
-        "acceptance": _bars(names, rows, "acceptance_rate", 100.0),
+        "acceptance": _bars(names, rows, ACCEPTANCE_RATE, 100.0),
         "concurrency": [curve for curve in curves if curve["points"]],
         "scatter": quality_scatter(names, rows),
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from runs.models import Run
+from runs.templatetags.run_format import figure_number, percent_of
 from tests.factories import RunFactory
 
 pytestmark = pytest.mark.django_db
@@ -41,3 +42,22 @@ def test_it_shows_no_breakdown_for_a_speed_run_or_a_summary_that_does_not_fit(al
     assert "breakdown" not in page_of(alice_client, "speed", {"decode_tps_client": None})
     odd = page_of(alice_client, "needle", {"score": 5, "total": 8, "by_length": {"8000": "all"}})
     assert "needles found by haystack length" not in odd
+
+
+def test_it_writes_a_figure_as_the_catalogue_scales_and_rounds_it():
+    assert figure_number(0.1555, "log_acceptance") == "15.6"
+    assert figure_number(2.3456, "tokens_per_verification") == "2.35"
+    assert figure_number(None, "log_acceptance") == "—"
+
+
+def test_it_writes_a_share_as_a_whole_percent_and_a_dash_with_nothing_to_divide_by():
+    assert percent_of(1, 6) == "17"
+    assert percent_of(3, 6) == "50"
+    assert percent_of(0, 0) == "—"
+    assert percent_of(None, 6) == "—"
+
+
+def test_it_shows_the_engine_logs_acceptance_as_the_catalogue_declares_it(alice_client):
+    logged = {"acceptance_rate": 176 / 1132, "accepted": 176, "generated": 1132, "requests": 6}
+    page = page_of(client=alice_client, job="speed", summary={"log_acceptance": logged})
+    assert "176 / 1132 = 15.5 % over 6 requests" in " ".join(page.split())

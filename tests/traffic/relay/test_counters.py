@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.engines.test_metrics_text import vllm_requests
+from tests.engines.test_counters_text import vllm_requests
 from tests.traffic.relay.scripted import engine, relay_to
 from traffic.relay import Upstream
 
@@ -25,18 +25,18 @@ class FakeVllm:
     As vLLM's own /metrics does, it also exports its process's CPU time, which each read moves."""
 
     def __init__(self, delay_s: float = 0.0) -> None:
-        self.finished, self.delay_s, self.metrics_reads = 0, delay_s, 0
+        self.finished, self.delay_s, self.counters_reads = 0, delay_s, 0
 
     def text(self) -> str:
         n = self.finished
-        process = f"process_cpu_seconds_total {0.01 * self.metrics_reads:.2f}\n"
+        process = f"process_cpu_seconds_total {0.01 * self.counters_reads:.2f}\n"
         return vllm_requests(n, TOKENS * n, round(0.8 * n, 3), round(0.1 * n, 3), 4 * n) + process
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
         if scope["path"] == "/metrics":
-            self.metrics_reads += 1
+            self.counters_reads += 1
             return await self._send(send, "text/plain", [self.text().encode()])
         while (await receive()).get("more_body"):
             pass
@@ -92,4 +92,4 @@ def test_it_reads_no_counters_for_engines_whose_answers_carry_figures() -> None:
     with engine(fake) as url, relay_to(Upstream(url, "openai", engine_kind="llama-server")) as relay:
         chat(relay.url)
         relay.record()
-    assert fake.metrics_reads == 0
+    assert fake.counters_reads == 0

@@ -4,10 +4,10 @@ from __future__ import annotations
 import pytest
 
 from engines.clients.base import EngineError
-from engines.metrics_text import (
+from engines.counters_text import (
     VLLM,
     SpecDelta,
-    parse_metrics,
+    parse_counters,
     request_delta,
     spec_decode_delta,
     startup_phases,
@@ -55,11 +55,11 @@ def vllm(drafts: int, draft_tokens: int, accepted: int) -> str:
 
 
 def test_it_flattens_samples_keyed_by_name_and_sorted_labels() -> None:
-    samples = parse_metrics(llamacpp(10, 40, 25, per_pos=[9, 7]))
+    samples = parse_counters(llamacpp(10, 40, 25, per_pos=[9, 7]))
     assert samples["llamacpp:spec_decode_num_drafts_total"] == 10.0
     assert samples["llamacpp:requests_processing"] == 0.0
     assert samples['llamacpp:spec_decode_num_accepted_tokens_per_pos_total{position="1"}'] == 7.0
-    two = parse_metrics('x_total{b="2",a="1"} 3\n')
+    two = parse_counters('x_total{b="2",a="1"} 3\n')
     assert two == {'x_total{a="1",b="2"}': 3.0}
 
 
@@ -71,7 +71,7 @@ def test_it_takes_llamacpp_spec_deltas_between_snapshots() -> None:
 
 
 def test_it_accepts_parsed_snapshots_too() -> None:
-    before, after = parse_metrics(llamacpp(0, 0, 0)), parse_metrics(llamacpp(4, 12, 6))
+    before, after = parse_counters(llamacpp(0, 0, 0)), parse_counters(llamacpp(4, 12, 6))
     assert spec_decode_delta(before, after) == SpecDelta(drafts=4, draft_tokens=12, accepted=6)
 
 
@@ -110,7 +110,7 @@ def test_it_ignores_the_other_engines_prefix() -> None:
 
 def test_it_rejects_text_that_is_not_prometheus() -> None:
     with pytest.raises(EngineError, match="malformed /metrics"):
-        parse_metrics("<html>Not Implemented</html>\n")
+        parse_counters("<html>Not Implemented</html>\n")
 
 
 def test_it_takes_per_position_acceptance_from_the_position_labelled_counter() -> None:

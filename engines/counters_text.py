@@ -1,4 +1,4 @@
-"""Prometheus `/metrics` text from an engine: flat samples, and speculative-decoding deltas.
+"""The engine's counters as Prometheus text (its `/metrics`): samples, and speculative-decoding deltas.
 
 No Django import, no I/O: the caller fetches `/metrics` before and after a run and hands the two
 texts (or parsed dicts) here. Names are llama.cpp's (`tools/server/server-task.cpp` `to_metrics`)
@@ -14,6 +14,8 @@ from typing import Any
 from prometheus_client.parser import text_string_to_metric_families
 
 from engines.errors import EngineError
+from measure import pooled
+from measure.catalog import ACCEPTANCE_BY_POSITION, ACCEPTANCE_RATE, TOKENS_PER_VERIFICATION
 
 __all__ = [
     "LLAMACPP",
@@ -21,7 +23,7 @@ __all__ = [
     "RequestDelta",
     "SpecDelta",
     "engine_samples",
-    "parse_metrics",
+    "parse_counters",
     "request_delta",
     "sample_key",
     "spec_decode_delta",
@@ -56,7 +58,7 @@ def sample_key(name: str, labels: Mapping[str, str]) -> str:
     return f"{name}{{{inner}}}"
 
 
-def parse_metrics(text: str) -> dict[str, float]:
+def parse_counters(text: str) -> dict[str, float]:
     """Every sample in a Prometheus text exposition, keyed by `sample_key`.
 
     Raises EngineError when the text is not Prometheus exposition.
@@ -92,20 +94,18 @@ class SpecDelta:
 
     @property
     def acceptance_rate(self) -> float | None:
-        """The acceptance rate: accepted / drafted tokens; None when nothing was drafted."""
-        return self.accepted / self.draft_tokens if self.draft_tokens else None
+        """The acceptance over these counts (measure.pooled); None when nothing was drafted."""
+        return pooled.acceptance(self.accepted, self.draft_tokens)
 
     @property
     def tokens_per_verification(self) -> float | None:
-        """L = 1 + accepted / verification steps (the bonus token included); None with no steps."""
-        return 1 + self.accepted / self.drafts if self.drafts else None
+        """Tokens per verification over these counts (measure.pooled); None with no verifications."""
+        return pooled.tokens_per_verification(self.accepted, self.drafts)
 
     @property
     def acceptance_by_position(self) -> list[float] | None:
-        """Per draft position i: the share of drafts whose i-th token was accepted (docs/metrics.md)."""
-        if not self.drafts or not self.accepted_by_position:
-            return None
-        return [n / self.drafts for n in self.accepted_by_position]
+        """Per draft position i: the share of drafts whose i-th token was accepted (measure.pooled)."""
+        return pooled.acceptance_by_position(self.accepted_by_position, self.drafts)
 
     def summary(self) -> dict[str, Any] | None:
         """The run-summary form (counts and rates); None when nothing was drafted."""
@@ -113,12 +113,12 @@ class SpecDelta:
             return None
         return {
             "drafts": self.drafts,
-            "draft_tokens": self.draft_tokens,
+            pooled.DRAFT_TOKENS: self.draft_tokens,
             "accepted": self.accepted,
-            "acceptance_rate": self.acceptance_rate,
-            "tokens_per_verification": self.tokens_per_verification,
-            "accepted_by_position": list(self.accepted_by_position) or None,
-            "acceptance_by_position": self.acceptance_by_position,
+            ACCEPTANCE_RATE: self.acceptance_rate,
+            TOKENS_PER_VERIFICATION: self.tokens_per_verification,
+            pooled.ACCEPTED_BY_POSITION: list(self.accepted_by_position) or None,
+            ACCEPTANCE_BY_POSITION: self.acceptance_by_position,
         }
 
 
@@ -127,16 +127,16 @@ def spec_decode_delta(
 ) -> SpecDelta | None:
     """The speculative counts the engine added between `before` and `after`.
 
-    :param before: the `/metrics` snapshot taken before the run, as text or `parse_metrics` output.
+    :param before: the `/metrics` snapshot taken before the run, as text or `parse_counters` output.
     :param after: the snapshot taken after it (llama.cpp flushes counters when the slot resets,
         so poll until they settle).
-    :param prefix: the engine kind's `metrics_prefix` (engines.kinds): `LLAMACPP` ("llamacpp:") or
+    :param prefix: the engine kind's `counters_prefix` (engines.kinds): `LLAMACPP` ("llamacpp:") or
         `VLLM` ("vllm:"); samples are summed over label sets.
     :return: None when `after` has no speculative counters (llama.cpp before b10282, or no draft
         configured in vLLM).
     """
-    before = parse_metrics(before) if isinstance(before, str) else before
-    after = parse_metrics(after) if isinstance(after, str) else after
+    before = parse_counters(before) if isinstance(before, str) else before
+    after = parse_counters(after) if isinstance(after, str) else after
     if _total(after, prefix + DRAFTS) is None:
         return None
     drafts, draft_tokens, accepted = (
@@ -165,8 +165,8 @@ class RequestDelta:
 
 def request_delta(before: Samples | str, after: Samples | str, prefix: str = VLLM) -> RequestDelta | None:
     """The request figures added between `before` and `after`; None when `after` has no such counters."""
-    before = parse_metrics(before) if isinstance(before, str) else before
-    after = parse_metrics(after) if isinstance(after, str) else after
+    before = parse_counters(before) if isinstance(before, str) else before
+    after = parse_counters(after) if isinstance(after, str) else after
     if _total(after, prefix + FINISHED) is None or _total(after, prefix + DECODE_S) is None:
         return None
 
@@ -222,7 +222,7 @@ def startup_phases(text: str, name: str) -> dict[str, float]:
     """Seconds per start-up phase from a gauge labelled `phase` (SGLang's
     ``sglang:startup_time_seconds``: load_weight, kv_cache_allocation, ...); {} when it is absent."""
     phases: dict[str, float] = {}
-    for key, value in parse_metrics(text).items():
+    for key, value in parse_counters(text).items():
         found = _PHASE.search(key) if key.startswith(name + "{") else None
         if found:
             phases[found.group(1)] = value
