@@ -25,7 +25,7 @@ from measure import catalog
 from measure.stats import share_interval
 from measure.text import number_text
 from runs.core import registry
-from runs.core.registry.summary import Share
+from runs.core.jobs.summary import Share
 from runs.core.scoring.figures import Spread, figure_text, interval_text, spread_text, value_text
 from runs.core.scoring.headline import Headline, headline_of
 

@@ -10,7 +10,7 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext, gettext_lazy
 
 from runs.core import registry
-from runs.core.registry.params import (
+from runs.core.jobs.params import (
     ChoiceParam,
     FractionListParam,
     IntListParam,

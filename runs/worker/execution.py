@@ -22,8 +22,8 @@ from measure.stats import figure_value
 from measure.words import gettext_noop
 from runs.core import registry
 from runs.core.jobs.quality_data import DatasetError
+from runs.core.jobs.summary import SummaryError
 from runs.core.outcomes import failed_share_warning
-from runs.core.registry.summary import SummaryError
 from runs.core.worded import warning, worded
 from runs.live.broadcast import broadcast
 from runs.models import Run

@@ -17,8 +17,8 @@ from engines.simulator import SimProfile, serve_in_thread
 from measure import catalog
 from measure.stats import summarize
 from runs.core import registry
+from runs.core.jobs.summary import SCHEMA_VERSION, RunSummary, Spread
 from runs.core.readings import Benchmark, Metric, median_of
-from runs.core.registry.summary import SCHEMA_VERSION, RunSummary, Spread
 from runs.core.request_figures import request_metrics, send
 from runs.models import Run
 from tests.factories import EngineConfigFactory, RunFactory

@@ -34,7 +34,7 @@ class Headline:
 
 def headline_of(job: str, summary: Summary | None) -> Headline | None:
     """The headline of a run of `job` with `summary`; None for an unknown job, no figure, or a
-    summary that does not hold what its job kind declares (runs.core.registry.summary)."""
+    summary that does not hold what its job kind declares (runs.core.jobs.summary)."""
     spec = registry.JOBS.get(job)
     if spec is None or spec.results(summary) is None:  # none, or not what its job declares
         return None

@@ -1,0 +1,118 @@
+"""The agent API-table task: a tool-calling agent reads a code base and fills a table, graded."""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from measure.words import Words, gettext_noop
+from runs.core.jobs.agent_table import AgentTableJob, load_fixture, run_agent_table
+from runs.core.jobs.agent_table.grader import table_f1
+from runs.core.jobs.params import FixtureParam, IntParam, Param
+from runs.core.jobs.spec import JobContext, JobSpec
+from runs.core.jobs.summary import RunSummary
+from runs.core.readings import Benchmark, Exported, Metric, Summary, field_of, one
+
+PARAMS: dict[str, Param] = {
+    "fixture": FixtureParam(gettext_noop("agent fixture")),
+    "max_steps": IntParam(gettext_noop("step limit"), 1, 200, 40,
+        what=gettext_noop("the most model requests before the task stops unfinished")),
+    "answer_tokens": IntParam(gettext_noop("answer tokens"), 1, 32_768, 2048,
+        what=gettext_noop("the most tokens each step's answer may generate, reasoning included")),
+}
+
+
+def _outcome_is(outcome: str) -> Callable[[Summary], bool | None]:
+    return lambda summary: summary.get("outcome") == outcome if summary.get("outcome") else None
+
+
+def _counts(summary: Summary) -> tuple[int, int, int] | None:
+    """(correct rows, truth rows, rows answered) of a summary; None where one is missing."""
+    score, rows, answered = summary.get("score"), summary.get("rows"), summary.get("answer_rows")
+    if score is None or not rows or answered is None:
+        return None
+    return score, rows, answered
+
+
+# Summaries stored before precision, F1 and exact existed hold the counts they come from.
+def _f1(summary: Summary) -> float | None:
+    if "f1" in summary:
+        return summary["f1"]
+    counts = _counts(summary)
+    return table_f1(*counts) if counts else None
+
+
+def _precision(summary: Summary) -> float | None:
+    if "precision" in summary:
+        return summary["precision"]
+    counts = _counts(summary)
+    return counts[0] / counts[2] if counts and counts[2] else None
+
+
+def _exact(summary: Summary) -> bool | None:
+    if "exact" in summary:
+        return summary["exact"]
+    counts = _counts(summary)
+    return counts[0] == counts[1] == counts[2] if counts else None
+
+
+def _completed_task_s(summary: Summary) -> float | None:
+    # Task time is the wall time of a whole task (docs/metrics.md), so loops and errors don't count.
+    return summary.get("task_s") if summary.get("outcome") == "completed" else None
+
+
+# F1 first: it is the job's headline (sweep grid, scorecard, compare); docs/metrics.md, "table F1".
+METRICS = (
+    Metric("Agent table", "f1", _f1),
+    Metric("Agent table", "score", field_of("score"), out_of=field_of("rows"),
+           out_of_unit=gettext_noop("rows"),
+           alert=False),
+    Metric("Agent table", "precision", _precision, alert=False),
+    Metric("Agent table", "exact", _exact),
+    Metric("Agent table", "task_s", _completed_task_s),
+    Metric("Agent table", "completed", _outcome_is("completed")),
+    Metric("Agent table", "rescued", _outcome_is("rescued")),
+    Metric("Agent table", "loop", _outcome_is("loop")),
+    Metric("Agent table", "error", _outcome_is("error")),
+)
+EXPORTED = (
+    Exported("sparkdash_agent_table_score", "Rows of the API table right in the latest agent-table run",
+             one(field_of("score"))),
+    Exported.declared("sparkdash_agent_table_f1", "f1", "the latest agent-table run", one(_f1)),
+    Exported("sparkdash_agent_table_rows", "Rows of the API table's truth in the latest agent-table run",
+             one(field_of("rows"))),
+    Exported("sparkdash_agent_table_task_seconds", "Wall time of the latest agent-table run, when it "
+             "completed", one(_completed_task_s)),
+)
+
+
+async def run(ctx: JobContext) -> dict[str, Any]:
+    params = ctx.params
+    job = AgentTableJob(ctx.config.model, load_fixture(params["fixture"]).root, params["max_steps"],
+                        params["answer_tokens"], dict(ctx.config.sampling))
+    return await run_agent_table(ctx.client, job, ctx.progress)
+
+
+def describe(params: Mapping[str, Any]) -> Words:
+    return Words.joined(" · ", [Words(gettext_noop("fixture %(fixture)s"), fixture=params.get("fixture")),
+                                Words(gettext_noop("at most %(n)s steps"), n=params.get("max_steps"))])
+
+
+
+class AgentTableSummary(RunSummary):
+    """The table's F1, precision and correct rows, and how the agent's run ended."""
+
+    f1: float | None = None
+    precision: float | None = None
+    score: int | None = None
+    rows: int | None = None
+    outcome: str | None = None
+
+
+JOB = JobSpec(
+    summary_type=AgentTableSummary,
+    describe=describe,
+    name="agent-table", label=gettext_noop("Agent API-table task"), order=60, params=PARAMS, run=run,
+    progress_unit=gettext_noop("steps"),
+    benchmarks=(Benchmark("Agent table", "agent-table"),),
+    metrics=METRICS, exported=EXPORTED, long_requests=True,
+)
