@@ -4,9 +4,12 @@ A declaration says what a figure is called (a translatable label), its unit, how
 (scale and digits), what it means in one line, which direction is better, and how it gathers
 over a run's requests and over several runs. The run page, the runs list, the results table,
 compare, scorecards, sweep grids, alerts, exports, GET /metrics and the browser's live view all
-read it from here (the browser through JSON rendered from it). The section "The metric
-catalogue" of docs/metrics.md is generated from it (`python -m measure.catalog`; a test holds the
-two equal). A new metric is one `declare` here plus the code that computes it.
+read it from here (the browser through JSON rendered from it). The metrics every job
+kind or traffic shares are declared here; a job kind declares its own from its folder
+(runs/core/jobs/<kind>/kind.py, with `declare_all`), so that whatever reads the catalogue for job
+figures imports runs.core.registry first (the forms, pages and workers do). The section "The
+metric catalogue" of docs/metrics.md is generated from both (`python -m runs.core.registry`; a
+test holds the two equal). A new metric is one `declare` plus the code that computes it.
 Plain Python, no Django.
 """
 
@@ -17,7 +20,7 @@ from typing import Any, Literal
 
 from measure.words import gettext_noop as _
 
-__all__ = ["CATALOG", "MetricDef", "declare", "forget", "get", "markdown_table"]
+__all__ = ["CATALOG", "MetricDef", "declare", "declare_all", "forget", "get", "markdown_table"]
 
 # How a figure gathers over one run's requests: their median with its spread ("median"), one
 # ratio of the run's totals ("pooled"), or one value per run ("value").
@@ -77,12 +80,13 @@ def get(key: str) -> MetricDef:
         raise KeyError(f"metric {key!r} is not declared in measure.catalog") from None
 
 
-def _declare_all(*metrics: MetricDef) -> None:
+def declare_all(*metrics: MetricDef) -> None:
+    """Adds each of `metrics` to the catalogue, as `declare` does (a job kind's, from its folder)."""
     for metric in metrics:
         declare(metric)
 
 
-_declare_all(
+declare_all(
     # Per request, shown as the median over the run's requests with its spread.
     MetricDef(
         "ttft_s",
@@ -242,20 +246,6 @@ _declare_all(
         digits=2,
     ),
     MetricDef(
-        "top_total_tps",
-        _("total at the highest level"),
-        "tok/s",
-        "a concurrency sweep's total tok/s at its highest load level",
-        over_requests="value",
-    ),
-    MetricDef(
-        "best_decode_tps",
-        _("decode at the best length"),
-        "tok/s",
-        "a lookahead sweep's decode (client) at its fastest lookahead",
-        over_requests="value",
-    ),
-    MetricDef(
         "j_per_token",
         _("energy per output token"),
         "J",
@@ -271,146 +261,6 @@ _declare_all(
         "GB/s",
         "bytes copied / copy time, the median over passes",
         over_requests="value",
-    ),
-    MetricDef(
-        "wall_s",
-        _("wall time per pass"),
-        "s",
-        "one replay pass of the recorded session, start to last answer",
-        "lower",
-    ),
-    MetricDef(
-        "ttft_ratio",
-        _("continuation TTFT ratio"),
-        "x",
-        "TTFT of a prompt continuing a cached prefix / TTFT of the same prompt cold",
-        "lower",
-        digits=2,
-        over_requests="value",
-    ),
-    # Quality: one score per run, out of its questions, tasks or needles.
-    MetricDef(
-        "accuracy",
-        _("accuracy"),
-        "%",
-        "MMLU-Pro questions answered correctly / questions asked",
-        scale=100,
-        over_requests="value",
-    ),
-    MetricDef(
-        "pass_at_1_plus",
-        _("pass@1 (plus tests)"),
-        "%",
-        "EvalPlus tasks whose one answer passes the base and the extended tests / tasks",
-        scale=100,
-        over_requests="value",
-    ),
-    MetricDef(
-        "pass_at_1_base",
-        _("pass@1 (base tests)"),
-        "%",
-        "EvalPlus tasks whose one answer passes the base tests / tasks",
-        scale=100,
-        over_requests="value",
-    ),
-    MetricDef(
-        "found",
-        _("needles found"),
-        "%",
-        "needles the answer names / needles hidden, over every depth and length",
-        scale=100,
-        over_requests="value",
-    ),
-    MetricDef(
-        "identical_share",
-        _("identical answers"),
-        "%",
-        "answers identical with and without drafting / answers",
-        scale=100,
-        over_requests="value",
-    ),
-    MetricDef(
-        "all_identical",
-        _("every answer identical"),
-        "",
-        "a lossless check whose every answer was identical",
-        over_requests="value",
-        over_runs="count",
-    ),
-    MetricDef(
-        "f1",
-        _("table F1"),
-        "%",
-        "the agent table's correct rows weighed against every row it answered and every row of the truth",
-        scale=100,
-        over_requests="value",
-    ),
-    MetricDef(
-        "score",
-        _("table score (correct rows)"),
-        "rows",
-        "the agent table's rows that match the truth",
-        digits=0,
-        over_requests="value",
-    ),
-    MetricDef(
-        "precision",
-        _("precision (correct of rows answered)"),
-        "%",
-        "the agent table's correct rows / rows it answered",
-        scale=100,
-        over_requests="value",
-    ),
-    MetricDef(
-        "exact",
-        _("exact (the truth table, nothing else)"),
-        "runs",
-        "an agent run whose table is the truth, row for row",
-        over_requests="value",
-        over_runs="count",
-    ),
-    MetricDef(
-        "task_s",
-        _("task time (completed runs)"),
-        "s",
-        "an agent run's time from its first step to its answer, completed runs only",
-        "lower",
-        over_requests="value",
-    ),
-    MetricDef(
-        "completed",
-        _("completed"),
-        "runs",
-        "an agent run that answered within its steps",
-        over_requests="value",
-        over_runs="count",
-    ),
-    MetricDef(
-        "rescued",
-        _("rescued (answered after the watchdog)"),
-        "runs",
-        "an agent run that answered only after the read-loop watchdog stepped in",
-        "lower",
-        over_requests="value",
-        over_runs="count",
-    ),
-    MetricDef(
-        "loop",
-        _("loop"),
-        "runs",
-        "an agent run stopped in a read loop",
-        "lower",
-        over_requests="value",
-        over_runs="count",
-    ),
-    MetricDef(
-        "error",
-        _("error"),
-        "runs",
-        "an agent run that ended on an error",
-        "lower",
-        over_requests="value",
-        over_runs="count",
     ),
 )
 
@@ -429,6 +279,3 @@ def markdown_table() -> str:
         )
     return "\n".join(lines) + "\n"
 
-
-if __name__ == "__main__":
-    print(markdown_table(), end="")

@@ -167,7 +167,7 @@ class FractionListParam(_Helped):
 @dataclass(frozen=True)
 class RequestsParam(_Helped):
     """Recorded request bodies to replay: a JSONL text or an already parsed list; none: the shipped
-    sample (five requests of a coding agent's session, runs.core.jobs.replay.SAMPLE_REQUESTS)."""
+    sample (five requests of a coding agent's session, runs.core.jobs.replay.loop.SAMPLE_REQUESTS)."""
 
     label: str
 

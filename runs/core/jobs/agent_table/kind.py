@@ -4,6 +4,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from measure import catalog
+from measure.catalog import MetricDef
 from measure.words import Words, gettext_noop
 from runs.core.jobs.agent_table import AgentTableJob, load_fixture, run_agent_table
 from runs.core.jobs.agent_table.grader import table_f1
@@ -11,6 +13,86 @@ from runs.core.jobs.params import FixtureParam, IntParam, Param
 from runs.core.jobs.spec import JobContext, JobSpec
 from runs.core.jobs.summary import RunSummary
 from runs.core.readings import Benchmark, Exported, Metric, Summary, field_of, one
+
+# The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
+catalog.declare_all(
+    MetricDef(
+        "f1",
+        gettext_noop("table F1"),
+        "%",
+        "the agent table's correct rows weighed against every row it answered and every row of the truth",
+        scale=100,
+        over_requests="value",
+    ),
+    MetricDef(
+        "score",
+        gettext_noop("table score (correct rows)"),
+        "rows",
+        "the agent table's rows that match the truth",
+        digits=0,
+        over_requests="value",
+    ),
+    MetricDef(
+        "precision",
+        gettext_noop("precision (correct of rows answered)"),
+        "%",
+        "the agent table's correct rows / rows it answered",
+        scale=100,
+        over_requests="value",
+    ),
+    MetricDef(
+        "exact",
+        gettext_noop("exact (the truth table, nothing else)"),
+        "runs",
+        "an agent run whose table is the truth, row for row",
+        over_requests="value",
+        over_runs="count",
+    ),
+    MetricDef(
+        "task_s",
+        gettext_noop("task time (completed runs)"),
+        "s",
+        "an agent run's time from its first step to its answer, completed runs only",
+        "lower",
+        over_requests="value",
+    ),
+    MetricDef(
+        "completed",
+        gettext_noop("completed"),
+        "runs",
+        "an agent run that answered within its steps",
+        over_requests="value",
+        over_runs="count",
+    ),
+    MetricDef(
+        "rescued",
+        gettext_noop("rescued (answered after the watchdog)"),
+        "runs",
+        "an agent run that answered only after the read-loop watchdog stepped in",
+        "lower",
+        over_requests="value",
+        over_runs="count",
+    ),
+    MetricDef(
+        "loop",
+        gettext_noop("loop"),
+        "runs",
+        "an agent run stopped in a read loop",
+        "lower",
+        over_requests="value",
+        over_runs="count",
+    ),
+    MetricDef(
+        "error",
+        gettext_noop("error"),
+        "runs",
+        "an agent run that ended on an error",
+        "lower",
+        over_requests="value",
+        over_runs="count",
+    ),
+)
+
 
 PARAMS: dict[str, Param] = {
     "fixture": FixtureParam(gettext_noop("agent fixture")),

@@ -4,12 +4,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from measure import catalog
+from measure.catalog import MetricDef
 from measure.words import Words, gettext_noop
 from runs.core.jobs.concurrency.loop import ConcurrencyJob, run_concurrency
 from runs.core.jobs.params import IntListParam, IntParam, Param
 from runs.core.jobs.spec import JobContext, JobSpec, count
 from runs.core.jobs.summary import Figures, RunSummary, Spread
 from runs.core.readings import Exported, Metric, Summary, median_of
+
+# The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
+catalog.declare_all(
+    MetricDef(
+        "top_total_tps",
+        gettext_noop("total at the highest level"),
+        "tok/s",
+        "a concurrency sweep's total tok/s at its highest load level",
+        over_requests="value",
+    ),
+)
+
 
 PARAMS: dict[str, Param] = {
     "levels": IntListParam(gettext_noop("concurrency levels"), 1, 100, (1, 2, 4, 8, 16),

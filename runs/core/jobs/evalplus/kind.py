@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from measure import catalog
+from measure.catalog import MetricDef
 from measure.words import Words, gettext_noop
 from runs.core.jobs.mmlu_pro.kind import answered
 from runs.core.jobs.params import ChoiceParam, DatasetParam, IntParam, Param
@@ -13,6 +15,27 @@ from runs.core.jobs.quality_data import dataset_of, evalplus_download
 from runs.core.jobs.spec import JobContext, JobSpec
 from runs.core.jobs.summary import RunSummary
 from runs.core.readings import Benchmark, Exported, Metric, Summary, field_of
+
+# The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
+catalog.declare_all(
+    MetricDef(
+        "pass_at_1_plus",
+        gettext_noop("pass@1 (plus tests)"),
+        "%",
+        "EvalPlus tasks whose one answer passes the base and the extended tests / tasks",
+        scale=100,
+        over_requests="value",
+    ),
+    MetricDef(
+        "pass_at_1_base",
+        gettext_noop("pass@1 (base tests)"),
+        "%",
+        "EvalPlus tasks whose one answer passes the base tests / tasks",
+        scale=100,
+        over_requests="value",
+    ),
+)
+
 
 SAMPLES = Path(__file__).resolve().parent / "fixtures"  # the shipped subsets, <suite>_plus.jsonl
 

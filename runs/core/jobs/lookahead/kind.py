@@ -4,6 +4,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from measure import catalog
+from measure.catalog import MetricDef
 from measure.words import Words, gettext_noop
 from runs.core.jobs.lookahead.loop import LookaheadJob, run_lookahead
 from runs.core.jobs.params import IntListParam, IntParam, Param
@@ -11,6 +13,18 @@ from runs.core.jobs.spec import JobContext, JobSpec, count
 from runs.core.jobs.speed import kind as speed
 from runs.core.jobs.summary import Figures, RunSummary
 from runs.core.readings import Metric, Summary
+
+# The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
+catalog.declare_all(
+    MetricDef(
+        "best_decode_tps",
+        gettext_noop("decode at the best length"),
+        "tok/s",
+        "a lookahead sweep's decode (client) at its fastest lookahead",
+        over_requests="value",
+    ),
+)
+
 
 PARAMS: dict[str, Param] = {
     "lengths": IntListParam(gettext_noop("lookahead lengths"), 0, 64, (0, 2, 4, 8, 12),

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from measure import catalog
+from measure.catalog import MetricDef
 from measure.words import Words, gettext_noop
 from runs.core.jobs.lossless.loop import LosslessJob, run_lossless
 from runs.core.jobs.params import IntParam, Param
@@ -12,6 +14,27 @@ from runs.core.jobs.spec import JobContext, JobSpec
 from runs.core.jobs.speed import kind as speed
 from runs.core.jobs.summary import RunSummary
 from runs.core.readings import Benchmark, Metric, Summary
+
+# The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
+catalog.declare_all(
+    MetricDef(
+        "identical_share",
+        gettext_noop("identical answers"),
+        "%",
+        "answers identical with and without drafting / answers",
+        scale=100,
+        over_requests="value",
+    ),
+    MetricDef(
+        "all_identical",
+        gettext_noop("every answer identical"),
+        "",
+        "a lossless check whose every answer was identical",
+        over_requests="value",
+        over_runs="count",
+    ),
+)
+
 
 PARAMS: dict[str, Param] = {
     "max_tokens": IntParam(gettext_noop("max tokens per answer"), 1, 131_072, None,

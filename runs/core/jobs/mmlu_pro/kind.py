@@ -4,6 +4,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from measure import catalog
+from measure.catalog import MetricDef
 from measure.words import Words, gettext_noop
 from runs.core.jobs.mmlu_pro.loop import SAMPLE_QUESTIONS, MmluProJob, run_mmlu_pro
 from runs.core.jobs.params import DatasetParam, IntParam, Param
@@ -11,6 +13,19 @@ from runs.core.jobs.quality_data import dataset_of
 from runs.core.jobs.spec import JobContext, JobSpec
 from runs.core.jobs.summary import Breakdown, RunSummary, Share
 from runs.core.readings import Benchmark, Exported, Metric, field_of, one
+
+# The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
+catalog.declare_all(
+    MetricDef(
+        "accuracy",
+        gettext_noop("accuracy"),
+        "%",
+        "MMLU-Pro questions answered correctly / questions asked",
+        scale=100,
+        over_requests="value",
+    ),
+)
+
 
 PARAMS: dict[str, Param] = {
     "dataset": DatasetParam(gettext_noop("dataset")),

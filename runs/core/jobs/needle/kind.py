@@ -5,12 +5,27 @@ from collections.abc import Mapping
 from typing import Any
 
 from engines import kinds
+from measure import catalog
+from measure.catalog import MetricDef
 from measure.words import Words, gettext_noop
 from runs.core.jobs.needle.loop import NeedleJob, ollama_calibrator, openai_tokenizer, run_needle
 from runs.core.jobs.params import FractionListParam, IntListParam, IntParam, Param
 from runs.core.jobs.spec import JobContext, JobSpec
 from runs.core.jobs.summary import Breakdown, RunSummary, Share
 from runs.core.readings import Benchmark, Exported, Metric, field_of, one, share_of
+
+# The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
+catalog.declare_all(
+    MetricDef(
+        "found",
+        gettext_noop("needles found"),
+        "%",
+        "needles the answer names / needles hidden, over every depth and length",
+        scale=100,
+        over_requests="value",
+    ),
+)
+
 
 PARAMS: dict[str, Param] = {
     "lengths": IntListParam(

@@ -5,12 +5,28 @@ from collections.abc import Mapping
 from typing import Any
 
 from engines import kinds
+from measure import catalog
+from measure.catalog import MetricDef
 from measure.words import Words, gettext_noop
 from runs.core.jobs.params import IntParam, Param
 from runs.core.jobs.prefix_cache.loop import PrefixCacheJob, run_prefix_cache
 from runs.core.jobs.spec import JobContext, JobSpec
 from runs.core.jobs.summary import RunSummary
 from runs.core.readings import Metric, field_of
+
+# The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
+catalog.declare_all(
+    MetricDef(
+        "ttft_ratio",
+        gettext_noop("continuation TTFT ratio"),
+        "x",
+        "TTFT of a prompt continuing a cached prefix / TTFT of the same prompt cold",
+        "lower",
+        digits=2,
+        over_requests="value",
+    ),
+)
+
 
 PARAMS: dict[str, Param] = {
     "steps": IntParam(gettext_noop("conversation steps"), 1, 200, 30,

@@ -4,12 +4,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from measure import catalog
+from measure.catalog import MetricDef
 from measure.words import Words, gettext_noop
 from runs.core.jobs.params import IntParam, Param, RequestsParam
 from runs.core.jobs.replay.loop import ReplayJob, run_replay
 from runs.core.jobs.spec import JobContext, JobSpec, count
 from runs.core.jobs.summary import RunSummary, Spread
 from runs.core.readings import Metric, median_of
+
+# The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
+catalog.declare_all(
+    MetricDef(
+        "wall_s",
+        gettext_noop("wall time per pass"),
+        "s",
+        "one replay pass of the recorded session, start to last answer",
+        "lower",
+    ),
+)
+
 
 PARAMS: dict[str, Param] = {
     "requests": RequestsParam(gettext_noop("recorded requests (.jsonl)")),
