@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from measure.words import gettext_noop as _
 
-__all__ = ["CATALOG", "MetricDef", "declare", "declare_all", "forget", "get", "markdown_table"]
+__all__ = ["CATALOG", "Metric", "declare", "declare_all", "forget", "get", "markdown_table"]
 
 # How a figure gathers over one run's requests: their median with its spread ("median"), one
 # ratio of the run's totals ("pooled"), or one value per run ("value").
@@ -32,7 +32,7 @@ Better = Literal["higher", "lower", ""]
 
 
 @dataclass(frozen=True)
-class MetricDef:
+class Metric:
     """One metric: its summary key, label, unit, display, one-line definition and direction."""
 
     key: str
@@ -55,10 +55,10 @@ class MetricDef:
         return asdict(self)
 
 
-CATALOG: dict[str, MetricDef] = {}
+CATALOG: dict[str, Metric] = {}
 
 
-def declare(metric: MetricDef) -> MetricDef:
+def declare(metric: Metric) -> Metric:
     """Adds `metric` to the catalogue; a key already declared differently is refused."""
     known = CATALOG.get(metric.key)
     if known is not None and known != metric:
@@ -72,7 +72,7 @@ def forget(key: str) -> None:
     CATALOG.pop(key, None)
 
 
-def get(key: str) -> MetricDef:
+def get(key: str) -> Metric:
     """The declaration of `key`; a KeyError names a metric nobody declared."""
     try:
         return CATALOG[key]
@@ -80,7 +80,7 @@ def get(key: str) -> MetricDef:
         raise KeyError(f"metric {key!r} is not declared in measure.catalog") from None
 
 
-def declare_all(*metrics: MetricDef) -> None:
+def declare_all(*metrics: Metric) -> None:
     """Adds each of `metrics` to the catalogue, as `declare` does (a job kind's, from its folder)."""
     for metric in metrics:
         declare(metric)
@@ -88,7 +88,7 @@ def declare_all(*metrics: MetricDef) -> None:
 
 declare_all(
     # Per request, shown as the median over the run's requests with its spread.
-    MetricDef(
+    Metric(
         "ttft_s",
         _("TTFT"),
         "s",
@@ -97,7 +97,7 @@ declare_all(
         digits=3,
         column=True,
     ),
-    MetricDef(
+    Metric(
         "ttft_engine_s",
         _("TTFT (engine)"),
         "s",
@@ -105,20 +105,20 @@ declare_all(
         "lower",
         digits=3,
     ),
-    MetricDef(
+    Metric(
         "decode_tps_client",
         _("decode (client)"),
         "tok/s",
         "output tokens after the first / the time from the first to the last token, by SparkDash's clock",
         column=True,
     ),
-    MetricDef(
+    Metric(
         "decode_tps_engine",
         _("decode (engine)"),
         "tok/s",
         "the engine's own generation speed, where it reports one",
     ),
-    MetricDef(
+    Metric(
         "prefill_tps",
         _("prefill"),
         "tok/s",
@@ -126,10 +126,10 @@ declare_all(
         digits=0,
         column=True,
     ),
-    MetricDef("e2e_s", _("E2E"), "s", "sending the request to its last token", "lower", digits=2),
+    Metric("e2e_s", _("E2E"), "s", "sending the request to its last token", "lower", digits=2),
     # Read from other tools' result files (runs.core.imports): figures SparkDash itself reads as
     # decode (client), declared so an imported run shows them under one definition.
-    MetricDef(
+    Metric(
         "tpot_s",
         _("TPOT"),
         "ms",
@@ -138,7 +138,7 @@ declare_all(
         scale=1000,
         digits=1,
     ),
-    MetricDef(
+    Metric(
         "itl_s",
         _("ITL"),
         "ms",
@@ -147,7 +147,7 @@ declare_all(
         scale=1000,
         digits=1,
     ),
-    MetricDef(
+    Metric(
         "ttfr_s",
         _("TTFR (first reasoning token)"),
         "s",
@@ -155,7 +155,7 @@ declare_all(
         "lower",
         digits=3,
     ),
-    MetricDef(
+    Metric(
         "ttfo_s",
         _("TTFO (first answer token)"),
         "s",
@@ -163,7 +163,7 @@ declare_all(
         "lower",
         digits=3,
     ),
-    MetricDef(
+    Metric(
         "reasoning_tokens",
         _("reasoning tokens"),
         "tokens",
@@ -171,7 +171,7 @@ declare_all(
         "",
         digits=0,
     ),
-    MetricDef(
+    Metric(
         "answer_tokens",
         _("answer tokens"),
         "tokens",
@@ -179,14 +179,14 @@ declare_all(
         "",
         digits=0,
     ),
-    MetricDef(
+    Metric(
         "decode_tps_answer",
         _("decode (answer tokens)"),
         "tok/s",
         "answer tokens / the time from the first to the last answer token",
     ),
     # Acceptance: pooled over the run is the headline; the requests' own ratios are secondary.
-    MetricDef(
+    Metric(
         "acceptance_rate",
         _("acceptance rate"),
         "%",
@@ -196,7 +196,7 @@ declare_all(
         over_requests="pooled",
         column=True,
     ),
-    MetricDef(
+    Metric(
         "tokens_per_verification",
         _("tokens per verification"),
         "tokens",
@@ -205,21 +205,21 @@ declare_all(
         over_requests="pooled",
         column=True,
     ),
-    MetricDef(
+    Metric(
         "acceptance_rate_per_request",
         _("acceptance rate, spread over requests"),
         "%",
         "each request's own accepted / drafted tokens; secondary, never the headline",
         scale=100,
     ),
-    MetricDef(
+    Metric(
         "tokens_per_verification_per_request",
         _("tokens per verification, spread over requests"),
         "tokens",
         "each request's own tokens per verification; secondary, never the headline",
         digits=2,
     ),
-    MetricDef(
+    Metric(
         "log_acceptance",
         _("acceptance (engine log)"),
         "%",
@@ -229,7 +229,7 @@ declare_all(
         over_requests="pooled",
     ),
     # Load, energy and the machine.
-    MetricDef(
+    Metric(
         "total_tps",
         _("total tok/s of the box"),
         "tok/s",
@@ -237,7 +237,7 @@ declare_all(
         "level / the time from the first request sent to the last token",
         column=True,
     ),
-    MetricDef(
+    Metric(
         "finish_s",
         _("time to finish per answer"),
         "s",
@@ -245,7 +245,7 @@ declare_all(
         "lower",
         digits=2,
     ),
-    MetricDef(
+    Metric(
         "j_per_token",
         _("energy per output token"),
         "J",
@@ -255,7 +255,7 @@ declare_all(
         over_requests="value",
         column=True,
     ),
-    MetricDef(
+    Metric(
         "bandwidth_gbps",
         _("measured memory bandwidth"),
         "GB/s",

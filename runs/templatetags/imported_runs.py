@@ -39,7 +39,7 @@ def imported_rows(summary: dict[str, Any] | None) -> list[dict[str, Any]]:
     return rows
 
 
-def _stated(stated: dict[str, float], key: str, metric: catalog.MetricDef) -> str:
+def _stated(stated: dict[str, float], key: str, metric: catalog.Metric) -> str:
     for name, word in ((key, gettext("median")), (f"{key}_mean", gettext("mean"))):
         if isinstance(stated.get(name), int | float):
             value = number_text(stated[name], metric.scale, metric.digits)
@@ -54,7 +54,7 @@ def tool_label(tool: str) -> str:
 
 
 @register.simple_tag
-def metric_number(value: float, metric: catalog.MetricDef | str) -> str:
+def metric_number(value: float, metric: catalog.Metric | str) -> str:
     """A figure's value in its catalogue unit and digits; "%" for a share (1 decimal)."""
     if isinstance(metric, str):
         return f"{number_text(value, 100, 1)} %"

@@ -10,7 +10,7 @@ Plain Python, no Django.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,10 +18,7 @@ from typing import Any
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from measure.words import gettext_noop
-from runs.core.jobs.agent_table import load_fixture
-from runs.core.jobs.agent_table.fixture import FIXTURES_DIR, fixture_dir
 from runs.core.jobs.quality_data import SAMPLE_DATASET
-from runs.core.jobs.replay.loop import SAMPLE_REQUESTS, parse_jsonl
 from runs.core.jsonlimits import check_depth
 from runs.core.refusal import Refusal
 
@@ -167,19 +164,23 @@ class FractionListParam(_Helped):
 @dataclass(frozen=True)
 class RequestsParam(_Helped):
     """Recorded request bodies to replay: a JSONL text or an already parsed list; none: the shipped
-    sample (five requests of a coding agent's session, runs.core.jobs.replay.loop.SAMPLE_REQUESTS)."""
+    `sample` (the replay kind's five requests of a coding agent's session), read by its `parse`.
+
+    The kind gives its sample and reader, so this shared module imports no kind's code."""
 
     label: str
+    sample: Path = Path()
+    parse: Callable[[str], list[dict[str, Any]]] = lambda text: []
 
     def clean(self, name: str, value: Any, data_dirs: DataDirs = ()) -> list[dict[str, Any]]:
         if value is None:
-            value = SAMPLE_REQUESTS.read_text(encoding="utf-8")
+            value = self.sample.read_text(encoding="utf-8")
         try:
             if not isinstance(value, str):
                 for body in value:
                     check_depth(body)  # before json.dumps recurses into it
             text = value if isinstance(value, str) else "\n".join(json.dumps(v) for v in value)
-            return parse_jsonl(text)
+            return self.parse(text)
         except ValueError as exc:
             raise ParamError(gettext_noop("%(name)s: %(reason)s"), name=name, reason=exc) from None
 
@@ -190,16 +191,20 @@ class RequestsParam(_Helped):
 
 @dataclass(frozen=True)
 class FixtureParam(_Helped):
-    """An agent-table fixture: a shipped fixture's name or a folder with one source file and truth.csv."""
+    """An agent-table fixture: a shipped fixture's name (in `shipped`) or a folder with one source
+    file and truth.csv; `locate` finds its folder and `load` reads it (the kind's own functions)."""
 
     label: str
+    shipped: Path = Path()
+    locate: Callable[[str], Path] = Path
+    load: Callable[[str], object] = Path
     default: str = "routes_47"
 
     def clean(self, name: str, value: Any, data_dirs: DataDirs = ()) -> str:
         value = self.default if value in (None, "") else str(value)
-        inside_data_dirs(name, fixture_dir(value), data_dirs, also=FIXTURES_DIR)
+        inside_data_dirs(name, self.locate(value), data_dirs, also=self.shipped)
         try:
-            load_fixture(value)
+            self.load(value)
         except ValueError as exc:
             raise ValueError(f"{name}: {exc}") from None
         return value

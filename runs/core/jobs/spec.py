@@ -11,15 +11,19 @@ from engines.clients import EngineClient
 from measure.words import Words, gettext_noop
 from runs.core.jobs.params import Param
 from runs.core.jobs.summary import SCHEMA_VERSION, RunSummary, SummaryError, checked
-from runs.core.readings import Benchmark, Exported, Metric
+from runs.core.readings import Benchmark, Exported, ScoredMetric
 
 if TYPE_CHECKING:  # the kinds' loops import nothing of this module, and it none of them at run time
     from runs.core.jobs.lookahead.loop import AtLookahead
     from runs.core.jobs.speed.loop import RunProgress
 
-__all__ = ["EngineUse", "JobConfig", "JobContext", "JobSpec"]
+__all__ = ["EngineUse", "JobConfig", "JobContext", "JobSpec", "TourStep"]
 
 EngineUse = Literal["once", "per-lookahead", "none"]
+# The demo tour's steps (runs.actions.tour): a run on each demo config shown under "compared" or
+# "sweeps", or one on the first config that raises a warning worth knowing ("warnings"); the tour
+# compares the "compared" runs.
+TourStep = Literal["compared", "sweeps", "warnings"]
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,7 @@ class JobSpec:
     :param summary_type: what its summary holds (runs.core.jobs.summary), checked when stored
     :param startable: False for runs that are read, not run (imported runs): no form, bench
         option or schedule offers it, and starting one is refused
+    :param tour: its run in the demo tour, if it has one: the tour's step and the run's parameters
     :param folder: the folder it was found in (runs.core.registry.scan sets it): its run page
         part (page.html) and script (view.js) are read from there
     """
@@ -98,11 +103,11 @@ class JobSpec:
     order: int
     params: Mapping[str, Param]
     run: Callable[[JobContext], Awaitable[dict[str, Any]]]
-    headline: Metric = None  # type: ignore[assignment]  # None: the first of `metrics` (__post_init__)
+    headline: ScoredMetric = None  # type: ignore[assignment]  # None: the first of `metrics` (__post_init__)
     progress_unit: str = gettext_noop("requests")
     charted: tuple[str, ...] = ()
     benchmarks: tuple[Benchmark, ...] = ()
-    metrics: tuple[Metric, ...] = field(default=())
+    metrics: tuple[ScoredMetric, ...] = field(default=())
     exported: tuple[Exported, ...] = ()
     engine: EngineUse = "once"
     machine_fields: Callable[[Mapping[str, Any], int, datetime], dict[str, Any]] | None = None
@@ -113,6 +118,7 @@ class JobSpec:
     describe: Callable[[Mapping[str, Any]], Words] | None = None
     summary_type: type[RunSummary] = RunSummary
     startable: bool = True
+    tour: tuple[TourStep, Mapping[str, Any]] | None = None
     folder: Path | None = None
 
     def __post_init__(self) -> None:

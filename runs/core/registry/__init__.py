@@ -20,7 +20,7 @@ import runs.core.jobs
 from measure.words import gettext_noop
 from runs.core.jobs.params import Param, ParamError
 from runs.core.jobs.spec import JobConfig, JobContext, JobSpec
-from runs.core.readings import Benchmark, Metric
+from runs.core.readings import Benchmark, ScoredMetric
 
 __all__ = [
     "BENCHMARKS",
@@ -80,7 +80,7 @@ def check(jobs: dict[str, JobSpec]) -> dict[str, JobSpec]:
 JOBS: dict[str, JobSpec] = {}
 JOB_ORDER: dict[str, int] = {}
 BENCHMARKS: list[Benchmark] = []
-METRICS: list[Metric] = []
+METRICS: list[ScoredMetric] = []
 JOB_OF_BENCHMARK: dict[str, str] = {}
 SCORED_JOBS: list[str] = []
 

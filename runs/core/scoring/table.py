@@ -155,7 +155,7 @@ def _cell(config_id: int, base: ScoreRow, row: ScoreRow, is_baseline: bool, over
 
 
 def _versus(base: ScoreRow, row: ScoreRow) -> Versus:
-    if (row["benchmark"], row["key"]) not in SCALES:  # a level's or a position's row: no Metric of its own
+    if (row["benchmark"], row["key"]) not in SCALES:  # a level's or a position's row: no metric of its own
         return _row_versus(base, row)
     paired = compare_rows([base], [row])
     if not paired:
@@ -181,7 +181,7 @@ def _row_versus(base: ScoreRow, row: ScoreRow) -> Versus:
 
 def _row(benchmark: str, key: str, label: str, unit: str, higher: bool, spread: Spread | None,
          run_ids: list[int], text: str) -> ScoreRow:
-    """A table row of a figure that has no Metric of its own (per level, per position)."""
+    """A table row of a figure that has no ScoredMetric of its own (per level, per position)."""
     return {
         "benchmark": benchmark, "job": ROW_JOBS[benchmark], "key": key,
         "label": label, "unit": unit, "higher_is_better": higher, "count": False, "spread": spread,
@@ -338,7 +338,7 @@ def export_rows(groups: Sequence[Group], rows: Sequence[TableRow]) -> list[dict[
 
 def _export_row(row: TableRow, config: str, cell: TableCell) -> dict[str, Any]:
     metric = (row["benchmark"], row["key"])
-    # A position's acceptance is a 0..1 share shown in % (its row has no Metric to give the scale).
+    # A position's acceptance is a 0..1 share shown in % (its row has no ScoredMetric to give the scale).
     scale = SCALES.get(metric, 100.0 if row["key"].startswith(POSITION_KEY) else 1.0)
     spread, tally, delta = cell["spread"], cell["tally"], cell["delta"]
     shares = metric in COUNTS or row["unit"] == "%"

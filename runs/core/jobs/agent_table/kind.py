@@ -5,18 +5,19 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from measure import catalog
-from measure.catalog import MetricDef
+from measure.catalog import Metric
 from measure.words import Words, gettext_noop
 from runs.core.jobs.agent_table import AgentTableJob, load_fixture, run_agent_table
+from runs.core.jobs.agent_table.fixture import FIXTURES_DIR, fixture_dir
 from runs.core.jobs.agent_table.grader import table_f1
 from runs.core.jobs.params import FixtureParam, IntParam, Param
 from runs.core.jobs.spec import JobContext, JobSpec
 from runs.core.jobs.summary import RunSummary
-from runs.core.readings import Benchmark, Exported, Metric, Summary, field_of, one
+from runs.core.readings import Benchmark, Exported, ScoredMetric, Summary, field_of, one
 
 # The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
 catalog.declare_all(
-    MetricDef(
+    Metric(
         "f1",
         gettext_noop("table F1"),
         "%",
@@ -24,7 +25,7 @@ catalog.declare_all(
         scale=100,
         over_requests="value",
     ),
-    MetricDef(
+    Metric(
         "score",
         gettext_noop("table score (correct rows)"),
         "rows",
@@ -32,7 +33,7 @@ catalog.declare_all(
         digits=0,
         over_requests="value",
     ),
-    MetricDef(
+    Metric(
         "precision",
         gettext_noop("precision (correct of rows answered)"),
         "%",
@@ -40,7 +41,7 @@ catalog.declare_all(
         scale=100,
         over_requests="value",
     ),
-    MetricDef(
+    Metric(
         "exact",
         gettext_noop("exact (the truth table, nothing else)"),
         "runs",
@@ -48,7 +49,7 @@ catalog.declare_all(
         over_requests="value",
         over_runs="count",
     ),
-    MetricDef(
+    Metric(
         "task_s",
         gettext_noop("task time (completed runs)"),
         "s",
@@ -56,7 +57,7 @@ catalog.declare_all(
         "lower",
         over_requests="value",
     ),
-    MetricDef(
+    Metric(
         "completed",
         gettext_noop("completed"),
         "runs",
@@ -64,7 +65,7 @@ catalog.declare_all(
         over_requests="value",
         over_runs="count",
     ),
-    MetricDef(
+    Metric(
         "rescued",
         gettext_noop("rescued (answered after the watchdog)"),
         "runs",
@@ -73,7 +74,7 @@ catalog.declare_all(
         over_requests="value",
         over_runs="count",
     ),
-    MetricDef(
+    Metric(
         "loop",
         gettext_noop("loop"),
         "runs",
@@ -82,7 +83,7 @@ catalog.declare_all(
         over_requests="value",
         over_runs="count",
     ),
-    MetricDef(
+    Metric(
         "error",
         gettext_noop("error"),
         "runs",
@@ -95,7 +96,7 @@ catalog.declare_all(
 
 
 PARAMS: dict[str, Param] = {
-    "fixture": FixtureParam(gettext_noop("agent fixture")),
+    "fixture": FixtureParam(gettext_noop("agent fixture"), FIXTURES_DIR, fixture_dir, load_fixture),
     "max_steps": IntParam(gettext_noop("step limit"), 1, 200, 40,
         what=gettext_noop("the most model requests before the task stops unfinished")),
     "answer_tokens": IntParam(gettext_noop("answer tokens"), 1, 32_768, 2048,
@@ -144,17 +145,17 @@ def _completed_task_s(summary: Summary) -> float | None:
 
 # F1 first: it is the job's headline (sweep grid, scorecard, compare); docs/metrics.md, "table F1".
 METRICS = (
-    Metric("Agent table", "f1", _f1),
-    Metric("Agent table", "score", field_of("score"), out_of=field_of("rows"),
+    ScoredMetric("Agent table", "f1", _f1),
+    ScoredMetric("Agent table", "score", field_of("score"), out_of=field_of("rows"),
            out_of_unit=gettext_noop("rows"),
            alert=False),
-    Metric("Agent table", "precision", _precision, alert=False),
-    Metric("Agent table", "exact", _exact),
-    Metric("Agent table", "task_s", _completed_task_s),
-    Metric("Agent table", "completed", _outcome_is("completed")),
-    Metric("Agent table", "rescued", _outcome_is("rescued")),
-    Metric("Agent table", "loop", _outcome_is("loop")),
-    Metric("Agent table", "error", _outcome_is("error")),
+    ScoredMetric("Agent table", "precision", _precision, alert=False),
+    ScoredMetric("Agent table", "exact", _exact),
+    ScoredMetric("Agent table", "task_s", _completed_task_s),
+    ScoredMetric("Agent table", "completed", _outcome_is("completed")),
+    ScoredMetric("Agent table", "rescued", _outcome_is("rescued")),
+    ScoredMetric("Agent table", "loop", _outcome_is("loop")),
+    ScoredMetric("Agent table", "error", _outcome_is("error")),
 )
 EXPORTED = (
     Exported("sparkdash_agent_table_score", "Rows of the API table right in the latest agent-table run",
@@ -197,4 +198,5 @@ JOB = JobSpec(
     progress_unit=gettext_noop("steps"),
     benchmarks=(Benchmark("Agent table", "agent-table"),),
     metrics=METRICS, exported=EXPORTED, long_requests=True,
+    tour=("warnings", {}),  # the read-loop warning
 )

@@ -16,7 +16,7 @@ from measure.words import Words, gettext_noop
 from runs.core.jobs.params import IntParam, Param
 from runs.core.jobs.spec import JobContext, JobSpec, count
 from runs.core.jobs.summary import RunSummary
-from runs.core.readings import Metric, field_of
+from runs.core.readings import ScoredMetric, field_of
 
 PARAMS: dict[str, Param] = {
     "buffer_mib": IntParam(gettext_noop("buffer (MiB)"), 16, 8192, 256,
@@ -64,6 +64,6 @@ JOB = JobSpec(
     describe=describe,
     name="bandwidth", label=gettext_noop("Memory bandwidth"),
     order=95, params=PARAMS, run=run, progress_unit=gettext_noop("passes"),
-    headline=Metric("Memory bandwidth", "bandwidth_gbps", field_of("bandwidth_gbps")),
+    headline=ScoredMetric("Memory bandwidth", "bandwidth_gbps", field_of("bandwidth_gbps")),
     engine="none", machine_fields=machine_fields,
 )

@@ -5,17 +5,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from measure import catalog
-from measure.catalog import MetricDef
+from measure.catalog import Metric
 from measure.words import Words, gettext_noop
 from runs.core.jobs.concurrency.loop import ConcurrencyJob, run_concurrency
 from runs.core.jobs.params import IntListParam, IntParam, Param
 from runs.core.jobs.spec import JobContext, JobSpec, count
 from runs.core.jobs.summary import Figures, RunSummary, Spread
-from runs.core.readings import Exported, Metric, Summary, median_of
+from runs.core.readings import Exported, ScoredMetric, Summary, median_of
 
 # The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
 catalog.declare_all(
-    MetricDef(
+    Metric(
         "top_total_tps",
         gettext_noop("total at the highest level"),
         "tok/s",
@@ -90,6 +90,6 @@ JOB = JobSpec(
     summary_type=ConcurrencySummary,
     describe=describe,
     name="concurrency", label=gettext_noop("Concurrency sweep"), order=40, params=PARAMS, run=run,
-    headline=Metric("Concurrency sweep", "top_total_tps", _top_level_total_tps),
+    headline=ScoredMetric("Concurrency sweep", "top_total_tps", _top_level_total_tps),
     exported=EXPORTED, compared=True,
 )

@@ -7,18 +7,18 @@ from pathlib import Path
 from typing import Any
 
 from measure import catalog
-from measure.catalog import MetricDef
+from measure.catalog import Metric
 from measure.words import Words, gettext_noop
 from runs.core.jobs.mmlu_pro.kind import answered
 from runs.core.jobs.params import ChoiceParam, DatasetParam, IntParam, Param
 from runs.core.jobs.quality_data import dataset_of, evalplus_download
 from runs.core.jobs.spec import JobContext, JobSpec
 from runs.core.jobs.summary import RunSummary
-from runs.core.readings import Benchmark, Exported, Metric, Summary, field_of
+from runs.core.readings import Benchmark, Exported, ScoredMetric, Summary, field_of
 
 # The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
 catalog.declare_all(
-    MetricDef(
+    Metric(
         "pass_at_1_plus",
         gettext_noop("pass@1 (plus tests)"),
         "%",
@@ -26,7 +26,7 @@ catalog.declare_all(
         scale=100,
         over_requests="value",
     ),
-    MetricDef(
+    Metric(
         "pass_at_1_base",
         gettext_noop("pass@1 (base tests)"),
         "%",
@@ -51,10 +51,11 @@ PARAMS: dict[str, Param] = {
 }
 
 
-def _pass_at_1(benchmark: str) -> tuple[Metric, ...]:
+def _pass_at_1(benchmark: str) -> tuple[ScoredMetric, ...]:
     """EvalPlus's two scores: pass@1 on the plus (extended) tests and on the base tests."""
-    return tuple(Metric(benchmark, f"pass_at_1_{tests}", field_of(f"pass_at_1_{tests}"), out_of=answered,
-                        out_of_unit=gettext_noop("tasks")) for tests in ("plus", "base"))
+    return tuple(ScoredMetric(benchmark, f"pass_at_1_{tests}", field_of(f"pass_at_1_{tests}"),
+                              out_of=answered, out_of_unit=gettext_noop("tasks"))
+                 for tests in ("plus", "base"))
 
 
 METRICS = (*_pass_at_1("HumanEval+"), *_pass_at_1("MBPP+"))

@@ -15,7 +15,7 @@ from runs.core.imports import TOOLS
 from runs.core.jobs.params import ChoiceParam, IntParam, Param
 from runs.core.jobs.spec import JobContext, JobSpec
 from runs.core.jobs.summary import Imported
-from runs.core.readings import Benchmark, Metric, Summary, median_of
+from runs.core.readings import Benchmark, ScoredMetric, Summary, median_of
 
 PARAMS: dict[str, Param] = {
     "tool": ChoiceParam(gettext_noop("tool"), tuple(TOOLS.items()),
@@ -55,8 +55,9 @@ BENCHMARKS = tuple(Benchmark(name, "imported", where=_one_stream_of(tool)) for t
     ("llama-bench", gettext_noop("llama-bench (in-process)")),
     ("llama-benchy", gettext_noop("llama-benchy, one stream")),
 ))
-# One row set per tool: a Metric names its benchmark.
-METRICS = tuple(Metric(b.name, key, read, alert=key != "itl_s") for b in BENCHMARKS for key, read in FIGURES)
+# One row set per tool: a ScoredMetric names its benchmark.
+METRICS = tuple(ScoredMetric(b.name, key, read, alert=key != "itl_s")
+                for b in BENCHMARKS for key, read in FIGURES)
 
 JOB = JobSpec(
     summary_type=Imported, describe=describe, startable=False, engine="none",

@@ -5,18 +5,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from measure import catalog
-from measure.catalog import MetricDef
+from measure.catalog import Metric
 from measure.words import Words, gettext_noop
 from runs.core.jobs.lookahead.loop import LookaheadJob, run_lookahead
 from runs.core.jobs.params import IntListParam, IntParam, Param
 from runs.core.jobs.spec import JobContext, JobSpec, count
 from runs.core.jobs.speed import kind as speed
 from runs.core.jobs.summary import Figures, RunSummary
-from runs.core.readings import Metric, Summary
+from runs.core.readings import ScoredMetric, Summary
 
 # The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
 catalog.declare_all(
-    MetricDef(
+    Metric(
         "best_decode_tps",
         gettext_noop("decode at the best length"),
         "tok/s",
@@ -75,6 +75,8 @@ JOB = JobSpec(
     summary_type=LookaheadSummary,
     describe=describe,
     name="lookahead", label=gettext_noop("Lookahead sweep"), order=20, params=PARAMS, run=run,
-    headline=Metric("Lookahead sweep", "best_decode_tps", _best_lookahead_tps),
+    headline=ScoredMetric("Lookahead sweep", "best_decode_tps", _best_lookahead_tps),
     engine="per-lookahead",
+    tour=("sweeps", {"lengths": [0, 2, 4, 8, 12], "reps": 1, "warmup": 0,
+                    "max_tokens": speed.TOUR_MAX_TOKENS}),
 )

@@ -6,18 +6,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from measure import catalog
-from measure.catalog import MetricDef
+from measure.catalog import Metric
 from measure.words import Words, gettext_noop
 from runs.core.jobs.lossless.loop import LosslessJob, run_lossless
 from runs.core.jobs.params import IntParam, Param
 from runs.core.jobs.spec import JobContext, JobSpec
 from runs.core.jobs.speed import kind as speed
 from runs.core.jobs.summary import RunSummary
-from runs.core.readings import Benchmark, Metric, Summary
+from runs.core.readings import Benchmark, ScoredMetric, Summary
 
 # The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
 catalog.declare_all(
-    MetricDef(
+    Metric(
         "identical_share",
         gettext_noop("identical answers"),
         "%",
@@ -25,7 +25,7 @@ catalog.declare_all(
         scale=100,
         over_requests="value",
     ),
-    MetricDef(
+    Metric(
         "all_identical",
         gettext_noop("every answer identical"),
         "",
@@ -54,9 +54,9 @@ def _all_identical(summary: Summary) -> bool | None:
 
 
 METRICS = (
-    Metric("Lossless", "identical_share", _share, out_of=lambda s: s.get("answers"),
+    ScoredMetric("Lossless", "identical_share", _share, out_of=lambda s: s.get("answers"),
            out_of_unit=gettext_noop("answers")),
-    Metric("Lossless", "all_identical", _all_identical),
+    ScoredMetric("Lossless", "all_identical", _all_identical),
 )
 
 

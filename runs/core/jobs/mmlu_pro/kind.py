@@ -5,18 +5,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from measure import catalog
-from measure.catalog import MetricDef
+from measure.catalog import Metric
 from measure.words import Words, gettext_noop
 from runs.core.jobs.mmlu_pro.loop import SAMPLE_QUESTIONS, MmluProJob, run_mmlu_pro
 from runs.core.jobs.params import DatasetParam, IntParam, Param
 from runs.core.jobs.quality_data import dataset_of
 from runs.core.jobs.spec import JobContext, JobSpec
 from runs.core.jobs.summary import Breakdown, RunSummary, Share
-from runs.core.readings import Benchmark, Exported, Metric, field_of, one
+from runs.core.readings import Benchmark, Exported, ScoredMetric, field_of, one
 
 # The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
 catalog.declare_all(
-    MetricDef(
+    Metric(
         "accuracy",
         gettext_noop("accuracy"),
         "%",
@@ -47,7 +47,7 @@ def answered(summary: Mapping[str, Any]) -> Any:
 
 METRICS = (
     # Over the questions answered: a budget hit before answering is not a wrong answer.
-    Metric("MMLU-Pro", "accuracy", field_of("accuracy"), out_of=answered,
+    ScoredMetric("MMLU-Pro", "accuracy", field_of("accuracy"), out_of=answered,
            out_of_unit=gettext_noop("questions")),
 )
 

@@ -6,17 +6,17 @@ from typing import Any
 
 from engines import kinds
 from measure import catalog
-from measure.catalog import MetricDef
+from measure.catalog import Metric
 from measure.words import Words, gettext_noop
 from runs.core.jobs.needle.loop import NeedleJob, ollama_calibrator, openai_tokenizer, run_needle
 from runs.core.jobs.params import FractionListParam, IntListParam, IntParam, Param
 from runs.core.jobs.spec import JobContext, JobSpec
 from runs.core.jobs.summary import Breakdown, RunSummary, Share
-from runs.core.readings import Benchmark, Exported, Metric, field_of, one, share_of
+from runs.core.readings import Benchmark, Exported, ScoredMetric, field_of, one, share_of
 
 # The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
 catalog.declare_all(
-    MetricDef(
+    Metric(
         "found",
         gettext_noop("needles found"),
         "%",
@@ -38,7 +38,7 @@ PARAMS: dict[str, Param] = {
         what=gettext_noop("the most tokens each answer may generate (the fact asked for is short)")),
 }
 METRICS = (
-    Metric("Needle", "found", share_of("score", "total"), out_of=field_of("total"),
+    ScoredMetric("Needle", "found", share_of("score", "total"), out_of=field_of("total"),
            out_of_unit=gettext_noop("needles")),
 )
 EXPORTED = (

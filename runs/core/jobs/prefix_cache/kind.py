@@ -6,17 +6,17 @@ from typing import Any
 
 from engines import kinds
 from measure import catalog
-from measure.catalog import MetricDef
+from measure.catalog import Metric
 from measure.words import Words, gettext_noop
 from runs.core.jobs.params import IntParam, Param
 from runs.core.jobs.prefix_cache.loop import PrefixCacheJob, run_prefix_cache
 from runs.core.jobs.spec import JobContext, JobSpec
 from runs.core.jobs.summary import RunSummary
-from runs.core.readings import Metric, field_of
+from runs.core.readings import ScoredMetric, field_of
 
 # The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
 catalog.declare_all(
-    MetricDef(
+    Metric(
         "ttft_ratio",
         gettext_noop("continuation TTFT ratio"),
         "x",
@@ -71,5 +71,6 @@ JOB = JobSpec(
     describe=describe,
     name="prefix-cache", label=gettext_noop("Prefix-cache probe"),
     order=50, params=PARAMS, run=run, progress_unit=gettext_noop("steps"),
-    headline=Metric("Prefix-cache probe", "ttft_ratio", field_of("ttft_ratio")),
+    headline=ScoredMetric("Prefix-cache probe", "ttft_ratio", field_of("ttft_ratio")),
+    tour=("warnings", {}),  # the cache-discard warning
 )

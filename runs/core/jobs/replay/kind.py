@@ -5,17 +5,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from measure import catalog
-from measure.catalog import MetricDef
+from measure.catalog import Metric
 from measure.words import Words, gettext_noop
 from runs.core.jobs.params import IntParam, Param, RequestsParam
-from runs.core.jobs.replay.loop import ReplayJob, run_replay
+from runs.core.jobs.replay.loop import SAMPLE_REQUESTS, ReplayJob, parse_jsonl, run_replay
 from runs.core.jobs.spec import JobContext, JobSpec, count
 from runs.core.jobs.summary import RunSummary, Spread
-from runs.core.readings import Metric, median_of
+from runs.core.readings import ScoredMetric, median_of
 
 # The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
 catalog.declare_all(
-    MetricDef(
+    Metric(
         "wall_s",
         gettext_noop("wall time per pass"),
         "s",
@@ -26,7 +26,7 @@ catalog.declare_all(
 
 
 PARAMS: dict[str, Param] = {
-    "requests": RequestsParam(gettext_noop("recorded requests (.jsonl)")),
+    "requests": RequestsParam(gettext_noop("recorded requests (.jsonl)"), SAMPLE_REQUESTS, parse_jsonl),
     "reps": IntParam(gettext_noop("repetitions"), 1, 50, 3,
         what=gettext_noop("times the whole file is sent again, in order")),
     "warmup": IntParam(gettext_noop("warm-up requests"), 0, 5, 1,
@@ -58,5 +58,5 @@ JOB = JobSpec(
     summary_type=ReplaySummary,
     describe=describe,
     name="replay", label=gettext_noop("Replay"), order=30, params=PARAMS, run=run,
-    headline=Metric("Replay", "wall_s", median_of("wall_s")),
+    headline=ScoredMetric("Replay", "wall_s", median_of("wall_s")),
 )

@@ -9,7 +9,7 @@ from runs.core.jobs.params import IntParam, Param
 from runs.core.jobs.spec import JobContext, JobSpec, count
 from runs.core.jobs.speed.loop import SpeedJob, run_speed
 from runs.core.jobs.summary import RequestFigures
-from runs.core.readings import Benchmark, Exported, Metric, Summary, figure_of, median_of, one
+from runs.core.readings import Benchmark, Exported, ScoredMetric, Summary, figure_of, median_of, one
 
 PARAMS: dict[str, Param] = {
     "reps": IntParam(gettext_noop("repetitions"), 1, 50, 3,
@@ -24,13 +24,13 @@ PARAMS: dict[str, Param] = {
 
 
 METRICS = (
-    Metric("Speed", "decode_tps_client", median_of("decode_tps_client")),
-    Metric("Speed", "decode_tps_engine", median_of("decode_tps_engine")),
-    Metric("Speed", "ttft_s", median_of("ttft_s")),
+    ScoredMetric("Speed", "decode_tps_client", median_of("decode_tps_client")),
+    ScoredMetric("Speed", "decode_tps_engine", median_of("decode_tps_engine")),
+    ScoredMetric("Speed", "ttft_s", median_of("ttft_s")),
     # Pooled over the run: the engine's own counters where it has them (docs/metrics.md, Acceptance).
-    Metric("Speed", "acceptance_rate", figure_of("acceptance_rate")),
+    ScoredMetric("Speed", "acceptance_rate", figure_of("acceptance_rate")),
     # Ollama's comes from its log lines (source "log"): one row for every engine, not a second one.
-    Metric("Speed", "tokens_per_verification", figure_of("tokens_per_verification"), alert=False),
+    ScoredMetric("Speed", "tokens_per_verification", figure_of("tokens_per_verification"), alert=False),
 )
 
 
@@ -70,10 +70,15 @@ def describe(params: Mapping[str, Any]) -> Words:
     return Words.joined(", ", [reps, Words(gettext_noop("%(n)s max tokens"), n=params["max_tokens"])])
 
 
+# The demo tour's answer length for both demo configs, so their comparison is like for like, and short
+# enough that the dense 27B (7.9 tok/s without drafts) finishes its speed run in about half a minute.
+TOUR_MAX_TOKENS = 48
+
 JOB = JobSpec(
     summary_type=RequestFigures,
     describe=describe,
     name="speed", label=gettext_noop("Speed"), order=10, params=PARAMS, run=run,
     charted=("decode_tps_client", "decode_tps_engine", "ttft_s", "acceptance_rate"),
     benchmarks=(Benchmark("Speed", "speed"),), metrics=METRICS, exported=EXPORTED, sends_prompt_set=True,
+    tour=("compared", {"reps": 1, "warmup": 0, "max_tokens": TOUR_MAX_TOKENS}),
 )

@@ -26,8 +26,6 @@ ALLOWED = {
     "engines/recipes/sglang.py": {"lookahead"}, "engines/management/commands/simengine.py": {"lookahead"},
     "runs/worker/engine_session.py": {"lookahead"}, "runs/core/jobs/lossless/loop.py": {"lookahead"},
     "runs/results/flat.py": {"lookahead", "concurrency"},  # and an imported level's load
-    # The demo tour is a fixed walk through these jobs, for a newcomer to see first.
-    "runs/actions/tour.py": {"speed", "lookahead", "prefix-cache", "agent-table"},
     # A request row's concurrency level (the energy figures are given per level), not the job kind.
     "runs/core/energy.py": {"concurrency"}, "runs/templatetags/telemetry_format.py": {"concurrency"},
     # The cross-tool view reads SparkDash's own single-stream and per-level runs beside imported ones.
