@@ -2,7 +2,7 @@
 import pytest
 from django.core.management.base import CommandError
 
-from engines.bandwidth import CPU_METHOD, BandwidthError
+from engines.machine_bandwidth import CPU_METHOD, BandwidthError
 from engines.models import Machine
 from runs.models import Run, Sample
 from tests.factories import EngineConfigFactory

@@ -1,4 +1,4 @@
-"""A recorded conversation as a replay run's requests: each captured body in the API of the engine
+"""A recorded conversation's captured bodies as a replay run's requests: each in the API of the engine
 the replay runs on.
 
 The relay records each body as its client sent it, in the client's API; a replay on another kind

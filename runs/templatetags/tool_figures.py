@@ -1,4 +1,5 @@
-"""An imported run's page: its figures beside the tool's own stated ones, with how definitions differ."""
+"""Other tools' figures, for imported runs (runs.core.imports): an imported run's figures beside the
+tool's own stated ones, with how definitions differ, and a tool's name as the pages show it."""
 from __future__ import annotations
 
 from typing import Any

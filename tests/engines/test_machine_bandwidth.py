@@ -1,4 +1,4 @@
-"""engines.bandwidth: the CPU copy here, the GPU copy's logic against a fake CUDA runtime."""
+"""engines.machine_bandwidth: the CPU copy here, the GPU copy's logic against a fake CUDA runtime."""
 from __future__ import annotations
 
 import ctypes
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from engines.bandwidth import (
+from engines.machine_bandwidth import (
     CPU_METHOD,
     GPU_METHOD,
     MIB,
