@@ -17,13 +17,16 @@ if TYPE_CHECKING:  # the kinds' loops import nothing of this module, and it none
     from runs.core.jobs.lookahead.loop import AtLookahead
     from runs.core.jobs.speed.loop import RunProgress
 
-__all__ = ["EngineUse", "JobConfig", "JobContext", "JobSpec", "TourStep"]
+__all__ = ["EngineUse", "JobConfig", "JobContext", "JobSpec", "Load", "TourStep"]
 
 EngineUse = Literal["once", "per-lookahead", "none"]
 # The demo tour's steps (runs.actions.tour): a run on each demo config shown under "compared" or
 # "sweeps", or one on the first config that raises a warning worth knowing ("warnings"); the tour
 # compares the "compared" runs.
 TourStep = Literal["compared", "sweeps", "warnings"]
+# The load a kind's figures are measured at, for pages that read figures by load level: one request
+# at a time, at the summary's top ("single"), or per level under summary["levels"] ("levels").
+Load = Literal["single", "levels"]
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,8 @@ class JobSpec:
     :param summary_type: what its summary holds (runs.core.jobs.summary), checked when stored
     :param startable: False for runs that are read, not run (imported runs): no form, bench
         option or schedule offers it, and starting one is refused
+    :param load: the load its figures are measured at (Load), if compare's rows per load level and
+        curve and the cross-tool view read them; None: they do not
     :param tour: its run in the demo tour, if it has one: the tour's step and the run's parameters
     :param folder: the folder it was found in (runs.core.registry.scan sets it): its run page
         part (page.html) and script (view.js) are read from there
@@ -118,6 +123,7 @@ class JobSpec:
     describe: Callable[[Mapping[str, Any]], Words] | None = None
     summary_type: type[RunSummary] = RunSummary
     startable: bool = True
+    load: Load | None = None
     tour: tuple[TourStep, Mapping[str, Any]] | None = None
     folder: Path | None = None
 

@@ -17,7 +17,7 @@ from measure.stats import Spread, summarize
 from measure.words import Words, gettext_noop
 from runs.core.outcomes import failures_note, over_text
 from runs.core.readings import Summary, median_of
-from runs.core.registry import METRICS
+from runs.core.registry import JOBS, METRICS
 from runs.core.scoring.energy import energy_jobs, energy_rows
 from runs.core.scoring.figures import ScoreRow, Tally, compare, compare_rows, score_rows, spread_text
 
@@ -39,7 +39,10 @@ CONCURRENCY = "Concurrency"
 SPEED = "Speed"
 # A speed run's acceptance at draft position i (1-based): docs/metrics.md, Per-position acceptance.
 POSITION_KEY = "acceptance_pos_"
-ROW_JOBS = {SPEED: "speed", CONCURRENCY: "concurrency"}  # the job of each benchmark with rows of its own
+# The job of each benchmark with rows of its own: the kind measured one request at a time (its
+# acceptance per draft position), and the kind measured per load level (its figures per level).
+ROW_JOBS = {benchmark: next((name for name, spec in JOBS.items() if spec.load == load), "")
+            for benchmark, load in ((SPEED, "single"), (CONCURRENCY, "levels"))}
 DASH = "\u2014"
 # (summary key of a level, label, unit, higher is better, digits)
 # The figures of each load level, as the metric catalogue declares them.
@@ -221,7 +224,8 @@ def _after_speed(rows: list[ScoreRow], extra: list[ScoreRow]) -> list[ScoreRow]:
 
 
 def _levels(runs: Iterable[tuple[int, str, Summary]]) -> list[str]:
-    return [c for _, job, summary in runs if job == "concurrency" for c in summary.get("levels") or {}]
+    levels = ROW_JOBS[CONCURRENCY]
+    return [c for _, job, summary in runs if job == levels for c in summary.get("levels") or {}]
 
 
 def _level_value(summary: Summary, c: int, key: str) -> float | None:
@@ -229,7 +233,7 @@ def _level_value(summary: Summary, c: int, key: str) -> float | None:
 
 
 def _level_rows(runs: Sequence[tuple[int, str, Summary]], levels: list[int]) -> list[ScoreRow]:
-    sweeps = [(run_id, summary) for run_id, job, summary in runs if job == "concurrency"]
+    sweeps = [(run_id, summary) for run_id, job, summary in runs if job == ROW_JOBS[CONCURRENCY]]
     rows: list[ScoreRow] = []
     for c in levels:
         for key in LEVEL_FIGURES:
@@ -245,7 +249,8 @@ def concurrency_curve(runs: Iterable[tuple[int, str, Summary]]) -> list[dict[str
     runs = list(runs)
     points = []
     for c in sorted({int(c) for c in _levels(runs)}):
-        spread = summarize(_level_value(s, c, "total_tps") for _, job, s in runs if job == "concurrency")
+        spread = summarize(_level_value(s, c, "total_tps") for _, job, s in runs
+                           if job == ROW_JOBS[CONCURRENCY])
         if spread:
             points.append({"x": c, "y": spread["median"], "min": spread["min"], "max": spread["max"]})
     return points

@@ -92,4 +92,5 @@ JOB = JobSpec(
     name="concurrency", label=gettext_noop("Concurrency sweep"), order=40, params=PARAMS, run=run,
     headline=ScoredMetric("Concurrency sweep", "top_total_tps", _top_level_total_tps),
     exported=EXPORTED, compared=True,
+    load="levels",
 )

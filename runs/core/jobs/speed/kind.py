@@ -80,5 +80,6 @@ JOB = JobSpec(
     name="speed", label=gettext_noop("Speed"), order=10, params=PARAMS, run=run,
     charted=("decode_tps_client", "decode_tps_engine", "ttft_s", "acceptance_rate"),
     benchmarks=(Benchmark("Speed", "speed"),), metrics=METRICS, exported=EXPORTED, sends_prompt_set=True,
+    load="single",
     tour=("compared", {"reps": 1, "warmup": 0, "max_tokens": TOUR_MAX_TOKENS}),
 )

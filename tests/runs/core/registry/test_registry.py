@@ -16,9 +16,6 @@ ROOT = Path(__file__).resolve().parents[4]
 # Where a job kind's name may be written: its own folder (its JOB, and the names of the samples and
 # summaries its loop makes), the migrations, and these, each for the reason given.
 ALLOWED = {
-    # The compare page draws the concurrency sweep's curve per level, and the speed runs' acceptance
-    # per draft position: those rows are its own.
-    "runs/core/scoring/table.py": {"concurrency", "speed"},
     # "lookahead" is also a config setting (the draft length), not only the job kind.
     "engines/admin.py": {"lookahead"}, "engines/forms.py": {"lookahead"},
     "engines/setting_labels.py": {"lookahead"}, "runs/views/run_page.py": {"lookahead"},
@@ -28,8 +25,7 @@ ALLOWED = {
     "runs/results/flat.py": {"lookahead", "concurrency"},  # and an imported level's load
     # A request row's concurrency level (the energy figures are given per level), not the job kind.
     "runs/core/energy.py": {"concurrency"}, "runs/templatetags/telemetry_format.py": {"concurrency"},
-    # The cross-tool view reads SparkDash's own single-stream and per-level runs beside imported ones.
-    "runs/results/cross_tool.py": {"concurrency", "speed"},
+    "runs/core/scoring/table.py": {"concurrency"}, "runs/results/cross_tool.py": {"concurrency"},
     # Requests in flight at once: an imported level's load, and the llm-d report's.
     "runs/actions/imports.py": {"concurrency"}, "runs/core/imports/llama_benchy.py": {"concurrency"},
     "runs/actions/import_alerts.py": {"concurrency"}, "runs/core/imports/aiperf.py": {"concurrency"},
