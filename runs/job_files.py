@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from django.contrib.staticfiles.finders import BaseFinder
 from django.core.files.storage import FileSystemStorage
@@ -64,12 +64,17 @@ class JobScriptFinder(BaseFinder):
             if spec.folder is not None and (spec.folder / SCRIPT_FILE).is_file():
                 yield _ScriptStorage(spec)
 
-    def find(self, path: str, find_all: bool = False, **kwargs: Any) -> str | list[str]:
+    @overload
+    def find(self, path: str, find_all: Literal[False] = False) -> str | None: ...
+
+    @overload
+    def find(self, path: str, find_all: Literal[True]) -> list[str]: ...
+
+    def find(self, path: str, find_all: bool = False) -> str | list[str] | None:
         found = [storage.path(storage.script) for storage in self._storages()
                  if path == f"{SCRIPT_PREFIX}/{storage.script}"]
-        if find_all:
-            return found
-        return found[0] if found else []
+        # None found: [], as Django's own finders answer (finders.find would keep a None as a match)
+        return found if find_all or not found else found[0]
 
     def list(self, ignore_patterns: Any) -> Iterator[tuple[str, FileSystemStorage]]:
         for storage in self._storages():

@@ -1,6 +1,6 @@
 """What is read from a run's summary: scorecard metrics, the benchmarks they belong to, Prometheus figures.
 
-Each job kind's registry entry (runs.core.registry) declares its readings with these; the scoring
+Each job kind's kind.py (runs/core/jobs/<kind>/) declares its readings with these; the scoring
 (runs.core.scoring), the pages and GET /metrics read them from there. Per-request figures are
 another thing: runs.core.request_figures. Plain Python, no Django.
 """

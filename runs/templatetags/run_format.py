@@ -4,7 +4,7 @@ A summary figure is a median with its spread, "median [min-max] unit (n=N)" (an 
 in the page), and below it the median's 95 % interval and the p90 and p99, with "= max" where
 too few requests were measured for the percentile (figures.interval_text).
 The same table of metrics is handed to the run page's scripts as JSON
-(static/js/jobs/speed.js, through static/js/format.js), so live updates format figures identically.
+(runs/core/jobs/speed/view.js, through static/js/format.js), so live updates format figures identically.
 """
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ def is_aiperf(data: Any) -> bool:
 
 def is_aiperf_csv(data: Any) -> bool:
     return (isinstance(data, list) and bool(data) and isinstance(data[0], list)
-            and data[0][:2] == ["ScoredMetric", "avg"] and "p50" in data[0])
+            and data[0][:2] == ["Metric", "avg"] and "p50" in data[0])
 
 
 def read_aiperf(data: Mapping[str, Any]) -> PeerFile:

@@ -1,6 +1,6 @@
 """Typed run results: what a job kind's summary holds, checked when it is stored and when it is read.
 
-Each job kind declares its summary type (a `RunSummary` subclass) in its registry module beside its
+Each job kind declares its summary type (a `RunSummary` subclass) in its kind.py beside its
 parameters and its worker steps. The fields typed there are the ones pages, exports, scorecards and
 alerts read: a figure over requests is a `Spread`, acceptance is `Pooled` (docs/metrics.md,
 Acceptance), a quality score a fraction with the counts it is over. Other keys (the samples' detail,
