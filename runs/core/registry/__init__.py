@@ -49,14 +49,17 @@ KIND_MODULE = "kind"  # the module of a job kind's folder that holds its JOB
 
 def scan() -> dict[str, JobSpec]:
     """Every job kind: the JOB of each folder of runs.core.jobs (its __path__) that has a kind.py,
-    with the folder it was found in, in their order."""
-    specs = []
+    with the folder it was found in, in their order; ValueError for two folders of one name."""
+    specs: list[JobSpec] = []
     for found in pkgutil.iter_modules(runs.core.jobs.__path__, "runs.core.jobs."):
         module = f"{found.name}.{KIND_MODULE}"
         if found.ispkg and importlib.util.find_spec(module) is not None:
             loaded = importlib.import_module(module)
             folder = Path(loaded.__file__ or "").parent
-            specs.append(dataclasses.replace(loaded.JOB, folder=folder))
+            spec = dataclasses.replace(loaded.JOB, folder=folder)
+            if any(s.name == spec.name for s in specs):
+                raise ValueError(f"job kind {spec.name!r} is in two folders (the second: {folder})")
+            specs.append(spec)
     return check({spec.name: spec for spec in sorted(specs, key=lambda s: (s.order, s.name))})
 
 

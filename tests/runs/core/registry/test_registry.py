@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import runs.core.jobs
 from runs.core import registry
 from runs.core.jobs.params import IntParam, RequestsParam
 
@@ -103,3 +104,17 @@ def test_it_words_a_kind_without_its_own_wording_by_its_parameters_labels():
     assert plain.params_text({"reps": 2, "max_tokens": 64, "other": 1}) == (
         "repetitions 2 · max tokens per answer 64"
     )
+
+
+def test_it_refuses_a_job_kind_found_in_two_folders(tmp_path, monkeypatch):
+    copy = tmp_path / "speed_again"
+    copy.mkdir()
+    (copy / "__init__.py").write_text("")
+    (copy / "kind.py").write_text("from runs.core.jobs.speed.kind import JOB\n")
+    monkeypatch.setattr(runs.core.jobs, "__path__", [*runs.core.jobs.__path__, str(tmp_path)])
+    try:
+        with pytest.raises(ValueError, match="job kind 'speed' is in two folders"):
+            registry.scan()
+    finally:
+        for name in ("runs.core.jobs.speed_again.kind", "runs.core.jobs.speed_again"):
+            sys.modules.pop(name, None)
