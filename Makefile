@@ -83,7 +83,7 @@ node_modules/.installed: package.json package-lock.json
 	touch $@
 
 # Repeated code: 8 or more lines alike in Python (pylint's duplicate-code) or in JS, CSS and
-# templates (jscpd) fail the lint; vendored Chart.js/Pico and runs/fixtures are left out. Also
+# templates (jscpd) fail the lint; vendored Chart.js/Pico and the job kinds' fixtures are left out. Also
 # the layout's rules (import-linter's contracts in pyproject.toml) and mypy with django-stubs on the
 # app code (tests and migrations excluded).
 lint: install node_modules/.installed
@@ -93,7 +93,8 @@ lint: install node_modules/.installed
 	$(BIN)/pylint --disable=all --enable=duplicate-code --min-similarity-lines=8 \
 	  --ignore=fixtures,migrations --score=n engines measure runs teams traffic
 	node_modules/.bin/jscpd --min-lines 8 --min-tokens 50 --format javascript,css,markup \
-	  --ignore "static/vendor/**" --exit-code 1 --reporters console static templates
+	  --ignore "static/vendor/**,runs/core/jobs/*/fixtures/**" --exit-code 1 --reporters console \
+	  static templates runs/core/jobs
 	bin/check-messages
 
 # Updates the Japanese catalogues (locale/ja) from the code and compiles them (docs/i18n.md).

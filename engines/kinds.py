@@ -128,9 +128,9 @@ class EngineKind:
 def resolve(path: str) -> Any:
     """The object a "module:name" import string names, imported when first asked for.
 
-    Both registries name their parts this way: an engine kind's client factory and renderer here
-    (they live in engines.clients and engines.recipes, which read this registry), and each job
-    kind's JobSpec in runs.core.registry.JOB_KINDS.
+    The engine kinds name their parts this way: an engine kind's client factory and renderer here
+    (they live in engines.clients and engines.recipes, which read this registry). Job kinds are
+    found by their folders instead (runs.core.registry).
     """
     module, _, name = path.partition(":")
     return getattr(importlib.import_module(module), name)

@@ -4,9 +4,12 @@ A declaration says what a figure is called (a translatable label), its unit, how
 (scale and digits), what it means in one line, which direction is better, and how it gathers
 over a run's requests and over several runs. The run page, the runs list, the results table,
 compare, scorecards, sweep grids, alerts, exports, GET /metrics and the browser's live view all
-read it from here (the browser through JSON rendered from it). The section "The metric
-catalogue" of docs/metrics.md is generated from it (`python -m measure.catalog`; a test holds the
-two equal). A new metric is one `declare` here plus the code that computes it.
+read it from here (the browser through JSON rendered from it). The metrics every job
+kind or traffic shares are declared here; a job kind declares its own from its folder
+(runs/core/jobs/<kind>/kind.py, with `declare_all`), so that whatever reads the catalogue for job
+figures imports runs.core.registry first (the forms, pages and workers do). The section "The
+metric catalogue" of docs/metrics.md is generated from both (`python -m runs.core.registry`; a
+test holds the two equal). A new metric is one `declare` plus the code that computes it.
 Plain Python, no Django.
 """
 
@@ -19,8 +22,8 @@ from measure.words import gettext_noop as _
 
 __all__ = [
     "ACCEPTANCE_BY_POSITION", "ACCEPTANCE_RATE", "ACCEPTANCE_RATE_PER_REQUEST", "CATALOG", "LOG_ACCEPTANCE",
-    "PER_REQUEST", "POOLED", "TOKENS_PER_VERIFICATION", "TOKENS_PER_VERIFICATION_PER_REQUEST", "MetricDef",
-    "declare", "forget", "get", "markdown_table",
+    "PER_REQUEST", "POOLED", "TOKENS_PER_VERIFICATION", "TOKENS_PER_VERIFICATION_PER_REQUEST", "Metric",
+    "declare", "declare_all", "forget", "get", "markdown_table",
 ]
 
 # The keys code names speculative decoding's figures by, written here once (measure.pooled computes them).
@@ -44,7 +47,7 @@ Better = Literal["higher", "lower", ""]
 
 
 @dataclass(frozen=True)
-class MetricDef:
+class Metric:
     """One metric: its summary key, label, unit, display, one-line definition and direction."""
 
     key: str
@@ -67,10 +70,10 @@ class MetricDef:
         return asdict(self)
 
 
-CATALOG: dict[str, MetricDef] = {}
+CATALOG: dict[str, Metric] = {}
 
 
-def declare(metric: MetricDef) -> MetricDef:
+def declare(metric: Metric) -> Metric:
     """Adds `metric` to the catalogue; a key already declared differently is refused."""
     known = CATALOG.get(metric.key)
     if known is not None and known != metric:
@@ -84,7 +87,7 @@ def forget(key: str) -> None:
     CATALOG.pop(key, None)
 
 
-def get(key: str) -> MetricDef:
+def get(key: str) -> Metric:
     """The declaration of `key`; a KeyError names a metric nobody declared."""
     try:
         return CATALOG[key]
@@ -92,14 +95,15 @@ def get(key: str) -> MetricDef:
         raise KeyError(f"metric {key!r} is not declared in measure.catalog") from None
 
 
-def _declare_all(*metrics: MetricDef) -> None:
+def declare_all(*metrics: Metric) -> None:
+    """Adds each of `metrics` to the catalogue, as `declare` does (a job kind's, from its folder)."""
     for metric in metrics:
         declare(metric)
 
 
-_declare_all(
+declare_all(
     # Per request, shown as the median over the run's requests with its spread.
-    MetricDef(
+    Metric(
         "ttft_s",
         _("TTFT"),
         "s",
@@ -108,7 +112,7 @@ _declare_all(
         digits=3,
         column=True,
     ),
-    MetricDef(
+    Metric(
         "ttft_engine_s",
         _("TTFT (engine)"),
         "s",
@@ -116,20 +120,20 @@ _declare_all(
         "lower",
         digits=3,
     ),
-    MetricDef(
+    Metric(
         "decode_tps_client",
         _("decode (client)"),
         "tok/s",
         "output tokens after the first / the time from the first to the last token, by SparkDash's clock",
         column=True,
     ),
-    MetricDef(
+    Metric(
         "decode_tps_engine",
         _("decode (engine)"),
         "tok/s",
         "the engine's own generation speed, where it reports one",
     ),
-    MetricDef(
+    Metric(
         "prefill_tps",
         _("prefill"),
         "tok/s",
@@ -137,10 +141,10 @@ _declare_all(
         digits=0,
         column=True,
     ),
-    MetricDef("e2e_s", _("E2E"), "s", "sending the request to its last token", "lower", digits=2),
+    Metric("e2e_s", _("E2E"), "s", "sending the request to its last token", "lower", digits=2),
     # Read from other tools' result files (runs.core.imports): figures SparkDash itself reads as
     # decode (client), declared so an imported run shows them under one definition.
-    MetricDef(
+    Metric(
         "tpot_s",
         _("TPOT"),
         "ms",
@@ -149,7 +153,7 @@ _declare_all(
         scale=1000,
         digits=1,
     ),
-    MetricDef(
+    Metric(
         "itl_s",
         _("ITL"),
         "ms",
@@ -158,7 +162,7 @@ _declare_all(
         scale=1000,
         digits=1,
     ),
-    MetricDef(
+    Metric(
         "ttfr_s",
         _("TTFR (first reasoning token)"),
         "s",
@@ -166,7 +170,7 @@ _declare_all(
         "lower",
         digits=3,
     ),
-    MetricDef(
+    Metric(
         "ttfo_s",
         _("TTFO (first answer token)"),
         "s",
@@ -174,7 +178,7 @@ _declare_all(
         "lower",
         digits=3,
     ),
-    MetricDef(
+    Metric(
         "reasoning_tokens",
         _("reasoning tokens"),
         "tokens",
@@ -182,7 +186,7 @@ _declare_all(
         "",
         digits=0,
     ),
-    MetricDef(
+    Metric(
         "answer_tokens",
         _("answer tokens"),
         "tokens",
@@ -190,14 +194,14 @@ _declare_all(
         "",
         digits=0,
     ),
-    MetricDef(
+    Metric(
         "decode_tps_answer",
         _("decode (answer tokens)"),
         "tok/s",
         "answer tokens / the time from the first to the last answer token",
     ),
     # Acceptance: pooled over the run is the headline; the requests' own ratios are secondary.
-    MetricDef(
+    Metric(
         ACCEPTANCE_RATE,
         _("acceptance rate"),
         "%",
@@ -207,7 +211,7 @@ _declare_all(
         over_requests="pooled",
         column=True,
     ),
-    MetricDef(
+    Metric(
         TOKENS_PER_VERIFICATION,
         _("tokens per verification"),
         "tokens",
@@ -216,21 +220,21 @@ _declare_all(
         over_requests="pooled",
         column=True,
     ),
-    MetricDef(
+    Metric(
         ACCEPTANCE_RATE_PER_REQUEST,
         _("acceptance rate, spread over requests"),
         "%",
         "each request's own accepted / drafted tokens; secondary, never the headline",
         scale=100,
     ),
-    MetricDef(
+    Metric(
         TOKENS_PER_VERIFICATION_PER_REQUEST,
         _("tokens per verification, spread over requests"),
         "tokens",
         "each request's own tokens per verification; secondary, never the headline",
         digits=2,
     ),
-    MetricDef(
+    Metric(
         LOG_ACCEPTANCE,
         _("acceptance (engine log)"),
         "%",
@@ -240,7 +244,7 @@ _declare_all(
         over_requests="pooled",
     ),
     # Load, energy and the machine.
-    MetricDef(
+    Metric(
         "total_tps",
         _("total tok/s of the box"),
         "tok/s",
@@ -248,7 +252,7 @@ _declare_all(
         "level / the time from the first request sent to the last token",
         column=True,
     ),
-    MetricDef(
+    Metric(
         "finish_s",
         _("time to finish per answer"),
         "s",
@@ -256,21 +260,7 @@ _declare_all(
         "lower",
         digits=2,
     ),
-    MetricDef(
-        "top_total_tps",
-        _("total at the highest level"),
-        "tok/s",
-        "a concurrency sweep's total tok/s at its highest load level",
-        over_requests="value",
-    ),
-    MetricDef(
-        "best_decode_tps",
-        _("decode at the best length"),
-        "tok/s",
-        "a lookahead sweep's decode (client) at its fastest lookahead",
-        over_requests="value",
-    ),
-    MetricDef(
+    Metric(
         "j_per_token",
         _("energy per output token"),
         "J",
@@ -280,152 +270,12 @@ _declare_all(
         over_requests="value",
         column=True,
     ),
-    MetricDef(
+    Metric(
         "bandwidth_gbps",
         _("measured memory bandwidth"),
         "GB/s",
         "bytes copied / copy time, the median over passes",
         over_requests="value",
-    ),
-    MetricDef(
-        "wall_s",
-        _("wall time per pass"),
-        "s",
-        "one replay pass of the recorded session, start to last answer",
-        "lower",
-    ),
-    MetricDef(
-        "ttft_ratio",
-        _("continuation TTFT ratio"),
-        "x",
-        "TTFT of a prompt continuing a cached prefix / TTFT of the same prompt cold",
-        "lower",
-        digits=2,
-        over_requests="value",
-    ),
-    # Quality: one score per run, out of its questions, tasks or needles.
-    MetricDef(
-        "accuracy",
-        _("accuracy"),
-        "%",
-        "MMLU-Pro questions answered correctly / questions asked",
-        scale=100,
-        over_requests="value",
-    ),
-    MetricDef(
-        "pass_at_1_plus",
-        _("pass@1 (plus tests)"),
-        "%",
-        "EvalPlus tasks whose one answer passes the base and the extended tests / tasks",
-        scale=100,
-        over_requests="value",
-    ),
-    MetricDef(
-        "pass_at_1_base",
-        _("pass@1 (base tests)"),
-        "%",
-        "EvalPlus tasks whose one answer passes the base tests / tasks",
-        scale=100,
-        over_requests="value",
-    ),
-    MetricDef(
-        "found",
-        _("needles found"),
-        "%",
-        "needles the answer names / needles hidden, over every depth and length",
-        scale=100,
-        over_requests="value",
-    ),
-    MetricDef(
-        "identical_share",
-        _("identical answers"),
-        "%",
-        "answers identical with and without drafting / answers",
-        scale=100,
-        over_requests="value",
-    ),
-    MetricDef(
-        "all_identical",
-        _("every answer identical"),
-        "",
-        "a lossless check whose every answer was identical",
-        over_requests="value",
-        over_runs="count",
-    ),
-    MetricDef(
-        "f1",
-        _("table F1"),
-        "%",
-        "the agent table's correct rows weighed against every row it answered and every row of the truth",
-        scale=100,
-        over_requests="value",
-    ),
-    MetricDef(
-        "score",
-        _("table score (correct rows)"),
-        "rows",
-        "the agent table's rows that match the truth",
-        digits=0,
-        over_requests="value",
-    ),
-    MetricDef(
-        "precision",
-        _("precision (correct of rows answered)"),
-        "%",
-        "the agent table's correct rows / rows it answered",
-        scale=100,
-        over_requests="value",
-    ),
-    MetricDef(
-        "exact",
-        _("exact (the truth table, nothing else)"),
-        "runs",
-        "an agent run whose table is the truth, row for row",
-        over_requests="value",
-        over_runs="count",
-    ),
-    MetricDef(
-        "task_s",
-        _("task time (completed runs)"),
-        "s",
-        "an agent run's time from its first step to its answer, completed runs only",
-        "lower",
-        over_requests="value",
-    ),
-    MetricDef(
-        "completed",
-        _("completed"),
-        "runs",
-        "an agent run that answered within its steps",
-        over_requests="value",
-        over_runs="count",
-    ),
-    MetricDef(
-        "rescued",
-        _("rescued (answered after the watchdog)"),
-        "runs",
-        "an agent run that answered only after the read-loop watchdog stepped in",
-        "lower",
-        over_requests="value",
-        over_runs="count",
-    ),
-    MetricDef(
-        "loop",
-        _("loop"),
-        "runs",
-        "an agent run stopped in a read loop",
-        "lower",
-        over_requests="value",
-        over_runs="count",
-    ),
-    MetricDef(
-        "error",
-        _("error"),
-        "runs",
-        "an agent run that ended on an error",
-        "lower",
-        over_requests="value",
-        over_runs="count",
     ),
 )
 
@@ -444,6 +294,3 @@ def markdown_table() -> str:
         )
     return "\n".join(lines) + "\n"
 
-
-if __name__ == "__main__":
-    print(markdown_table(), end="")

@@ -29,7 +29,7 @@ def test_it_keeps_the_metric_catalogue_in_metrics_md_as_the_code_declares_it():
     text = (DOCS / "metrics.md").read_text(encoding="utf-8")
     start, end = "<!-- metric-catalog:start -->\n", "<!-- metric-catalog:end -->"
     written = text[text.index(start) + len(start):text.index(end)]
-    assert written == catalog.markdown_table(), "run: python -m measure.catalog"
+    assert written == catalog.markdown_table(), "run: python -m runs.core.registry"
 
 
 def test_it_names_only_code_that_exists_in_the_glossary():

@@ -1,6 +1,9 @@
 """The front end's layout rules, kept true: no inline script, style or event handler in templates, small JS
 functions, one view script per job kind, one formatter, and no benchmark hook in what ships.
 
+Templates and scripts are those of templates/ and static/js/ and those of each job kind's folder
+(runs/core/jobs/<kind>/page.html and view.js).
+
 The JS scan is a brace matcher over the code with its strings, comments and regex literals
 blanked out: good enough for our hand-written files (vendored Chart.js lives in static/vendor/).
 """
@@ -19,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ROOT / "templates"
 STATIC = ROOT / "static"
 JS = STATIC / "js"
+JOBS = ROOT / "runs" / "core" / "jobs"
 MAX_FUNCTION_LINES = 40
 # Inline bodies the offline report may keep: a whole static file's contents, inlined by runs/report.py.
 INLINED_FILE = re.compile(r"<(script|style)>\{\{ \w+\|safe \}\}</\1>")
@@ -31,7 +35,11 @@ REGEX_BEFORE = set("(,=:[!&|?{};+-*%<>~^") | {""}
 
 
 def _js_files() -> list[Path]:
-    return sorted(JS.rglob("*.js"))
+    return sorted([*JS.rglob("*.js"), *JOBS.glob("*/view.js")])
+
+
+def _templates() -> list[Path]:
+    return sorted([*TEMPLATES.rglob("*.html"), *JOBS.glob("*/page.html")])
 
 
 def _skip_regex(text: str, i: int) -> int:
@@ -124,13 +132,13 @@ def test_it_keeps_every_js_function_within_forty_lines():
 
 def test_it_has_no_inline_script_or_style_in_templates():
     offenders = []
-    for path in sorted(TEMPLATES.rglob("*.html")):
+    for path in _templates():
         text = INLINED_FILE.sub("", path.read_text(encoding="utf-8"))
         offenders += [f"{path.relative_to(ROOT)}: {m.group(0).strip()}" for m in INLINE.finditer(text)]
     assert offenders == []
 
 
-@pytest.mark.parametrize("tree", [STATIC, TEMPLATES], ids=["static", "templates"])
+@pytest.mark.parametrize("tree", [STATIC, TEMPLATES, JOBS], ids=["static", "templates", "jobs"])
 def test_it_ships_no_benchmark_hook(tree):
     hooked = [str(p.relative_to(ROOT)) for p in tree.rglob("*") if p.is_file()
               and "__sparkdashLive" in p.read_text(encoding="utf-8", errors="ignore")]
@@ -138,14 +146,16 @@ def test_it_ships_no_benchmark_hook(tree):
 
 
 def test_it_has_one_view_script_per_job_that_registers_itself():
-    scripts = {p.stem for p in (JS / "jobs").glob("*.js")}
-    assert scripts == set(registry.JOBS)
-    for job in registry.JOBS:
-        assert f'RunCharts.register("{job}"' in (JS / "jobs" / f"{job}.js").read_text(encoding="utf-8")
+    assert not (JS / "jobs").exists()  # a kind's script lives in its folder, nowhere else
+    scripts = {p.parent.name for p in JOBS.glob("*/view.js")}
+    assert scripts == {spec.folder.name for spec in registry.JOBS.values() if spec.folder}
+    for job, spec in registry.JOBS.items():
+        assert f'RunCharts.register("{job}"' in (spec.folder / "view.js").read_text(encoding="utf-8")
 
 
 def _files_with(needle: str) -> list[str]:
-    return [str(p.relative_to(JS)) for p in _js_files() if needle in p.read_text(encoding="utf-8")]
+    return [str(p.relative_to(JS if p.is_relative_to(JS) else ROOT)) for p in _js_files()
+            if needle in p.read_text(encoding="utf-8")]
 
 
 def test_it_formats_spreads_and_slugs_in_format_js_only():

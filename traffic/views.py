@@ -25,9 +25,9 @@ from runs.actions.runs import start_run
 from teams import audit
 from teams.decorators import api_login_required
 from teams.roles import Role, has_role, require_role, teams_with_role
+from traffic.captured_bodies import replay_requests
 from traffic.models import TrafficRecord
 from traffic.pages import conversation_rows, payload, shown_warnings, window_records
-from traffic.replay import replay_requests
 from traffic.stats import DEFAULT_WINDOW, WINDOW_LABELS, WINDOWS, new_input_share
 from traffic.texts import share_text
 from traffic.warnings import traffic_warnings

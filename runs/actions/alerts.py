@@ -49,7 +49,7 @@ from measure.words import Words, gettext_noop
 from runs.actions.webhooks import post_json
 from runs.core.hardware import throttled_s
 from runs.core.outcomes import over_failed_share
-from runs.core.readings import Metric
+from runs.core.readings import ScoredMetric
 from runs.core.registry import METRICS
 from runs.core.scoring.figures import benchmark_of, compare, interval_text, spread_text
 from runs.core.typed_reads import recorded
@@ -234,7 +234,7 @@ def throttle_note(alert: Alert) -> str:
 
 
 def _kept(
-    base: list[tuple[int, dict]], cell: SweepCell, metric: Metric, held_out: set
+    base: list[tuple[int, dict]], cell: SweepCell, metric: ScoredMetric, held_out: set
 ) -> list[tuple[int, dict]]:
     """The metric's baseline runs, less the sweep runs that hold an open alert on this cell and metric."""
     config_id, job, _ = cell
@@ -242,7 +242,7 @@ def _kept(
             and benchmark_of(job, s) == metric.benchmark]
 
 
-def _values(metric: Metric, job: str, summaries: list[dict]) -> list[float | None]:
+def _values(metric: ScoredMetric, job: str, summaries: list[dict]) -> list[float | None]:
     # A run counts for the metric's benchmark only (EvalPlus: HumanEval+ or MBPP+); a count
     # metric's True/False counts 1 or 0.
     mine = (metric.value(s) for s in summaries if benchmark_of(job, s) == metric.benchmark)
@@ -250,7 +250,7 @@ def _values(metric: Metric, job: str, summaries: list[dict]) -> list[float | Non
 
 
 def _check(
-    execution: SweepExecution, cell: SweepCell, metric: Metric, base: list[tuple[int, dict]],
+    execution: SweepExecution, cell: SweepCell, metric: ScoredMetric, base: list[tuple[int, dict]],
     current: list[dict], floor: float,
 ) -> Alert | None:
     config_id, job, _ = cell

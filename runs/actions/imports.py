@@ -22,7 +22,7 @@ from runs.actions.import_alerts import check_import
 from runs.core import registry
 from runs.core.imports import TOOLS, Level, PeerFile
 from runs.core.imports.detect import read_results
-from runs.core.registry.imported import JOB as IMPORTED
+from runs.core.jobs.imported.kind import JOB as IMPORTED
 from runs.models import Run
 from teams import audit
 

@@ -19,18 +19,20 @@ from django.utils.translation import gettext
 
 from engines.models import EngineConfig
 from runs.actions.runs import start_run
+from runs.core.jobs.spec import TourStep
+from runs.core.registry import JOBS
 from runs.models import Run
 
 __all__ = ["TOUR_CONFIGS", "Tour", "TourUnavailable", "has_tour", "start_tour", "tour_runs"]
 
 # The demo configs the tour runs (examples/demo.yaml): an MoE on llama-server, a dense 27B on Ollama.
 TOUR_CONFIGS = ("sim-moe-mtp8", "sim-27b-q8-la12")
-# One answer length for both configs, so their comparison is like for like, and short enough that the
-# dense 27B (7.9 tok/s without drafts) finishes its speed run in about half a minute.
-TOUR_MAX_TOKENS = 48
-SPEED_PARAMS = {"reps": 1, "warmup": 0, "max_tokens": TOUR_MAX_TOKENS}
-SWEEP_PARAMS = {"lengths": [0, 2, 4, 8, 12], "reps": 1, "warmup": 0, "max_tokens": TOUR_MAX_TOKENS}
-WARNING_JOBS = ("prefix-cache", "agent-table")  # on the first config, after its sweep
+
+
+def _step(step: TourStep) -> list[tuple[str, dict]]:
+    """The job kinds whose run is in the tour's `step` (each kind says, JobSpec.tour), in order,
+    with their runs' parameters."""
+    return [(name, dict(spec.tour[1])) for name, spec in JOBS.items() if spec.tour and spec.tour[0] == step]
 
 
 class TourUnavailable(Exception):
@@ -91,10 +93,13 @@ def start_tour(
 ) -> Tour:
     """Queue the tour's runs: each config's speed run first, so the comparison is ready soonest."""
     demo = demo_configs(configs)
-    speed = [start_run(config, "speed", SPEED_PARAMS, user, request=request) for config in demo]
-    sweeps = [start_run(config, "lookahead", SWEEP_PARAMS, user, request=request) for config in demo]
-    warnings = [start_run(demo[0], job, {}, user, request=request) for job in WARNING_JOBS]
-    return Tour(speed, sweeps, warnings)
+
+    def each(step: TourStep, on: list[EngineConfig]) -> list[Run]:
+        return [start_run(config, job, params, user, request=request)
+                for job, params in _step(step) for config in on]
+
+    speed, sweeps = each("compared", demo), each("sweeps", demo)
+    return Tour(speed, sweeps, each("warnings", demo[:1]))  # on the first config, after its sweep
 
 
 def tour_runs(runs_seen: QuerySet[Run], ids: list[int]) -> Tour | None:
@@ -103,7 +108,9 @@ def tour_runs(runs_seen: QuerySet[Run], ids: list[int]) -> Tour | None:
     found = [runs[pk] for pk in ids if pk in runs]
     if len(found) != len(ids) or not found:
         return None
-    tour = Tour(*([r for r in found if r.job in jobs] for jobs in (("speed",), ("lookahead",), WARNING_JOBS)))
+    steps: tuple[TourStep, ...] = ("compared", "sweeps", "warnings")
+    jobs = [[job for job, _ in _step(step)] for step in steps]
+    tour = Tour(*([r for r in found if r.job in step] for step in jobs))
     shaped = len(tour.speed) == len(tour.sweeps) == len(TOUR_CONFIGS)
-    shaped = shaped and [r.job for r in tour.warnings] == list(WARNING_JOBS) and len(tour.runs) == len(found)
+    shaped = shaped and [r.job for r in tour.warnings] == jobs[2] and len(tour.runs) == len(found)
     return tour if shaped else None

@@ -11,10 +11,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from measure.words import gettext_noop
+from runs.core.readings import Summary
 
 __all__ = ["NO_ENERGY", "energy_note", "energy_of", "throttle_text", "throttled_s"]
 
-Summary = Mapping[str, Any]
 NO_ENERGY = gettext_noop("no energy reading for this run")
 
 

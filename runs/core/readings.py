@@ -1,6 +1,6 @@
 """What is read from a run's summary: scorecard metrics, the benchmarks they belong to, Prometheus figures.
 
-Each job kind's registry entry (runs.core.registry) declares its readings with these; the scoring
+Each job kind's kind.py (runs/core/jobs/<kind>/) declares its readings with these; the scoring
 (runs.core.scoring), the pages and GET /metrics read them from there. Per-request figures are
 another thing: runs.core.request_figures. Plain Python, no Django.
 """
@@ -14,7 +14,15 @@ from measure import catalog
 from measure.stats import figure_value
 
 __all__ = [
-    "Benchmark", "Exported", "Metric", "Reader", "Summary", "field_of", "figure_of", "median_of", "one",
+    "Benchmark",
+    "Exported",
+    "Reader",
+    "ScoredMetric",
+    "Summary",
+    "field_of",
+    "figure_of",
+    "median_of",
+    "one",
     "share_of",
 ]
 
@@ -37,8 +45,9 @@ class Benchmark:
 
 
 @dataclass(frozen=True)
-class Metric:
-    """One scorecard row: a catalogue metric (measure.catalog) read as one value per run.
+class ScoredMetric:
+    """A scored metric, one scorecard row: a catalogue Metric (measure.catalog) read as one value
+    per run, under a benchmark.
 
     Its label, unit, scale, digits and direction are the catalogue's; a key nobody declared is
     refused here. A metric whose catalogue entry gathers over runs by "count" reads True/False per
@@ -58,7 +67,7 @@ class Metric:
         catalog.get(self.key)
 
     @property
-    def declared(self) -> catalog.MetricDef:
+    def declared(self) -> catalog.Metric:
         return catalog.get(self.key)
 
     @property

@@ -2,7 +2,7 @@
 
 Pages, exports, template tags and commands read a stored summary through `figure` (a metric the
 catalogue declares, measure.catalog, as its page shows it: a median, pooled, or one value) or
-`recorded` (any other field, one that some RunSummary type declares: runs.core.registry.summary and
+`recorded` (any other field, one that some RunSummary type declares: runs.core.jobs.summary and
 the job kinds' own types, or `WorkerAdded` and `JobDetail` here). A key declared nowhere raises
 `UndeclaredKey`, so a misspelt key fails a test rather than showing "—" on a page. `typed` reads
 the summary as its job kind's RunSummary. Plain Python, no Django.
@@ -16,7 +16,7 @@ from typing import Any
 from measure import catalog
 from measure.stats import figure_value
 from runs.core import registry
-from runs.core.registry.summary import RunSummary
+from runs.core.jobs.summary import RunSummary
 
 __all__ = ["JobDetail", "UndeclaredKey", "WorkerAdded", "declared_fields", "figure", "recorded", "stored",
            "summary_of", "typed"]

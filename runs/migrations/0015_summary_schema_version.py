@@ -1,4 +1,4 @@
-"""Stored summaries gain their schema version (runs.core.registry.summary): each one that holds what
+"""Stored summaries gain their schema version (runs.core.jobs.summary): each one that holds what
 its job kind declares, after 0014 pooled the old acceptance, is stamped version 2. One that does
 not fit (a job kind since removed, a hand-edited row) is left as it was and still renders."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 from django.db import migrations
 
 from runs.core.registry import JOBS
-from runs.core.registry.summary import SCHEMA_VERSION, SummaryError, checked
+from runs.core.jobs.summary import SCHEMA_VERSION, SummaryError, checked
 
 BATCH = 200
 

@@ -14,6 +14,7 @@ from typing import Any
 from measure import catalog
 from measure.stats import figure_value
 from runs.core.imports import TOOLS
+from runs.core.registry import JOBS
 from runs.core.typed_reads import recorded, summary_of
 from runs.models import Run
 
@@ -22,7 +23,6 @@ __all__ = ["OURS", "Cell", "Level", "cross_tool"]
 OURS = "SparkDash"
 COMPARED = ("ttft_s", "decode_tps_client", "tpot_s", "itl_s", "e2e_s", "total_tps", "prefill_tps",
             "decode_tps_engine")
-SINGLE_STREAM, BY_LEVEL = "speed", "concurrency"  # SparkDash's own jobs read here, by their summaries
 
 
 @dataclass(frozen=True)
@@ -59,9 +59,11 @@ def cross_tool(runs: Iterable[Run]) -> list[Level]:
 
 def _entries(run: Run) -> list[tuple[str, int, Mapping[str, Any]]]:
     summary = summary_of(run)
-    if run.job == SINGLE_STREAM:
+    spec = JOBS.get(run.job)
+    load = spec.load if spec else None  # SparkDash's own runs are read by the load their kind says
+    if load == "single":
         return [(OURS, 1, summary)]
-    if run.job == BY_LEVEL:
+    if load == "levels":
         levels = recorded(summary, "levels", {})
         return [(OURS, int(c), level | {"e2e_s": level.get("finish_s")}) for c, level in levels.items()]
     tool, concurrency = recorded(summary, "tool"), recorded(summary, "concurrency")

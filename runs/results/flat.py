@@ -114,7 +114,7 @@ def _energy(summary: Mapping[str, Any], path: Sequence[str]) -> float | None:
 
 
 def _headline(job: str, summary: Mapping[str, Any]) -> dict[str, Any]:
-    """The job's headline (its registry entry's) in its unit: a quality job's score, a sweep's best."""
+    """The job's headline (its kind's) in its unit: a quality job's score, a sweep's best."""
     found = headline_of(job, summary)
     if found is None:
         return dict.fromkeys(HEADLINE_COLUMNS)

@@ -4,7 +4,7 @@ A summary figure is a median with its spread, "median [min-max] unit (n=N)" (an 
 in the page), and below it the median's 95 % interval and the p90 and p99, with "= max" where
 too few requests were measured for the percentile (figures.interval_text).
 The same table of metrics is handed to the run page's scripts as JSON
-(static/js/jobs/speed.js, through static/js/format.js), so live updates format figures identically.
+(runs/core/jobs/speed/view.js, through static/js/format.js), so live updates format figures identically.
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from measure.catalog import (
 from measure.stats import share_interval
 from measure.text import number_text
 from runs.core import registry
-from runs.core.registry.summary import Share
+from runs.core.jobs.summary import Share
 from runs.core.scoring.figures import Spread, figure_text, interval_text, spread_text, value_text
 from runs.core.scoring.headline import Headline, headline_of
 from runs.core.typed_reads import stored

@@ -10,7 +10,7 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext, gettext_lazy
 
 from runs.core import registry
-from runs.core.registry.params import (
+from runs.core.jobs.params import (
     ChoiceParam,
     FractionListParam,
     IntListParam,
@@ -23,7 +23,7 @@ from runs.core.registry.params import (
 __all__ = ["REPLAY_MAX_BYTES", "StartJobForm", "error_text", "job_choices", "param_field", "param_help",
            "read_upload"]
 
-# The replay file's limit, as runs.core.jobs.replay.parse_jsonl applies it to the text.
+# The replay file's limit, as runs.core.jobs.replay.loop.parse_jsonl applies it to the text.
 REPLAY_MAX_BYTES = 5_000_000
 
 

@@ -24,7 +24,7 @@ from engines.models import EngineConfig
 from runs.actions.sweeps import clean_jobs
 from runs.actions.webhooks import save_refusal
 from runs.core import registry
-from runs.core.registry.params import IntParam, Param, RequestsParam
+from runs.core.jobs.params import IntParam, Param, RequestsParam
 from runs.models import Sweep
 from runs.views.start_form import param_field, param_help, read_upload
 from teams.roles import Role, teams_with_role

@@ -24,8 +24,8 @@ from measure.stats import figure_value
 from measure.words import gettext_noop
 from runs.core import registry
 from runs.core.jobs.quality_data import DatasetError
+from runs.core.jobs.summary import SummaryError
 from runs.core.outcomes import failed_share_warning
-from runs.core.registry.summary import SummaryError
 from runs.core.request_figures import ENGINE_COUNTERS
 from runs.core.worded import warning, worded
 from runs.live.broadcast import broadcast

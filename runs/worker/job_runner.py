@@ -9,7 +9,7 @@ from django.conf import settings
 
 from engines.clients import EngineClient
 from runs.core import registry
-from runs.core.jobs.lookahead import AtLookahead
+from runs.core.jobs.spec import AtLookahead
 from runs.models import Run
 from runs.worker.engine_session import RunEngine
 from runs.worker.provenance import record_provenance

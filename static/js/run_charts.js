@@ -1,6 +1,6 @@
 /* The run page's chart and table helpers, and the registry of job views (run_detail.js feeds them).
  *
- * Each job's view lives in static/js/jobs/<job>.js and registers itself:
+ * Each job's view lives in its folder, runs/core/jobs/<kind>/view.js (served as js/jobs/<job>.js), and registers itself:
  * RunCharts.register("speed", function view(run) {...}). A view has add(sample) (true when the
  * sample changed a chart), draw() (update("none"), then data-points on the job's charts: x
  * points drawn) and applyRun(run) (summary tables once the run has ended). Figures are

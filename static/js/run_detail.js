@@ -3,7 +3,7 @@
  * Protocol: ws(s)://host/ws/runs/<id>/?after=<last seq> sends {"type": "run", "run": {...}} and
  * {"type": "samples", "samples": [...]}; GET /api/runs/<id>/samples?after=<seq> answers
  * {"run": {...}, "samples": [...]}. The charts and tables of the run's job are its view's
- * (static/js/jobs/<job>.js, through run_charts.js), and the hardware telemetry chart every job
+ * (js/jobs/<job>.js, its folder's view.js, through run_charts.js), and the hardware telemetry chart every job
  * has (static/js/telemetry.js).
  * Test hooks: data-job on #run; data-points on each job's main chart canvas (x points drawn);
  * data-status and data-transport ("socket" or "polling": what delivered the latest update) on
@@ -23,7 +23,7 @@
   var root = document.getElementById("run");
   if (!root) return;
   var initial = JSON.parse(document.getElementById("run-data").textContent);
-  // The job's charts and tables (its view in static/js/jobs/): fed every new sample, and every run update.
+  // The job's charts and tables (its view.js in runs/core/jobs/<kind>/): fed every new sample, and every run update.
   // The hardware telemetry chart (static/js/telemetry.js), every job's: fed the same way.
   var views = [RunCharts.create(root.getAttribute("data-job"), initial)];
   var telemetry = window.RunTelemetry ? RunTelemetry.create() : null;

@@ -21,7 +21,7 @@ from typing import Any
 
 from engines.clients import client_for
 from engines.simulator import SimProfile
-from runs.core.jobs.concurrency import ConcurrencyJob, run_concurrency
+from runs.core.jobs.concurrency.loop import ConcurrencyJob, run_concurrency
 from tests.bench.bare_client import BareClient
 from tests.bench.figures import figure
 from tests.bench.simproc import SimProcess, simulator_process

@@ -1,7 +1,7 @@
 """SparkDash's own measuring loop as a process of its own, for `make bench-peers` to time like a peer's.
 
 `python -m tests.bench.peer_sparkdash URL STREAMS REQUESTS TOKENS OUT`: the concurrency job's core
-(runs.core.jobs.concurrency, no Django) at one level, REQUESTS requests of TOKENS tokens each,
+(runs.core.jobs.concurrency.loop, no Django) at one level, REQUESTS requests of TOKENS tokens each,
 STREAMS at a time, no warm-up; the summary goes to OUT as JSON.
 """
 
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from engines.clients import client_for
-from runs.core.jobs.concurrency import ConcurrencyJob, run_concurrency
+from runs.core.jobs.concurrency.loop import ConcurrencyJob, run_concurrency
 from tests.runs.core.progress import CollectingProgress
 
 

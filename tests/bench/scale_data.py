@@ -215,7 +215,7 @@ def _request_values(rng: random.Random, i: int) -> dict[str, Any]:
 
 
 def _summary(rng: random.Random) -> str:
-    from runs.core.jobs.speed import summarize_speed
+    from runs.core.jobs.speed.loop import summarize_speed
 
     return _text(summarize_speed([_request_values(rng, i) for i in range(30)]))
 

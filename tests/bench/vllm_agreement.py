@@ -37,7 +37,7 @@ import httpx
 
 from engines.clients import EngineError, GenerationRequest, client_for
 from engines.counters_text import VLLM, parse_counters, request_delta
-from runs.core.jobs.concurrency import total_tps
+from runs.core.jobs.concurrency.loop import total_tps
 from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt
 from runs.core.request_figures import request_metrics, send
 from tests.bench.engine import VLLM_MODEL, VLLM_PYTHON, vllm_missing, vllm_server

@@ -17,7 +17,7 @@ from engines.clients.base import now
 from engines.clients.openai import OpenAIClient
 from engines.models import Engine
 from engines.recipes import LaunchSettings, Recipe, render
-from runs.core.jobs.concurrency import ConcurrencyJob, run_concurrency
+from runs.core.jobs.concurrency.loop import ConcurrencyJob, run_concurrency
 from tests.runs.core.progress import CollectingProgress
 
 pytestmark = pytest.mark.backend_free
@@ -178,7 +178,7 @@ def _kind_named(node: ast.AST, members: dict[str, str]) -> str | None:
 
 def test_it_imports_the_registry_and_the_core_without_django():
     code = (
-        "import sys, engines.kinds, runs.core.jobs.concurrency, runs.core.jobs.agent_table.chat;"
+        "import sys, engines.kinds, runs.core.jobs.concurrency.loop, runs.core.jobs.agent_table.chat;"
         "sys.exit(sorted(m for m in sys.modules if m.split('.')[0] == 'django') or 0)"
     )
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from engines.models import Engine, EngineConfig, Machine
 from runs.core import registry
-from runs.core.registry.params import ChoiceParam, FractionListParam, IntListParam, IntParam
+from runs.core.jobs.params import ChoiceParam, FractionListParam, IntListParam, IntParam
 from runs.models import Alert, Run, Sweep, SweepExecution
 from runs.views.start_form import REPLAY_MAX_BYTES
 from tests.factories import EngineConfigFactory, EngineFactory, RunFactory, SweepFactory, UserFactory

@@ -1,37 +1,54 @@
-"""A job kind added by registry.register and a metric added by catalog.declare, named nowhere else:
-the worker runs the job, and the metric shows in the results table, its CSV and compare without
-another change."""
+"""A job kind added as a folder of its own (written at test time beside runs/core/jobs/), with a
+metric, a run page part and a script, named nowhere else: the registry finds it, the worker runs
+it, its run page includes its part and loads its script, and its metric shows in the runs list,
+the results table, its CSV and compare without another change."""
 from __future__ import annotations
 
 import csv
+import importlib
 import io
 import json
+import sys
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.staticfiles import finders
 from django.urls import reverse
 
-from engines.clients import GenerationRequest
+import runs.core.jobs
 from engines.simulator import SimProfile, serve_in_thread
 from measure import catalog
-from measure.stats import summarize
 from runs.core import registry
-from runs.core.readings import Benchmark, Metric, median_of
-from runs.core.registry.summary import SCHEMA_VERSION, RunSummary, Spread
-from runs.core.request_figures import request_metrics, send
+from runs.core.jobs.summary import SCHEMA_VERSION, RunSummary, Spread
+from runs.core.readings import ScoredMetric, median_of
 from runs.models import Run
 from tests.factories import EngineConfigFactory, RunFactory
 from tests.runs.worker.test_execution import run_to_end
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-ECHO_TPS = catalog.MetricDef("echo_tps", "echo decode", "tok/s", "a test's own figure: two short answers' "
-                             "decode (client)", column=True)
+# The folder of the test's job kind, file by file, as a new kind's author would write it.
+ECHO_KIND = {
+    "__init__.py": '"""The echo-test job kind, for a test only."""\n',
+    "kind.py": '''"""The echo-test job: two short requests; their client decode speed as its one figure."""
+from __future__ import annotations
+
+from typing import Any
+
+from engines.clients import GenerationRequest
+from measure import catalog
+from measure.stats import summarize
+from runs.core.jobs.spec import JobContext, JobSpec
+from runs.core.readings import Benchmark, ScoredMetric, median_of
+from runs.core.request_figures import request_metrics, send
+
+catalog.declare_all(catalog.Metric("echo_tps", "echo decode", "tok/s",
+                                   "a test's own figure: two short answers' decode (client)", column=True))
 
 
-async def run_echo(ctx: registry.JobContext) -> dict[str, Any]:
-    """Two short requests; their client decode speed as the job's one figure."""
+async def run(ctx: JobContext) -> dict[str, Any]:
     await ctx.progress.on_start(2)
     rows = []
     for i in range(2):
@@ -42,26 +59,48 @@ async def run_echo(ctx: registry.JobContext) -> dict[str, Any]:
     return {"echo_tps": summarize(r["decode_tps_client"] for r in rows)}
 
 
-def echo_job_kind() -> registry.JobSpec:
-    """The test's job kind; its metric must be declared first (a Metric of an undeclared key is refused)."""
-    echo = Metric("Echo", "echo_tps", median_of("echo_tps"))
-    return registry.JobSpec(name="echo-test", label="Echo (test)", order=999, params={}, run=run_echo,
-                            headline=echo, benchmarks=(Benchmark("Echo", "echo-test"),), metrics=(echo,))
+JOB = JobSpec(name="echo-test", label="Echo (test)", order=999, params={}, run=run,
+              benchmarks=(Benchmark("Echo", "echo-test"),),
+              metrics=(ScoredMetric("Echo", "echo_tps", median_of("echo_tps")),))
+''',
+    "page.html": '<article id="echo-test-part"><h2>Echo answers</h2></article>\n',
+    "view.js": '(function () {\n  RunCharts.register("echo-test", {});\n})();\n',
+}
+
+
+def _forget_echo_kind(path: str) -> None:
+    runs.core.jobs.__path__.remove(path)
+    for module in [name for name in sys.modules if name.startswith("runs.core.jobs.echo_test")]:
+        del sys.modules[module]
+    catalog.forget("echo_tps")
+    registry.rescan()
 
 
 @pytest.fixture
-def echo_job():
-    catalog.declare(ECHO_TPS)
-    job = echo_job_kind()
-    registry.register(job)
-    yield job
-    registry.unregister(job.name)
-    catalog.forget(ECHO_TPS.key)
+def echo_job(tmp_path: Path):
+    folder = tmp_path / "echo_test"
+    folder.mkdir()
+    for name, text in ECHO_KIND.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    runs.core.jobs.__path__.append(str(tmp_path))
+    importlib.invalidate_caches()
+    try:
+        registry.rescan()
+    except BaseException:
+        _forget_echo_kind(str(tmp_path))
+        raise
+    yield registry.JOBS["echo-test"]
+    _forget_echo_kind(str(tmp_path))  # other tests see only the real kinds again
+
+
+def test_it_finds_a_job_kind_by_its_folder_with_its_part_and_script(echo_job):
+    assert echo_job.folder.name == "echo_test" and echo_job.headline.key == "echo_tps"
+    assert finders.find("js/jobs/echo-test.js") == str(echo_job.folder / "view.js")
 
 
 def test_it_refuses_a_metric_nobody_declared():
     with pytest.raises(KeyError, match="echo_tps"):
-        Metric("Echo", "echo_tps", median_of("echo_tps"))
+        ScoredMetric("Echo", "echo_tps", median_of("echo_tps"))
 
 
 def test_it_runs_a_registered_job_kind_and_shows_its_metric_in_the_table_and_compare(echo_job, alice_client):
@@ -82,6 +121,8 @@ def test_it_runs_a_registered_job_kind_and_shows_its_metric_in_the_table_and_com
     assert "echo decode, tok/s" in page.content.decode()
     listed = alice_client.get(reverse("runs:list"), {"job": "echo-test"}).content.decode()
     assert listed.count("echo decode <span>") == 2  # each run's headline in the runs list
+    shown = alice_client.get(runs[0].get_absolute_url()).content.decode()
+    assert '<article id="echo-test-part">' in shown and "/static/js/jobs/echo-test.js" in shown
     picked = {"runs": f"{runs[0].pk},{runs[1].pk}", "format": "json"}
     compared = alice_client.get(reverse("runs:compare"), picked)
     echo = [r for r in json.loads(compared.content)["rows"] if r["metric"] == "echo_tps"]

@@ -8,7 +8,7 @@ import pytest
 from django.apps import apps
 
 from runs.core import registry
-from runs.core.registry.summary import SCHEMA_VERSION
+from runs.core.jobs.summary import SCHEMA_VERSION
 from runs.models import Run
 from tests.factories import RunFactory, SampleFactory
 from tests.runs.test_pooled_acceptance_migration import drafted, spread

@@ -18,13 +18,11 @@ class DatasetError(ValueError):
 
 # The name of the small subsets shipped with SparkDash (a few questions each, in each dataset's format).
 SAMPLE_DATASET = "sample"
-SAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "quality"
 
 
-def sample_path(benchmark: str) -> str:
-    """The shipped subset of a benchmark: mmlu_pro (a folder), humaneval_plus or mbpp_plus (.jsonl)."""
-    path = SAMPLES / benchmark
-    return str(path if path.is_dir() else path.with_suffix(".jsonl"))
+def dataset_of(value: str | None, sample: Path) -> str | None:
+    """A dataset parameter as a path: "sample" is `sample`, the job kind's shipped subset."""
+    return str(sample) if value == SAMPLE_DATASET else value
 
 
 def evalplus_download(suite: str) -> str:

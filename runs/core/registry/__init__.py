@@ -1,27 +1,31 @@
-"""The job registry: one JobSpec per job kind, each in its own module here, named in JOB_KINDS.
+"""The job registry: the job kinds, found by scanning the folders of runs.core.jobs.
 
 Everything that names a job kind reads it from here: the run and sweep forms, the bench command,
 the worker, the run page's chart script and template part, the sweep grid's headline figures,
-the scorecard, compare and alerts. Adding a job kind is: its core module (runs/core/jobs/), its
-module here (parameters, summary type, metrics and its JOB) named in JOB_KINDS, its chart view
-(static/js/jobs/<name>.js) and its run page part (templates/runs/_job_<name>.html), and their
-tests; docs/architecture.md walks through it. Plain Python, no Django.
+the scorecard, compare and alerts. A job kind is one folder, runs/core/jobs/<name>/, whose
+kind.py holds its JOB (parameters, summary type, metrics), beside its core loop, run page part
+(page.html) and script (view.js); no list names it. docs/architecture.md walks through adding one.
+Plain Python, no Django.
 """
 from __future__ import annotations
 
+import dataclasses
+import importlib
+import importlib.util
+import pkgutil
+from pathlib import Path
 from typing import Any
 
-from engines.kinds import resolve
+import runs.core.jobs
 from measure.words import gettext_noop
-from runs.core.readings import Benchmark, Metric
-from runs.core.registry.params import Param, ParamError
-from runs.core.registry.spec import JobConfig, JobContext, JobSpec
+from runs.core.jobs.params import Param, ParamError
+from runs.core.jobs.spec import JobConfig, JobContext, JobSpec
+from runs.core.readings import Benchmark, ScoredMetric
 
 __all__ = [
     "BENCHMARKS",
     "DEFAULT_JOB",
     "JOBS",
-    "JOB_KINDS",
     "JOB_OF_BENCHMARK",
     "JOB_ORDER",
     "METRICS",
@@ -34,24 +38,28 @@ __all__ = [
     "job_choices",
     "params_by_name",
     "register",
+    "rescan",
+    "scan",
     "startable_choices",
     "unregister",
 ]
 
-# Every job kind, by "module:name" import string, as engines.kinds.REGISTRY names an engine
-# kind's parts (one mechanism for both); a test adds its own with register().
-JOB_KINDS = (
-    "runs.core.registry.speed:JOB", "runs.core.registry.lookahead:JOB",
-    "runs.core.registry.concurrency:JOB", "runs.core.registry.replay:JOB",
-    "runs.core.registry.lossless:JOB", "runs.core.registry.prefix_cache:JOB",
-    "runs.core.registry.needle:JOB", "runs.core.registry.mmlu_pro:JOB", "runs.core.registry.evalplus:JOB",
-    "runs.core.registry.agent_table:JOB", "runs.core.registry.bandwidth:JOB",
-    "runs.core.registry.imported:JOB",
-)
+KIND_MODULE = "kind"  # the module of a job kind's folder that holds its JOB
 
 
-def _discover() -> dict[str, JobSpec]:
-    specs: list[JobSpec] = [resolve(path) for path in JOB_KINDS]
+def scan() -> dict[str, JobSpec]:
+    """Every job kind: the JOB of each folder of runs.core.jobs (its __path__) that has a kind.py,
+    with the folder it was found in, in their order; ValueError for two folders of one name."""
+    specs: list[JobSpec] = []
+    for found in pkgutil.iter_modules(runs.core.jobs.__path__, "runs.core.jobs."):
+        module = f"{found.name}.{KIND_MODULE}"
+        if found.ispkg and importlib.util.find_spec(module) is not None:
+            loaded = importlib.import_module(module)
+            folder = Path(loaded.__file__ or "").parent
+            spec = dataclasses.replace(loaded.JOB, folder=folder)
+            if any(s.name == spec.name for s in specs):
+                raise ValueError(f"job kind {spec.name!r} is in two folders (the second: {folder})")
+            specs.append(spec)
     return check({spec.name: spec for spec in sorted(specs, key=lambda s: (s.order, s.name))})
 
 
@@ -75,7 +83,7 @@ def check(jobs: dict[str, JobSpec]) -> dict[str, JobSpec]:
 JOBS: dict[str, JobSpec] = {}
 JOB_ORDER: dict[str, int] = {}
 BENCHMARKS: list[Benchmark] = []
-METRICS: list[Metric] = []
+METRICS: list[ScoredMetric] = []
 JOB_OF_BENCHMARK: dict[str, str] = {}
 SCORED_JOBS: list[str] = []
 
@@ -104,7 +112,12 @@ def unregister(name: str) -> None:
     _index({key: spec for key, spec in JOBS.items() if key != name})
 
 
-_index(_discover())
+def rescan() -> None:
+    """Find the job kinds again (a test that put a folder of its own on runs.core.jobs.__path__)."""
+    _index(scan())
+
+
+_index(scan())
 DEFAULT_JOB: str = next(iter(JOBS))  # what a form or `bench` without a job starts
 
 

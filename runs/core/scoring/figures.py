@@ -23,7 +23,7 @@ from typing import Literal, NotRequired, TypedDict
 
 from measure.stats import Spread, interval, summarize
 from measure.text import EN_DASH, interval_text, number_text, pooled_text, spread_text
-from runs.core.readings import Metric, Summary
+from runs.core.readings import ScoredMetric, Summary
 from runs.core.registry import BENCHMARKS, JOB_OF_BENCHMARK, METRICS
 
 __all__ = [
@@ -160,7 +160,7 @@ def score_rows(runs: Iterable[tuple[int, str, Summary]]) -> list[ScoreRow]:
     return [_score_row(m, by_benchmark.get(m.benchmark, [])) for m in METRICS]
 
 
-def _score_row(metric: Metric, runs: list[tuple[int, Summary]]) -> ScoreRow:
+def _score_row(metric: ScoredMetric, runs: list[tuple[int, Summary]]) -> ScoreRow:
     values = [metric.value(summary) for _, summary in runs]
     spread: Spread | None = None
     tally: Tally | None = None
@@ -190,7 +190,7 @@ def compare_rows(base: list[ScoreRow], other: list[ScoreRow]) -> list[CompareRow
     ]
 
 
-def _compare_row(metric: Metric, a: ScoreRow, b: ScoreRow) -> CompareRow:
+def _compare_row(metric: ScoredMetric, a: ScoreRow, b: ScoreRow) -> CompareRow:
     if metric.count:
         result = compare_counts(a["tally"], b["tally"], metric.higher_is_better)
     else:
@@ -207,19 +207,19 @@ def _compare_row(metric: Metric, a: ScoreRow, b: ScoreRow) -> CompareRow:
 # --- Text, the one way figures are shown ------------------------------------------------------
 
 
-def figure_text(metric: Metric, spread: Spread | None, tally: Tally | None = None) -> str:
+def figure_text(metric: ScoredMetric, spread: Spread | None, tally: Tally | None = None) -> str:
     """median [min-max] unit (n=N); a count as "k of n runs"; an em dash when there is no figure."""
     if tally:
         return f"{tally['count']} of {tally['n']} runs"
     return spread_text(spread, metric.unit, metric.digits, metric.scale)
 
 
-def value_text(metric: Metric, value: float) -> str:
+def value_text(metric: ScoredMetric, value: float) -> str:
     """One value of the metric (not a spread), in its unit: "161.6 tok/s"."""
     return f"{number_text(value, metric.scale, metric.digits)} {metric.unit}".rstrip()
 
 
-def delta_text(metric: Metric, delta: float | None) -> str:
+def delta_text(metric: ScoredMetric, delta: float | None) -> str:
     """The difference of two medians in the metric's unit (shares in percentage points)."""
     if delta is None:
         return "—"
@@ -236,7 +236,7 @@ def _pair_out_of(a: str, b: str) -> str:
     return f"{a} vs {b}" if a else b
 
 
-def _out_of(metric: Metric, summaries: list[Summary]) -> str:
+def _out_of(metric: ScoredMetric, summaries: list[Summary]) -> str:
     if metric.out_of is None:
         return ""
     totals = sorted({t for s in summaries if (t := metric.out_of(s)) is not None})

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, TypedDict
 from measure.stats import Spread, summarize
 from runs.core.hardware import throttle_text, throttled_s
 from runs.core.outcomes import FAILED_SHARE_LIMIT, failures_note, over_failed_share
-from runs.core.readings import Metric, Summary
+from runs.core.readings import ScoredMetric, Summary
 from runs.core.registry import JOBS
 from runs.core.scoring.figures import compare, delta_text, figure_text, interval_text
 
@@ -26,7 +26,7 @@ FAILED = ("failed", "cancelled")
 
 
 # One headline metric per job: the figure a sweep grid shows in the job's column.
-HEADLINES: dict[str, Metric] = {name: spec.headline for name, spec in JOBS.items()}
+HEADLINES: dict[str, ScoredMetric] = {name: spec.headline for name, spec in JOBS.items()}
 
 
 class GridRun(NamedTuple):
@@ -130,7 +130,7 @@ def _throttle(runs: Sequence[GridRun]) -> CellThrottle:
     return {"throttled_s": longest, "throttle_text": throttle_text(longest), "throttle_title": title}
 
 
-def _delta(metric: Metric, base: Spread | None, spread: Spread | None) -> CellDelta:
+def _delta(metric: ScoredMetric, base: Spread | None, spread: Spread | None) -> CellDelta:
     result = compare(base, spread, metric.higher_is_better)
     pct = result["delta_pct"]
     return {**result, "delta_text": delta_text(metric, result["delta"]),

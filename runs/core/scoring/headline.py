@@ -14,7 +14,7 @@ from typing import Any
 from measure.stats import interval, share_interval
 from measure.words import gettext_noop
 from runs.core import registry
-from runs.core.readings import Metric, Summary
+from runs.core.readings import ScoredMetric, Summary
 
 __all__ = ["Headline", "headline_of"]
 
@@ -23,7 +23,7 @@ __all__ = ["Headline", "headline_of"]
 class Headline:
     """The headline's value (as stored: 0..1 for a share), its interval, and what it counts over."""
 
-    metric: Metric
+    metric: ScoredMetric
     value: float
     low: float | None = None
     high: float | None = None
@@ -34,7 +34,7 @@ class Headline:
 
 def headline_of(job: str, summary: Summary | None) -> Headline | None:
     """The headline of a run of `job` with `summary`; None for an unknown job, no figure, or a
-    summary that does not hold what its job kind declares (runs.core.registry.summary)."""
+    summary that does not hold what its job kind declares (runs.core.jobs.summary)."""
     spec = registry.JOBS.get(job)
     if spec is None or spec.results(summary) is None:  # none, or not what its job declares
         return None
@@ -55,7 +55,7 @@ def headline_of(job: str, summary: Summary | None) -> Headline | None:
     return Headline(metric, float(value), low, high, count, out_of, metric.out_of_unit)
 
 
-def _of_spread(metric: Metric, spread: Mapping[str, Any]) -> Headline:
+def _of_spread(metric: ScoredMetric, spread: Mapping[str, Any]) -> Headline:
     low, high = interval(spread)
     return Headline(metric, float(spread["median"]), low, high, None, spread.get("n"),
                     gettext_noop("requests"))

@@ -18,7 +18,7 @@ from measure.stats import Spread, summarize
 from measure.words import Words, gettext_noop
 from runs.core.outcomes import failures_note, over_text
 from runs.core.readings import Summary, median_of
-from runs.core.registry import METRICS
+from runs.core.registry import JOBS, METRICS
 from runs.core.scoring.energy import energy_jobs, energy_rows
 from runs.core.scoring.figures import ScoreRow, Tally, compare, compare_rows, score_rows, spread_text
 
@@ -40,7 +40,10 @@ CONCURRENCY = "Concurrency"
 SPEED = "Speed"
 # A speed run's acceptance at draft position i (1-based): docs/metrics.md, Per-position acceptance.
 POSITION_KEY = "acceptance_pos_"
-ROW_JOBS = {SPEED: "speed", CONCURRENCY: "concurrency"}  # the job of each benchmark with rows of its own
+# The job of each benchmark with rows of its own: the kind measured one request at a time (its
+# acceptance per draft position), and the kind measured per load level (its figures per level).
+ROW_JOBS = {benchmark: next((name for name, spec in JOBS.items() if spec.load == load), "")
+            for benchmark, load in ((SPEED, "single"), (CONCURRENCY, "levels"))}
 DASH = "\u2014"
 # (summary key of a level, label, unit, higher is better, digits)
 # The figures of each load level, as the metric catalogue declares them.
@@ -156,7 +159,7 @@ def _cell(config_id: int, base: ScoreRow, row: ScoreRow, is_baseline: bool, over
 
 
 def _versus(base: ScoreRow, row: ScoreRow) -> Versus:
-    if (row["benchmark"], row["key"]) not in SCALES:  # a level's or a position's row: no Metric of its own
+    if (row["benchmark"], row["key"]) not in SCALES:  # a level's or a position's row: no metric of its own
         return _row_versus(base, row)
     paired = compare_rows([base], [row])
     if not paired:
@@ -182,7 +185,7 @@ def _row_versus(base: ScoreRow, row: ScoreRow) -> Versus:
 
 def _row(benchmark: str, key: str, label: str, unit: str, higher: bool, spread: Spread | None,
          run_ids: list[int], text: str) -> ScoreRow:
-    """A table row of a figure that has no Metric of its own (per level, per position)."""
+    """A table row of a figure that has no ScoredMetric of its own (per level, per position)."""
     return {
         "benchmark": benchmark, "job": ROW_JOBS[benchmark], "key": key,
         "label": label, "unit": unit, "higher_is_better": higher, "count": False, "spread": spread,
@@ -222,7 +225,8 @@ def _after_speed(rows: list[ScoreRow], extra: list[ScoreRow]) -> list[ScoreRow]:
 
 
 def _levels(runs: Iterable[tuple[int, str, Summary]]) -> list[str]:
-    return [c for _, job, summary in runs if job == "concurrency" for c in summary.get("levels") or {}]
+    levels = ROW_JOBS[CONCURRENCY]
+    return [c for _, job, summary in runs if job == levels for c in summary.get("levels") or {}]
 
 
 def _level_value(summary: Summary, c: int, key: str) -> float | None:
@@ -230,7 +234,7 @@ def _level_value(summary: Summary, c: int, key: str) -> float | None:
 
 
 def _level_rows(runs: Sequence[tuple[int, str, Summary]], levels: list[int]) -> list[ScoreRow]:
-    sweeps = [(run_id, summary) for run_id, job, summary in runs if job == "concurrency"]
+    sweeps = [(run_id, summary) for run_id, job, summary in runs if job == ROW_JOBS[CONCURRENCY]]
     rows: list[ScoreRow] = []
     for c in levels:
         for key in LEVEL_FIGURES:
@@ -246,7 +250,8 @@ def concurrency_curve(runs: Iterable[tuple[int, str, Summary]]) -> list[dict[str
     runs = list(runs)
     points = []
     for c in sorted({int(c) for c in _levels(runs)}):
-        spread = summarize(_level_value(s, c, "total_tps") for _, job, s in runs if job == "concurrency")
+        spread = summarize(_level_value(s, c, "total_tps") for _, job, s in runs
+                           if job == ROW_JOBS[CONCURRENCY])
         if spread:
             points.append({"x": c, "y": spread["median"], "min": spread["min"], "max": spread["max"]})
     return points
@@ -339,7 +344,7 @@ def export_rows(groups: Sequence[Group], rows: Sequence[TableRow]) -> list[dict[
 
 def _export_row(row: TableRow, config: str, cell: TableCell) -> dict[str, Any]:
     metric = (row["benchmark"], row["key"])
-    # A position's acceptance is a 0..1 share shown in % (its row has no Metric to give the scale).
+    # A position's acceptance is a 0..1 share shown in % (its row has no ScoredMetric to give the scale).
     scale = SCALES.get(metric, 100.0 if row["key"].startswith(POSITION_KEY) else 1.0)
     spread, tally, delta = cell["spread"], cell["tally"], cell["delta"]
     shares = metric in COUNTS or row["unit"] == "%"

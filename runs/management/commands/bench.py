@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from engines.models import EngineConfig
 from runs.actions.runs import start_run
 from runs.core import registry
-from runs.core.registry.params import IntParam, RequestsParam
+from runs.core.jobs.params import IntParam, RequestsParam
 from runs.models import Run
 
 

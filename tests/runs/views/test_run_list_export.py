@@ -115,7 +115,7 @@ def test_it_takes_its_figure_columns_from_the_metric_catalogue(alice_client, run
     fast, _ = runs
     summary = speed_summary(40.0) | {"made_up_s": spread(0.5, 0.1)}
     succeeded(fast, "speed", summary, minute=7)
-    catalog.declare(catalog.MetricDef("made_up_s", "made up", "s", "a test's own metric", "lower"))
+    catalog.declare(catalog.Metric("made_up_s", "made up", "s", "a test's own metric", "lower"))
     try:
         response = alice_client.get(reverse("runs:list"), {"config": fast.pk, "format": "json"})
     finally:

@@ -2,7 +2,7 @@
 import pytest
 from django.core.management.base import CommandError
 
-from engines.bandwidth import CPU_METHOD, BandwidthError
+from engines.machine_bandwidth import CPU_METHOD, BandwidthError
 from engines.models import Machine
 from runs.models import Run, Sample
 from tests.factories import EngineConfigFactory
@@ -33,7 +33,7 @@ def test_it_leaves_the_machine_alone_when_the_measurement_fails(inprocess, capsy
     def broken(*args):
         raise BandwidthError("cudaMalloc failed with CUDA error 2")
 
-    monkeypatch.setattr("runs.core.registry.bandwidth.measure_bandwidth", broken)
+    monkeypatch.setattr("runs.core.jobs.bandwidth.kind.measure_bandwidth", broken)
     EngineConfigFactory(name="bw-broken", engine__machine__name="box-bw-broken")
     with pytest.raises(CommandError, match=r"failed: cudaMalloc failed with CUDA error 2$"):
         bench(capsys, "bw-broken", "bandwidth", "--passes", "1")

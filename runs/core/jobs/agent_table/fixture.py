@@ -13,7 +13,7 @@ from pathlib import Path
 
 __all__ = ["FIXTURES_DIR", "TRUTH_FILE", "Fixture", "Row", "fixture_dir", "load_fixture"]
 
-FIXTURES_DIR = Path(__file__).resolve().parents[3] / "fixtures" / "agent_table"
+FIXTURES_DIR = Path(__file__).resolve().parent / "fixtures"
 TRUTH_FILE = "truth.csv"
 TRUTH_HEADER = ("method", "path", "line")
 

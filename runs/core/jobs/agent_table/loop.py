@@ -28,7 +28,7 @@ from runs.core.jobs.agent_table.fixture import Fixture, load_fixture
 from runs.core.jobs.agent_table.grader import grade
 from runs.core.jobs.agent_table.tools import TOOL_SCHEMAS, Workspace
 from runs.core.jobs.agent_table.watchdog import UNAVAILABLE_NOTE, Decision, ReadWatchdog
-from runs.core.jobs.speed import RunProgress
+from runs.core.jobs.progress import RunProgress
 
 __all__ = ["LOOP_STEPS", "AgentTableJob", "run_agent_table"]
 

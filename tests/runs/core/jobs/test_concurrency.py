@@ -2,7 +2,7 @@ import pytest
 
 from engines.clients import EngineError, client_for
 from engines.simulator import SimProfile, serve_in_thread
-from runs.core.jobs.concurrency import ConcurrencyJob, run_concurrency
+from runs.core.jobs.concurrency.loop import ConcurrencyJob, run_concurrency
 from tests.runs.core.progress import CollectingProgress
 
 pytestmark = pytest.mark.backend_free

@@ -16,14 +16,14 @@ from evalplus.data import get_human_eval_plus, get_mbpp_plus
 from engines.clients import EngineError, EngineHTTPError
 from engines.lifecycle import ManagedEngine
 from engines.simulator import SimProfile, serve_in_thread
-from runs.core.jobs.evalplus import INSTRUCTION_PREFIX, EvalPlusJob, load_problems, run_evalplus
+from runs.core.jobs.evalplus.loop import INSTRUCTION_PREFIX, EvalPlusJob, load_problems, run_evalplus
 from tests.real_engine import GEMMA_270M, LLAMA_SERVER, LLAMA_THREADS, free_port, requires_engine
 from tests.runs.core.progress import CollectingProgress
 from tests.scripted_openai import Reply
 
 pytestmark = pytest.mark.backend_free
 
-FIXTURES = Path(__file__).resolve().parents[4] / "runs" / "fixtures" / "quality"
+FIXTURES = Path(__file__).resolve().parents[4] / "runs" / "core" / "jobs" / "evalplus" / "fixtures"
 HUMANEVAL = str(FIXTURES / "humaneval_plus.jsonl")
 MBPP = str(FIXTURES / "mbpp_plus.jsonl")
 FAST = SimProfile(decode_tps=5000, ttft_ms=1)

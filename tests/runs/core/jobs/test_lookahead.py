@@ -4,9 +4,9 @@ import pytest
 
 from engines.clients import client_for
 from engines.simulator import SimProfile, serve_in_thread
-from runs.core.jobs.lookahead import LookaheadJob, run_lookahead
+from runs.core.jobs.lookahead.loop import LookaheadJob, run_lookahead
 from runs.core.jobs.prompts import SPEED_PROMPTS
-from runs.core.jobs.speed import SpeedJob
+from runs.core.jobs.speed.loop import SpeedJob
 from tests.runs.core.progress import CollectingProgress
 
 pytestmark = pytest.mark.backend_free

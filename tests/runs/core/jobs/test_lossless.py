@@ -5,8 +5,14 @@ import pytest
 
 from engines.clients import client_for
 from engines.simulator import SimProfile, serve_in_thread
-from runs.core.jobs.lossless import Answer, LosslessJob, first_divergence, run_lossless, summarize_lossless
-from runs.core.jobs.speed import SpeedJob
+from runs.core.jobs.lossless.loop import (
+    Answer,
+    LosslessJob,
+    first_divergence,
+    run_lossless,
+    summarize_lossless,
+)
+from runs.core.jobs.speed.loop import SpeedJob
 from tests.runs.core.progress import CollectingProgress
 
 pytestmark = pytest.mark.backend_free

@@ -4,15 +4,21 @@ import re
 import pytest
 
 from engines.clients.base import EngineError
-from runs.core.jobs.mmlu_pro import MmluProJob, extract_answer, load_questions, run_mmlu_pro
-from runs.core.jobs.quality_data import interleave_by, sample_path
+from runs.core.jobs.mmlu_pro.loop import (
+    SAMPLE_QUESTIONS,
+    MmluProJob,
+    extract_answer,
+    load_questions,
+    run_mmlu_pro,
+)
+from runs.core.jobs.quality_data import interleave_by
 from tests.real_engine import free_port
 from tests.runs.core.progress import CollectingProgress
 from tests.scripted_openai import scripted_chat
 
 pytestmark = pytest.mark.backend_free
 
-SAMPLE = sample_path("mmlu_pro")
+SAMPLE = str(SAMPLE_QUESTIONS)
 # The shipped subset's questions by a phrase of their text, and the letter a scripted model answers.
 ANSWERS = {"What is the value": "B", "Solve for x": "C", "Which organelle": "D",
            "DNA replication": "A", "worst-case": "B", "last-in": "E"}

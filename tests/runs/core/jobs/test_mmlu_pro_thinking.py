@@ -1,15 +1,14 @@
 """MMLU-Pro with a reasoning model: graded from the answer only; a budget hit is not a wrong answer."""
 import pytest
 
-from runs.core.jobs.mmlu_pro import MmluProJob, run_mmlu_pro
-from runs.core.jobs.quality_data import sample_path
+from runs.core.jobs.mmlu_pro.loop import SAMPLE_QUESTIONS, MmluProJob, run_mmlu_pro
 from tests.runs.core.jobs.test_mmlu_pro import TRUTH
 from tests.runs.core.progress import CollectingProgress
 from tests.scripted_openai import Reply, scripted_chat
 
 pytestmark = pytest.mark.backend_free
 
-SAMPLE = sample_path("mmlu_pro")
+SAMPLE = str(SAMPLE_QUESTIONS)
 # Long reasoning that "decides" on a wrong letter on its way: a grader reading it would score (B).
 REASONING = "Let me weigh each option in turn. " * 400 + "The answer is (B), or is it? Checking again."
 

@@ -11,7 +11,7 @@ from engines.clients import EngineError, client_for
 from engines.clients.base import Chunk, EngineClient, EngineFigures, now
 from engines.lifecycle import ManagedEngine
 from engines.simulator import SimProfile, serve_in_thread
-from runs.core.jobs.needle import (
+from runs.core.jobs.needle.loop import (
     NEEDLE,
     Needle,
     NeedleJob,

@@ -2,7 +2,7 @@ import pytest
 
 from engines.clients import EngineError, client_for
 from engines.simulator import SimProfile, serve_in_thread
-from runs.core.jobs.prefix_cache import PrefixCacheJob, run_prefix_cache
+from runs.core.jobs.prefix_cache.loop import PrefixCacheJob, run_prefix_cache
 from runs.core.jobs.source_text import source_text
 from tests.runs.core.progress import CollectingProgress
 

@@ -4,7 +4,7 @@ import pytest
 
 from engines.clients import EngineError, client_for
 from engines.simulator import SimProfile, serve_in_thread
-from runs.core.jobs.replay import ReplayJob, normalize, parse_jsonl, run_replay, summarize_replay
+from runs.core.jobs.replay.loop import ReplayJob, normalize, parse_jsonl, run_replay, summarize_replay
 from tests.runs.core.progress import CollectingProgress
 
 pytestmark = pytest.mark.backend_free

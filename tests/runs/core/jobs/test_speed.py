@@ -8,7 +8,7 @@ from engines.clients import EngineError, client_for
 from engines.simulator import SimProfile, plan, serve_in_thread
 from engines.simulator.server import AppServer
 from runs.core.jobs.prompts import SPEED_PROMPTS
-from runs.core.jobs.speed import SpeedJob, run_speed
+from runs.core.jobs.speed.loop import SpeedJob, run_speed
 from tests.real_engine import llama_server_process, requires_engine
 from tests.runs.core.progress import CollectingProgress
 
@@ -95,7 +95,7 @@ def spread(median):
 
 
 def test_it_flags_client_and_engine_speeds_that_disagree_by_more_than_five_percent():
-    from runs.core.jobs.speed import cross_check
+    from runs.core.jobs.speed.loop import cross_check
 
     agree = cross_check({"decode_tps_client": spread(40.0), "decode_tps_engine": spread(41.5)})
     assert agree["agree"] and agree["diff_pct"] == pytest.approx(-3.61, abs=0.01)

@@ -1,4 +1,4 @@
-"""The job registry: every kind found by its module, named nowhere else, its parts in place."""
+"""The job registry: every kind found by its folder, named nowhere else, its parts in place."""
 import ast
 import dataclasses
 import subprocess
@@ -7,35 +7,30 @@ from pathlib import Path
 
 import pytest
 
+import runs.core.jobs
 from runs.core import registry
-from runs.core.registry.params import IntParam, RequestsParam
+from runs.core.jobs.params import IntParam, RequestsParam
 
 pytestmark = pytest.mark.backend_free
 
 ROOT = Path(__file__).resolve().parents[4]
-# Where a job kind's name may be written: its registry entry and its own core module (the names of
-# the samples and summaries it makes), the migrations, and these, each for the reason given.
+# Where a job kind's name may be written: its own folder (its JOB, and the names of the samples and
+# summaries its loop makes), the migrations, and these, each for the reason given.
 ALLOWED = {
-    # The compare page draws the concurrency sweep's curve per level, and the speed runs' acceptance
-    # per draft position: those rows are its own.
-    "runs/core/scoring/table.py": {"concurrency", "speed"},
     # "lookahead" is also a config setting (the draft length), not only the job kind.
     "engines/admin.py": {"lookahead"}, "engines/forms.py": {"lookahead"},
     "engines/setting_labels.py": {"lookahead"}, "runs/views/run_page.py": {"lookahead"},
     "engines/recipes/__init__.py": {"lookahead"}, "engines/recipes/llama_server.py": {"lookahead"},
     "engines/recipes/sglang.py": {"lookahead"}, "engines/management/commands/simengine.py": {"lookahead"},
-    "runs/worker/engine_session.py": {"lookahead"}, "runs/core/jobs/lossless.py": {"lookahead"},
+    "runs/worker/engine_session.py": {"lookahead"}, "runs/core/jobs/lossless/loop.py": {"lookahead"},
     "runs/results/flat.py": {"lookahead", "concurrency"},  # and an imported level's load
-    # The demo tour is a fixed walk through these jobs, for a newcomer to see first.
-    "runs/actions/tour.py": {"speed", "lookahead", "prefix-cache", "agent-table"},
     # A request row's concurrency level (the energy figures are given per level), not the job kind.
     "runs/core/energy.py": {"concurrency"}, "runs/templatetags/telemetry_format.py": {"concurrency"},
-    # The cross-tool view reads SparkDash's own single-stream and per-level runs beside imported ones.
-    "runs/results/cross_tool.py": {"concurrency", "speed"},
+    "runs/core/scoring/table.py": {"concurrency"}, "runs/results/cross_tool.py": {"concurrency"},
     # Requests in flight at once: an imported level's load, and the llm-d report's.
     "runs/actions/imports.py": {"concurrency"}, "runs/core/imports/llama_benchy.py": {"concurrency"},
     "runs/actions/import_alerts.py": {"concurrency"}, "runs/core/imports/aiperf.py": {"concurrency"},
-    "runs/core/registry/imported.py": {"concurrency"}, "runs/results/llmd.py": {"concurrency"},
+    "runs/core/jobs/imported/kind.py": {"concurrency"}, "runs/results/llmd.py": {"concurrency"},
     # The simulator's vocabulary of words it streams.
     "engines/simulator/wire.py": {"speed"},
 }
@@ -46,15 +41,16 @@ def _kind_strings(path: Path) -> set[str]:
     return {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in registry.JOBS}
 
 
-def _own_modules(kind: str) -> set[str]:
-    module = kind.replace("-", "_")
-    return {f"runs/core/registry/{module}.py", f"runs/core/jobs/{module}.py"}
+def _own_folder(kind: str) -> str:
+    return f"runs/core/jobs/{kind.replace('-', '_')}/"
 
 
-def test_it_finds_every_job_kind_by_its_module():
-    shared = {"__init__", "params", "spec", "summary"}
-    modules = {p.stem for p in (ROOT / "runs/core/registry").glob("*.py")} - shared
-    assert {name.replace("-", "_") for name in registry.JOBS} == modules
+def test_it_finds_every_job_kind_by_its_folder():
+    folders = {p.parent.name for p in (ROOT / "runs/core/jobs").glob("*/kind.py")}
+    assert {name.replace("-", "_") for name in registry.JOBS} == folders
+    assert {spec.folder for spec in registry.JOBS.values()} == {
+        ROOT / "runs/core/jobs" / name for name in folders}
+    assert not hasattr(registry, "JOB_KINDS")
     assert list(registry.JOBS) == sorted(registry.JOBS, key=lambda name: registry.JOBS[name].order)
 
 
@@ -62,10 +58,10 @@ def test_it_names_a_job_kind_only_in_its_own_modules():
     stray = []
     for path in [*ROOT.glob("engines/**/*.py"), *ROOT.glob("runs/**/*.py"), *ROOT.glob("sparkdash/*.py")]:
         rel = path.relative_to(ROOT).as_posix()
-        if "/migrations/" in rel or "/fixtures/" in rel or rel.startswith("runs/core/jobs/agent_table/"):
+        if "/migrations/" in rel or "/fixtures/" in rel:
             continue
         for kind in _kind_strings(path) - ALLOWED.get(rel, set()):
-            if rel not in _own_modules(kind):
+            if not rel.startswith(_own_folder(kind)):
                 stray.append(f"{rel}: {kind!r}")
     assert stray == []
 
@@ -73,8 +69,9 @@ def test_it_names_a_job_kind_only_in_its_own_modules():
 @pytest.mark.parametrize("kind", list(registry.JOBS))
 def test_it_has_a_run_page_view_and_part_for_each_job_kind(kind):
     spec = registry.JOBS[kind]
-    assert (ROOT / "static" / spec.script).is_file()
-    assert (ROOT / "templates" / spec.partial).is_file()
+    assert spec.folder == ROOT / _own_folder(kind)
+    assert (spec.folder / "view.js").is_file() and (spec.folder / "page.html").is_file()
+    assert (spec.script, spec.partial) == (f"js/jobs/{kind}.js", f"jobs/{kind}/page.html")
     assert spec.headline is not None and spec.params
 
 
@@ -107,3 +104,17 @@ def test_it_words_a_kind_without_its_own_wording_by_its_parameters_labels():
     assert plain.params_text({"reps": 2, "max_tokens": 64, "other": 1}) == (
         "repetitions 2 · max tokens per answer 64"
     )
+
+
+def test_it_refuses_a_job_kind_found_in_two_folders(tmp_path, monkeypatch):
+    copy = tmp_path / "speed_again"
+    copy.mkdir()
+    (copy / "__init__.py").write_text("")
+    (copy / "kind.py").write_text("from runs.core.jobs.speed.kind import JOB\n")
+    monkeypatch.setattr(runs.core.jobs, "__path__", [*runs.core.jobs.__path__, str(tmp_path)])
+    try:
+        with pytest.raises(ValueError, match="job kind 'speed' is in two folders"):
+            registry.scan()
+    finally:
+        for name in ("runs.core.jobs.speed_again.kind", "runs.core.jobs.speed_again"):
+            sys.modules.pop(name, None)

@@ -1,6 +1,6 @@
 import pytest
 
-from runs.core.registry.spec import JobConfig
+from runs.core.jobs.spec import JobConfig
 
 pytestmark = pytest.mark.backend_free
 

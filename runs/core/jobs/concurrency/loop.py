@@ -1,0 +1,167 @@
+"""The concurrency sweep: c identical requests at once, per level; the box's total throughput
+against each answer's time to finish (docs/metrics.md, "concurrency point").
+
+Every answer has the same fixed length: max_tokens, with ignore_eos on OpenAI-compatible
+engines (Ollama stops at num_predict, which the client sets from max_tokens).
+"""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engines import kinds
+from engines.clients.base import EngineClient, Generation, GenerationRequest
+from measure.stats import summarize
+from runs.core.jobs.progress import RunProgress
+from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt
+from runs.core.outcomes import Failures, count_outcomes, succeeded
+from runs.core.request_figures import request_metrics
+
+__all__ = ["ConcurrencyJob", "run_concurrency", "summarize_concurrency", "total_tps"]
+
+# httpx's default pool holds 100 connections; more concurrent requests would queue in the client.
+MAX_LEVEL = 100
+
+
+@dataclass(frozen=True)
+class ConcurrencyJob:
+    """What a concurrency sweep sends.
+
+    :param levels: how many requests to send at once, one level after another.
+    :param answer_tokens: every answer's fixed length.
+    :param reps: bursts per level.
+    :param warmup: unrecorded single requests first (a model load must not count as level 1).
+    """
+
+    model: str
+    levels: Sequence[int] = (1, 2, 4, 8, 16)
+    answer_tokens: int = 256
+    reps: int = 1
+    sampling: dict[str, Any] = field(default_factory=dict)
+    warmup: int = 1
+    prompt: Prompt = SPEED_PROMPTS[4]  # free prose: an answer that runs to any length
+
+    def __post_init__(self) -> None:
+        if not self.levels or any(not 1 <= c <= MAX_LEVEL for c in self.levels):
+            raise ValueError(f"levels must be 1 to {MAX_LEVEL} concurrent requests each")
+        if self.answer_tokens < 1 or self.reps < 1:
+            raise ValueError("answer_tokens and reps must be >= 1")
+
+    def request(self, ignore_eos: bool) -> GenerationRequest:
+        s = self.sampling
+        return GenerationRequest(
+            model=self.model,
+            messages=self.prompt.messages(),
+            max_tokens=self.answer_tokens,
+            temperature=s.get("temperature", 0.0),
+            top_p=s.get("top_p"),
+            top_k=s.get("top_k"),
+            seed=s.get("seed", 0),
+            thinking=s.get("thinking"),
+            reasoning_effort=s.get("reasoning_effort"),
+            extra={"ignore_eos": True} if ignore_eos else {},
+        )
+
+
+async def run_concurrency(client: EngineClient, job: ConcurrencyJob, progress: RunProgress) -> dict[str, Any]:
+    """Send each level's burst `reps` times; report every request, then each level; summarize.
+
+    A failed request is a row with its reason (runs/core/outcomes.py); raises EngineError naming
+    the level and request when the run must stop (engine unreachable, failures in a row, none
+    succeeded).
+    """
+    await progress.on_start(job.reps * sum(job.levels))
+    request = job.request(ignore_eos=kinds.get(client.engine_kind).honours_ignore_eos)
+    failures = Failures()
+    for _ in range(job.warmup):
+        await failures.send(client, request, "warm-up request")
+    levels: dict[str, Any] = {}
+    every: list[dict[str, Any]] = []
+    for c in job.levels:
+        rows: list[dict[str, Any]] = []
+        totals: list[float | None] = []
+        for rep in range(job.reps):
+            gens = await _burst(client, request, c, f"level {c}, repetition {rep + 1}", failures)
+            totals.append(total_tps([g for g in gens if isinstance(g, Generation)]))
+            for i, gen in enumerate(gens):
+                row = gen if isinstance(gen, dict) else request_metrics(gen)
+                rows.append(row | {"concurrency": c, "rep": rep, "index": i})
+                await progress.on_sample("request", rows[-1])
+        every += rows
+        levels[str(c)] = summarize_level(c, rows, totals, job.answer_tokens)
+        await progress.on_sample("level", levels[str(c)])
+    Failures.check_any_succeeded(every)
+    return summarize_concurrency(levels, job.answer_tokens) | {"outcomes": count_outcomes(every)}
+
+
+async def _burst(
+    client: EngineClient, request: GenerationRequest, c: int, where: str, failures: Failures
+) -> list[Generation | dict[str, Any]]:
+    """c copies of the request at once on one client (its pool opens a connection each); a failed
+    one is its row, and a failure that stops the run cancels the rest of the burst."""
+    names = [f"{where}, request {i + 1} of {c}" for i in range(c)]
+    tasks = [asyncio.ensure_future(failures.send(client, request, name)) for name in names]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+def total_tps(gens: Sequence[Generation]) -> float | None:
+    """The box's total generated tok/s: all output tokens / (last finish - first send)."""
+    if not gens:
+        return None
+    span = max(g.finished_at for g in gens) - min(g.sent_at for g in gens)
+    tokens = sum(g.figures.output_tokens or 0 for g in gens)
+    return tokens / span if span > 0 else None
+
+
+def summarize_level(
+    c: int, all_rows: Sequence[dict[str, Any]], totals: Sequence[float | None], answer_tokens: int
+) -> dict[str, Any]:
+    """One level: total tok/s over bursts; time to finish, TTFT and per-answer speed over the
+    requests that succeeded (total tok/s counts only their tokens); outcomes over all.
+
+    short_answers counts answers that stopped before answer_tokens (the engine ignored ignore_eos).
+    """
+    rows = succeeded(all_rows)
+    return {
+        "concurrency": c,
+        "total_tps": summarize(totals),
+        "finish_s": summarize(r["e2e_s"] for r in rows),
+        "ttft_s": summarize(r["ttft_s"] for r in rows),
+        "decode_tps_client": summarize(r["decode_tps_client"] for r in rows),
+        "output_tokens": summarize(r["output_tokens"] for r in rows),
+        "short_answers": sum(1 for r in rows if r["output_tokens"] < answer_tokens),
+        "requests": len(rows),
+        "outcomes": count_outcomes(all_rows),
+    }
+
+
+def summarize_concurrency(levels: dict[str, dict[str, Any]], answer_tokens: int) -> dict[str, Any]:
+    """Levels keyed by str(c) (JSON-safe), and the highest level against the lowest.
+
+    scaling: total tok/s at the highest level / at the lowest (1 in the default sweep);
+    finish_s_ratio: median time to finish at the highest level / at the lowest.
+    """
+    low, high = min(levels, key=int), max(levels, key=int)
+    return {
+        "levels": levels,
+        "baseline": int(low),
+        "max_concurrency": int(high),
+        "scaling": _ratio(levels[high]["total_tps"], levels[low]["total_tps"]),
+        "finish_s_ratio": _ratio(levels[high]["finish_s"], levels[low]["finish_s"]),
+        "answer_tokens": answer_tokens,
+        "requests": sum(level["requests"] for level in levels.values()),
+    }
+
+
+def _ratio(a: dict[str, Any] | None, b: dict[str, Any] | None) -> float | None:
+    if not a or not b or not b["median"]:
+        return None
+    return a["median"] / b["median"]

@@ -1,0 +1,6 @@
+"""The evalplus job kind, in one folder: kind.py (its parameters, summary type, metrics and JOB),
+page.html (its run page part), view.js (its run page script), loop.py (its core loop), fixtures/
+(its shipped data).
+
+Found by runs.core.registry, which scans runs.core.jobs (docs/architecture.md, "Adding a job kind").
+"""

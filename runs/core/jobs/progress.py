@@ -1,0 +1,17 @@
+"""Where a job reports its progress: the seam between a job's loop and whoever records it. Plain Python."""
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+__all__ = ["RunProgress"]
+
+
+class RunProgress(Protocol):
+    """Where a job reports to; the Django side stores and broadcasts, tests just collect."""
+
+    async def on_start(self, total: int) -> None: ...
+
+    async def on_sample(self, sample_type: str, values: dict[str, Any]) -> None: ...
+
+    async def on_summary_so_far(self, summary: dict[str, Any]) -> None:
+        """A running job's summary of the requests so far (provisional: not stored, no intervals)."""
