@@ -56,7 +56,7 @@ class Machine(models.Model):
         help_text=_("the relay stores each request's messages and answer (size-capped; only this "
         "machine's team sees them); needed to replay a recorded conversation"),
     )
-    # Set by the worker when a bandwidth job on this machine succeeds (engines.machine_bandwidth measures).
+    # Set by the worker when a bandwidth job on this machine succeeds (the bandwidth kind measures).
     measured_bandwidth_gbps = models.FloatField(_("measured memory bandwidth (GB/s)"), null=True, blank=True,
                                                 editable=False)
     bandwidth_measured_at = models.DateTimeField(null=True, blank=True, editable=False)

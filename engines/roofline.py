@@ -7,7 +7,7 @@ Seed figures: 273 GB/s / 28.6 GB = 9.5 tok/s; measured 7.9 tok/s = 83 %. With sp
 decoding one target pass (one read of the weights) emits `tokens_per_verification` tokens, so
 the ceiling is that many times higher (draft cost left out: still an upper bound), and the
 efficiency is measured against it; a 3x speed-up must not read as 300 % of the plain ceiling.
-Where the machine has a measured bandwidth (the bandwidth job, engines.machine_bandwidth) a second
+Where the machine has a measured bandwidth (the bandwidth job, runs.core.jobs.bandwidth.loop) a second
 ceiling and efficiency are held against it: 231 GB/s measured of 273 nominal gives a ceiling
 15 % lower. A measured speed above either ceiling (``above_ceiling``) means the inputs are wrong
 (bytes per token too high: weights elsewhere, a smaller quantization) or the measured

@@ -2,8 +2,8 @@
 import pytest
 from django.core.management.base import CommandError
 
-from engines.machine_bandwidth import CPU_METHOD, BandwidthError
 from engines.models import Machine
+from runs.core.jobs.bandwidth.loop import CPU_METHOD, BandwidthError
 from runs.models import Run, Sample
 from tests.factories import EngineConfigFactory
 from tests.runs.bench_helpers import bench

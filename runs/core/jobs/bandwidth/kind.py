@@ -1,4 +1,4 @@
-"""The bandwidth job: the machine's achievable memory bandwidth (engines.machine_bandwidth), stored on it.
+"""The bandwidth job: the machine's achievable memory bandwidth (runs.core.jobs.bandwidth.loop), stored on it.
 
 No engine is started or asked: the job copies one large buffer on the GPU where one is found,
 else on the CPU, and a succeeded run sets the machine's measured bandwidth, which the roofline
@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from engines.machine_bandwidth import MIB, measure_bandwidth
 from measure.words import Words, gettext_noop
+from runs.core.jobs.bandwidth.loop import MIB, measure_bandwidth
 from runs.core.jobs.params import IntParam, Param
 from runs.core.jobs.spec import JobContext, JobSpec, count
 from runs.core.jobs.summary import RunSummary

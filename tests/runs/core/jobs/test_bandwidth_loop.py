@@ -1,4 +1,4 @@
-"""engines.machine_bandwidth: the CPU copy here, the GPU copy's logic against a fake CUDA runtime."""
+"""runs.core.jobs.bandwidth.loop: the CPU copy here, the GPU copy's logic against a fake CUDA runtime."""
 from __future__ import annotations
 
 import ctypes
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from engines.machine_bandwidth import (
+from runs.core.jobs.bandwidth.loop import (
     CPU_METHOD,
     GPU_METHOD,
     MIB,
