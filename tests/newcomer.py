@@ -132,8 +132,8 @@ def walk(driver: Any, site: DemoSite, shots: Path | None = None) -> Walk:
     driver.find_element(By.CSS_SELECTOR, '[data-tour="start"]').click()
     WebDriverWait(driver, 20).until(lambda d: "/tour/?runs=" in d.current_url)
     seen.tour_url = driver.current_url
-    speed = _links(driver, "speed")
-    sweep = _links(driver, "lookahead")[0]
+    speed = _links(driver, "compared")
+    sweep = _links(driver, "sweeps")[0]
     _wait_finished(driver, [*speed, sweep])
     seen.speed_run, seen.by_type = _speed_page(driver, speed[0])
     _shot(driver, shots, "demo-run", seen)

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from engines.access import User, get_visible_or_404, visible
 from engines.models import EngineConfig, Machine
-from runs.actions.runs import start_run
+from runs.actions.runs import start_replay
 from teams import audit
 from teams.decorators import api_login_required
 from teams.roles import Role, has_role, require_role, teams_with_role
@@ -164,7 +164,7 @@ def conversation_replay(request: HttpRequest, pk: int, key: str) -> HttpResponse
         return _render_conversation(request, machine, key, form, status=400)
     params = {"requests": bodies, "reps": form.cleaned_data["reps"], "warmup": 0}
     try:
-        run = start_run(form.cleaned_data["config"], "replay", params, request.user, request=request)
+        run = start_replay(form.cleaned_data["config"], params, request.user, request=request)
     except ValueError as exc:
         reason = {"reason": exc}
         form.add_error(None, gettext("the captured requests cannot be replayed: %(reason)s") % reason)

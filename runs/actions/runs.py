@@ -11,11 +11,20 @@ from django.utils.translation import gettext
 from engines import kinds, revisions
 from engines.models import ConfigRevision, EngineConfig, Machine
 from runs.core import registry
+from runs.core.jobs.replay.kind import JOB as REPLAY
 from runs.jobs import validate_params
 from runs.models import Run, SweepExecution
 from runs.worker import dispatch
 from runs.worker.engine_session import LOOKAHEAD_NEEDS_RELAUNCH
 from teams import audit
+
+
+def start_replay(
+    config: EngineConfig, params: dict[str, Any], user: User | AnonymousUser | None, *,
+    request: HttpRequest | None = None,
+) -> Run:
+    """A run of the replay kind with recorded requests (the traffic page's Replay button)."""
+    return start_run(config, REPLAY.name, params, user, request=request)
 
 
 def start_run(

@@ -41,7 +41,7 @@ def test_it_starts_the_tour_and_shows_its_runs_until_they_finish(admin_client):
     speed = Run.objects.filter(job="speed").order_by("pk")
     assert Run.objects.filter(job="lookahead").count() == 2 and speed.count() == 2
     assert f"/compare/?runs={speed[0].pk}%2C{speed[1].pk}" in html
-    assert html.count('data-tour="speed"') == 2 and html.count('data-tour="lookahead"') == 2
+    assert html.count('data-tour="compared"') == 2 and html.count('data-tour="sweeps"') == 2
     assert html.count('data-tour="warning"') == 2
     assert 'http-equiv="refresh"' in html  # queued runs: the page keeps itself current
 
