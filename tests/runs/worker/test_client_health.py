@@ -1,0 +1,49 @@
+import time
+
+import pytest
+
+from engines.simulator import SimProfile, serve_in_thread
+from runs.models import Run
+from runs.worker.recorder import RunRecorder
+from tests.runs.worker.test_execution import make_run, run_to_end
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_it_records_a_quiet_runs_client_health_without_a_warning():
+    with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5, lookahead=4)) as sim:
+        run = run_to_end(make_run(sim.url))
+    assert run.status == Run.Status.SUCCEEDED, run.error
+    health = run.summary["client_health"]
+    assert health["probes"] > 0 and health["loop_lag_ms"]["max"] >= health["loop_lag_ms"]["p99"] >= 0
+    assert health["live_updates_thinned"] == 0 and health["schedule_delay_ms"] is None
+    assert not health["client_bound"] and health["reasons"] == []
+    assert "client-bound" not in [w["kind"] for w in run.warnings]
+
+
+def starve_the_measuring_loop(monkeypatch):
+    """Each sample the run records blocks its loop for 150 ms, as a starved client's loop is blocked."""
+    on_sample = RunRecorder.on_sample
+
+    async def blocking_on_sample(self, sample_kind, values):
+        _block(0.15)
+        await on_sample(self, sample_kind, values)
+
+    monkeypatch.setattr(RunRecorder, "on_sample", blocking_on_sample)
+
+
+def _block(seconds):
+    time.sleep(seconds)
+
+
+def test_it_warns_of_a_run_whose_measuring_loop_was_starved(monkeypatch):
+    starve_the_measuring_loop(monkeypatch)
+    with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5, lookahead=4)) as sim:
+        run = run_to_end(make_run(sim.url))
+    assert run.status == Run.Status.SUCCEEDED, run.error
+    health = run.summary["client_health"]
+    assert health["client_bound"] and "loop_lag" in health["reasons"]
+    assert health["loop_lag_ms"]["p99"] > 100
+    [bound] = [w for w in run.warnings if w["kind"] == "client-bound"]
+    assert "these figures may be the tool's, not the engine's" in bound["message"]
+    assert "ms late at p99, above 50 ms" in bound["message"]
