@@ -15,7 +15,7 @@ from measure.stats import figure_value
 from runs.core.scoring.headline import headline_of
 from runs.models import Run
 
-__all__ = ["SETUP_COLUMNS", "cell_text", "columns", "flat_rows", "markdown"]
+__all__ = ["SETUP_COLUMNS", "cell_text", "columns", "flat_rows", "markdown", "warning_kinds"]
 
 SETUP_COLUMNS = [
     "run", "finished", "machine", "engine", "engine_kind", "simulator", "config", "revision", "model",
@@ -29,9 +29,9 @@ HEADLINE_COLUMNS = [
 
 def columns() -> list[str]:
     """The table's columns: what the run ran with, then a column for each catalogue metric declared
-    with one (measure.catalog), then the job's headline."""
+    with one (measure.catalog), then the job's headline, then the kinds of the run's warnings."""
     figures = [key for key, declared in catalog.CATALOG.items() if declared.column]
-    return SETUP_COLUMNS + figures + HEADLINE_COLUMNS
+    return SETUP_COLUMNS + figures + HEADLINE_COLUMNS + ["warnings"]
 
 
 def flat_rows(runs: Iterable[Run]) -> list[dict[str, Any]]:
@@ -42,7 +42,7 @@ def flat_rows(runs: Iterable[Run]) -> list[dict[str, Any]]:
         tool = summary.get("tool")  # an imported run: the tool that measured it
         base = _setup(run) | {"run": run.pk, "job": f"{run.job}: {tool}" if tool else run.job,
                               "finished": run.finished.isoformat() if run.finished else None}
-        base |= _headline(run.job, summary)
+        base |= _headline(run.job, summary) | {"warnings": warning_kinds(run)}
         levels = summary.get("levels") or {}  # a load sweep's levels, by their load
         if not levels:
             rows.append(base | _figures(summary) | {"level": summary.get("concurrency") if tool else None})
@@ -52,6 +52,13 @@ def flat_rows(runs: Iterable[Run]) -> list[dict[str, Any]]:
                 "level": int(level), "j_per_token": _energy(summary, ("by_concurrency", level)),
             })
     return rows
+
+
+def warning_kinds(run: Run) -> str | None:
+    """The kinds of the run's warnings ("client-bound, throttled"), None for none: a figure beside one
+    is to be read with its warning (docs/metrics.md)."""
+    kinds = [w.get("kind") for w in run.warnings or [] if isinstance(w, Mapping)]
+    return ", ".join(str(kind) for kind in kinds if kind) or None
 
 
 def _setup(run: Run) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from runs.models import Run
 from runs.results import llmd
 from runs.results.comparison import SelectionError, parse_selection
 from runs.results.export import position_columns, position_values, table_response, wants_export
+from runs.results.flat import warning_kinds
 from runs.templatetags.run_format import (
     REASONING_KEYS,
     REASONING_METRICS,
@@ -62,7 +63,7 @@ EXPORT_COLUMNS = [
     "id", "created", "finished", "config", "revision", "engine", "machine", "model", "quantization",
     "draft_method", "lookahead", "job", "status", "done", "total", "decode_tps_client", "ttft_s",
     "ttft_engine_s", "acceptance_rate", "tokens_per_verification", "acceptance_source",
-    "requests_attempted", "requests_succeeded", "requests_failed", "failed_share", "url",
+    "requests_attempted", "requests_succeeded", "requests_failed", "failed_share", "warnings", "url",
 ]
 
 
@@ -77,7 +78,7 @@ def _export_row(run: Run) -> dict[str, object]:
         "config": run.config.name, "engine": run.config.engine.name, "machine": run.machine.name,
         "job": run.job, "status": run.status, "done": run.progress_done, "total": run.progress_total,
         "decode_tps_client": median_of("decode_tps_client")(summary), "ttft_s": median_of("ttft_s")(summary),
-        "ttft_engine_s": median_of("ttft_engine_s")(summary),
+        "ttft_engine_s": median_of("ttft_engine_s")(summary), "warnings": warning_kinds(run),
         **_acceptance_values(summary),
         **_outcome_values(summary.get("outcomes")),
         **position_values(summary.get("acceptance_by_position")),
@@ -128,7 +129,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
     ?compare=selected&runs=<id>&runs=<id> opens the compare page with the ticked runs."""
     runs, chosen = filtered_runs(request)
     if fmt := wants_export(request):
-        picked = runs.select_related("revision").defer("engine_log", "params", "provenance", "warnings")
+        picked = runs.select_related("revision").defer("engine_log", "params", "provenance")
         exported = list(picked[:EXPORT_LIMIT])
         rows = [_export_row(run) for run in exported]
         return table_response(rows, EXPORT_COLUMNS + position_columns(rows), fmt, "sparkdash-runs")

@@ -108,3 +108,13 @@ def test_it_names_an_imported_runs_tool_and_load_level_in_its_row():
     (row,) = flat_rows([Run.objects.select_related("config__engine__machine", "revision").get(pk=run.pk)])
     assert (row["job"], row["level"]) == ("imported: vllm-bench", 4)
     assert row["ttft_s"] == pytest.approx(0.021)
+
+
+def test_it_lists_the_kinds_of_each_runs_warnings(runs):
+    _, speed, _, _ = runs
+    speed.warnings = [{"kind": "client-bound", "message": "..."}, {"kind": "throttled", "message": "..."}]
+    speed.save()
+    rows = {row["run"]: row for row in flat_rows(Run.objects.all())}
+    assert rows[speed.pk]["warnings"] == "client-bound, throttled"
+    assert [row["warnings"] for pk, row in rows.items() if pk != speed.pk] == [None, None]
+    assert columns()[-1] == "warnings"

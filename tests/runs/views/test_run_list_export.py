@@ -108,3 +108,11 @@ def test_it_exports_what_each_run_ran_with_after_the_config_changed(alice_client
                     for r in rows)
     assert picked == [("1", "gemma-3-270m", "Q8_0", "ngram-simple", "4"),
                       ("2", "gemma-3-270m", "Q4_K_M", "ngram-simple", "8")]
+
+
+def test_it_exports_each_runs_warning_kinds(alice_client, runs):
+    fast, _ = runs
+    Run.objects.filter(config=fast).update(warnings=[{"kind": "client-bound", "message": "..."}])
+    response = alice_client.get(reverse("runs:list"), {"config": fast.pk, "format": "csv"})
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert [r["warnings"] for r in rows] == ["client-bound", "client-bound"]
