@@ -15,10 +15,12 @@ on the same loop as the job, and says what it saw:
 `verdict` calls a run client-bound when a figure passes its threshold (THRESHOLDS), naming which.
 The thresholds, measured on this code's own loops (docs/metrics.md, Client health):
 
-- loop lag p99 above 50 ms: a quiet run's p99 stayed under ~5 ms, ~10-20 ms with the simulator
-  sharing the process and two cores shared five ways; a loop blocked for 100 ms now and then reads
-  in the hundreds. AIPerf warns at 25 ms; 50 ms leaves a quiet run on a busy CI box its margin,
-  and at 50 ms a chunk's time stamp may be off by more than a fast engine's inter-token gap.
+- loop lag p99 above 50 ms, with MIN_LATE_PROBES wake-ups that late at least (under 100 probes
+  p99 is the maximum, and one hiccup of the OS's must not decide). An idle loop's p99 stayed under
+  ~10 ms on two cores crowded by four spinning processes, ~16 ms with a spinning thread holding
+  the GIL; a simulator run's under 4 ms; a loop blocked for 100 ms now and then reads ~100 ms.
+  AIPerf warns at 25 ms; 50 ms leaves a quiet run on a busy CI box its margin, and a chunk read
+  50 ms late is off by more than a fast engine's gap between tokens.
 - loop thread CPU above 85 % of a core (AIPerf flags workers above 85 %): a busy loop has no slack
   left to read chunks as they come. Judged on the loop's thread, not the process: the in-process
   simulator, the telemetry sampler and the database thread use CPU beside it without starving it.
@@ -39,10 +41,14 @@ from typing import Any
 
 from measure.stats import percentile
 
-__all__ = ["MIN_CPU_WALL_S", "PROBE_INTERVAL_S", "THRESHOLDS", "ClientHealth", "Thresholds", "verdict"]
+__all__ = [
+    "MIN_CPU_WALL_S", "MIN_LATE_PROBES", "PROBE_INTERVAL_S", "THRESHOLDS",
+    "ClientHealth", "Thresholds", "verdict",
+]
 
 PROBE_INTERVAL_S = 0.02  # short enough to see a 50 ms stall, cheap enough to cost nothing
 MIN_CPU_WALL_S = 2.0
+MIN_LATE_PROBES = 2
 
 
 @dataclass(frozen=True)
@@ -106,6 +112,7 @@ class ClientHealth:
         health: dict[str, Any] = {
             "loop_lag_ms": _spread_ms(self.lags_s, with_max=True),
             "probes": len(self.lags_s),
+            "late_probes": sum(lag * 1000 > THRESHOLDS.loop_lag_p99_ms for lag in self.lags_s),
             "wall_s": round(wall, 3),
             "cpu_pct_of_core": _pct(self._end[1] - self._start[1], wall),
             "loop_cpu_pct_of_core": _pct(self._end[2] - self._start[2], wall),
@@ -120,7 +127,9 @@ def verdict(health: dict[str, Any], limits: Thresholds = THRESHOLDS) -> list[str
     """The names of the figures of `health` past their threshold; empty for a healthy run."""
     reasons = []
     lag = health.get("loop_lag_ms")
-    if lag and lag["p99"] > limits.loop_lag_p99_ms:
+    # Two late wake-ups at least: on a short job p99 is the maximum, one hiccup of the OS's.
+    late = health.get("late_probes", MIN_LATE_PROBES)
+    if lag and lag["p99"] > limits.loop_lag_p99_ms and late >= MIN_LATE_PROBES:
         reasons.append("loop_lag")
     cpu = health.get("loop_cpu_pct_of_core")
     if cpu is not None and health.get("wall_s", 0) >= MIN_CPU_WALL_S and cpu > limits.loop_cpu_pct_of_core:

@@ -1,7 +1,7 @@
 import asyncio
 import time
 
-from measure.client_health import MIN_CPU_WALL_S, THRESHOLDS, ClientHealth, verdict
+from measure.client_health import MIN_CPU_WALL_S, MIN_LATE_PROBES, THRESHOLDS, ClientHealth, verdict
 
 
 def watched(body, interval_s=0.01):
@@ -73,3 +73,9 @@ def test_it_judges_the_loops_cpu_only_over_a_long_enough_run():
 
 def test_it_finds_nothing_wrong_with_a_run_without_figures():
     assert verdict({}) == []
+
+
+def test_it_takes_more_than_one_late_wake_up_to_call_the_loop_lagging():
+    lagging = {"loop_lag_ms": {"p50": 1.0, "p99": 80.0, "max": 80.0}, "late_probes": MIN_LATE_PROBES}
+    assert verdict(lagging) == ["loop_lag"]
+    assert verdict(lagging | {"late_probes": MIN_LATE_PROBES - 1}) == []  # one hiccup of the OS's
