@@ -31,6 +31,7 @@ KIND_LABELS = {
     "waiting": pgettext_lazy("warning kind", "waiting"),
     "counted-by-sparkdash": pgettext_lazy("warning kind", "counted by SparkDash"),
     "simulated-machine": pgettext_lazy("warning kind", "simulated machine"),
+    "client-bound": pgettext_lazy("warning kind", "client-bound"),
 }
 
 

@@ -46,9 +46,7 @@ def _reason(name: str, health: dict[str, Any]) -> dict[str, Any]:
                   limit=f"{THRESHOLDS.schedule_delay_p99_ms:g}")
 
 
-CLIENT_BOUND = gettext_noop(
-    "client-bound: these figures may be the tool's, not the engine's (%(reasons)s)"
-)
+CLIENT_BOUND = gettext_noop("these figures may be the tool's, not the engine's: %(reasons)s")
 REASONS = {
     "loop_lag": gettext_noop("the measuring loop woke %(value)s ms late at p99, above %(limit)s ms"),
     "cpu": gettext_noop("the measuring loop used %(value)s %% of a core, above %(limit)s %%"),

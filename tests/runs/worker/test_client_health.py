@@ -1,9 +1,12 @@
 import time
 
 import pytest
+from django.template import Context, Template
+from django.utils import translation
 
 from engines.simulator import SimProfile, serve_in_thread
 from runs.models import Run
+from runs.worker.client_health import client_bound_warning
 from runs.worker.recorder import RunRecorder
 from tests.factories import EngineConfigFactory
 from tests.runs.bench_helpers import bench
@@ -59,3 +62,20 @@ def test_it_records_a_machine_benchmarks_client_health_without_the_warning(inpro
     assert run["status"] == "succeeded", run["error"]
     assert run["summary"]["client_health"]["loop_lag_ms"]["max"] > 100  # starved all the same
     assert "client-bound" not in [w["kind"] for w in run["warnings"]]
+
+
+def test_it_says_each_reason_of_the_client_bound_warning_in_english_and_in_japanese():
+    health = {"client_bound": True, "reasons": ["loop_lag", "cpu", "thinned", "schedule_delay"],
+              "loop_lag_ms": {"p99": 212.4}, "loop_cpu_pct_of_core": 93.0, "live_updates_thinned": 4,
+              "schedule_delay_ms": {"p99": 75.0}}
+    [found] = client_bound_warning({"client_health": health})
+    assert found["message"] == (
+        "these figures may be the tool's, not the engine's: the measuring loop woke 212 ms late at p99, "
+        "above 50 ms, the measuring loop used 93 % of a core, above 85 %, 4 live updates thinned, "
+        "requests started 75 ms late at p99, above 50 ms")
+    line = Template("{% load run_text %}{% warning_kind w.kind %}: {% warning_message w %}")
+    with translation.override("ja"):
+        said = line.render(Context({"w": found}))
+    assert said.startswith("クライアント律速: これらの数値はエンジンではなくツール側のものかもしれません")
+    assert "ライブ更新を 4 件間引きました" in said
+    assert client_bound_warning({"client_health": health | {"client_bound": False}}) == []
