@@ -17,7 +17,9 @@ from runs.core.scoring.headline import headline_of
 from runs.core.typed_reads import figure, recorded, summary_of
 from runs.models import Run
 
-__all__ = ["HEADINGS", "SETUP_COLUMNS", "cell_text", "columns", "flat_rows", "heading", "markdown"]
+__all__ = [
+    "HEADINGS", "SETUP_COLUMNS", "cell_text", "columns", "flat_rows", "heading", "markdown", "warning_codes",
+]
 
 SETUP_COLUMNS = [
     "run", "finished", "machine", "engine", "engine_kind", "simulator", "config", "revision", "model",
@@ -40,14 +42,15 @@ HEADINGS = {
     "headline_low": gettext_noop("headline interval low"),
     "headline_high": gettext_noop("headline interval high"),
     "headline_count": gettext_noop("headline count"), "headline_out_of": gettext_noop("headline out of"),
+    "warnings": gettext_noop("warnings"),
 }
 
 
 def columns() -> list[str]:
     """The table's columns: what the run ran with, then a column for each catalogue metric declared
-    with one (measure.catalog), then the job's headline."""
+    with one (measure.catalog), then the job's headline, then the kinds of the run's warnings."""
     figures = [key for key, declared in catalog.CATALOG.items() if declared.column]
-    return SETUP_COLUMNS + figures + HEADLINE_COLUMNS
+    return SETUP_COLUMNS + figures + HEADLINE_COLUMNS + ["warnings"]
 
 
 def heading(column: str) -> str:
@@ -68,7 +71,7 @@ def flat_rows(runs: Iterable[Run]) -> list[dict[str, Any]]:
         tool = recorded(summary, "tool")  # an imported run: the tool that measured it
         base = _setup(run) | {"run": run.pk, "job": f"{run.job}: {tool}" if tool else run.job,
                               "finished": run.finished.isoformat() if run.finished else None}
-        base |= _headline(run.job, summary)
+        base |= _headline(run.job, summary) | {"warnings": warning_codes(run)}
         levels = recorded(summary, "levels", {})  # a load sweep's levels, by their load
         if not levels:
             level = recorded(summary, "concurrency") if tool else None
@@ -79,6 +82,13 @@ def flat_rows(runs: Iterable[Run]) -> list[dict[str, Any]]:
                 "level": int(level), "j_per_token": _energy(summary, ("by_concurrency", level)),
             })
     return rows
+
+
+def warning_codes(run: Run) -> str | None:
+    """The codes of the run's warnings ("client-bound, throttled"), None for none: a figure beside one
+    is to be read with its warning (docs/metrics.md)."""
+    codes = [w.get("kind") for w in run.warnings or [] if isinstance(w, Mapping)]  # stored under "kind"
+    return ", ".join(str(code) for code in codes if code) or None
 
 
 def _setup(run: Run) -> dict[str, Any]:

@@ -32,6 +32,7 @@ CODE_LABELS = {
     "waiting": pgettext_lazy("warning code", "waiting"),
     "counted-by-sparkdash": pgettext_lazy("warning code", "counted by SparkDash"),
     "simulated-machine": pgettext_lazy("warning code", "simulated machine"),
+    "client-bound": pgettext_lazy("warning code", "client-bound"),
 }
 
 

@@ -23,7 +23,7 @@ TABLE_LIMIT = 5000
 def results_table(request: HttpRequest) -> HttpResponse:
     """GET /results/: one row per run and load level; ?format=csv|md|json downloads the same rows."""
     runs, chosen = filtered_runs(request)
-    picked = runs.select_related("config__engine__machine", "revision").defer("engine_log", "warnings")
+    picked = runs.select_related("config__engine__machine", "revision").defer("engine_log")
     rows, shown = flat_rows(picked.order_by("-created")[:TABLE_LIMIT]), columns()
     if fmt := wants_export(request):
         return table_response(rows, shown, fmt, "sparkdash-results")

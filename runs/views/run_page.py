@@ -25,6 +25,7 @@ from runs.models import Run
 from runs.results import llmd
 from runs.results.comparison import SelectionError, parse_selection
 from runs.results.export import position_columns, position_values, table_response, wants_export
+from runs.results.flat import warning_codes
 from runs.templatetags.run_format import (
     REASONING_KEYS,
     REASONING_METRICS,
@@ -67,7 +68,8 @@ RUN_COLUMNS = [
     "draft_method", "lookahead", "job", "status", "done", "total",
 ]
 OUTCOME_COLUMNS = [
-    "acceptance_source", "requests_attempted", "requests_succeeded", "requests_failed", "failed_share", "url",
+    "acceptance_source", "requests_attempted", "requests_succeeded", "requests_failed", "failed_share",
+    "warnings", "url",
 ]
 
 
@@ -90,7 +92,7 @@ def _export_row(run: Run) -> dict[str, object]:
         "finished": run.finished.isoformat() if run.finished else None,
         "config": run.config.name, "engine": run.config.engine.name, "machine": run.machine.name,
         "job": run.job, "status": run.status, "done": run.progress_done, "total": run.progress_total,
-        **{key: figure(summary, key) for key in _figure_columns()},
+        **{key: figure(summary, key) for key in _figure_columns()}, "warnings": warning_codes(run),
         "acceptance_source": _acceptance_source(stored(summary, ACCEPTANCE_RATE)),
         **_outcome_values(recorded(summary, "outcomes")),
         **position_values(recorded(summary, ACCEPTANCE_BY_POSITION)),
@@ -135,7 +137,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
     ?compare=selected&runs=<id>&runs=<id> opens the compare page with the ticked runs."""
     runs, chosen = filtered_runs(request)
     if fmt := wants_export(request):
-        picked = runs.select_related("revision").defer("engine_log", "params", "provenance", "warnings")
+        picked = runs.select_related("revision").defer("engine_log", "params", "provenance")
         exported = list(picked[:EXPORT_LIMIT])
         rows = [_export_row(run) for run in exported]
         return table_response(rows, export_columns() + position_columns(rows), fmt, "sparkdash-runs")

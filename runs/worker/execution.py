@@ -31,6 +31,7 @@ from runs.core.worded import warning, worded
 from runs.live.broadcast import broadcast
 from runs.models import Run
 from runs.worker.acceptance import with_engine_acceptance
+from runs.worker.client_health import client_bound_warning
 from runs.worker.engine_session import RunEngine, release_engines_of
 from runs.worker.guard import RunGuard
 from runs.worker.job_runner import run_job
@@ -220,7 +221,7 @@ async def _measure(
         summary["roofline"]["measured_pooled"] = True  # the page says which decode it holds up
     engine_side.warnings += _disagreements(summary) + _read_loop_warning(summary) + _counted_warning(summary)
     engine_side.warnings += above_ceiling_warning(summary["roofline"])
-    engine_side.warnings += failed_share_warning(summary)
+    engine_side.warnings += failed_share_warning(summary) + client_bound_warning(summary)
     return summary
 
 

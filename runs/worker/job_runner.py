@@ -11,6 +11,7 @@ from engines.clients import EngineClient
 from runs.core import registry
 from runs.core.jobs.spec import AtLookahead
 from runs.models import Run
+from runs.worker.client_health import with_client_health
 from runs.worker.engine_session import RunEngine
 from runs.worker.provenance import record_provenance
 from runs.worker.recorder import RunRecorder
@@ -19,7 +20,7 @@ from runs.worker.recorder import RunRecorder
 async def run_job(
     client: EngineClient, run: Run, recorder: RunRecorder, engine_side: RunEngine | None
 ) -> dict[str, Any]:
-    """Run the run's job kind through the measurement core; its summary.
+    """Run the run's job kind through the measurement core; its summary, with its client health.
 
     `engine_side` is None for a job that uses no engine (a machine benchmark).
     """
@@ -28,7 +29,7 @@ async def run_job(
     if spec.engine == "per-lookahead" and engine_side is not None:
         at_lookahead = _provenance_on_first_launch(run, engine_side)
     context = registry.JobContext(client, dict(run.params), job_config(run), recorder, at_lookahead)
-    return await spec.run(context)
+    return await with_client_health(spec.run(context), recorder.health)
 
 
 def job_config(run: Run) -> registry.JobConfig:

@@ -16,6 +16,7 @@ from asgiref.sync import sync_to_async
 from django.db import InterfaceError, OperationalError, close_old_connections
 from django.db.models import Max
 
+from measure.client_health import ClientHealth
 from runs.core.energy import WINDOW_FIELDS
 from runs.live.broadcast import broadcast
 from runs.models import Run, Sample
@@ -82,6 +83,8 @@ class RunRecorder:
         self.request_rows: list[dict[str, Any]] = []  # each request's window, for its energy
         self.summary_so_far: dict[str, Any] | None = None  # sent with the run until its end, never stored
         self._flushing = asyncio.Lock()
+        # The run's client health: what thins live updates counts them here (health.thinned()).
+        self.health = ClientHealth()
 
     async def open(self) -> None:
         """Continue numbering after any samples a previous delivery of this run stored."""

@@ -7,6 +7,7 @@ from engines.simulator import SimProfile, serve_in_thread
 from runs.core.request_figures import REQUEST_METRICS
 from runs.models import Run
 from tests.factories import EngineConfigFactory
+from tests.runs.worker.test_client_health import starve_the_measuring_loop
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -28,6 +29,17 @@ def test_it_prints_the_finished_run_as_json(inprocess, capsys):
     assert {"median", "min", "max", "n", "median_ci", "p90", "p99"} <= set(run["summary"]["ttft_s"])
     assert run["summary"]["prefill_tps"] is None or run["summary"]["prefill_tps"]["n"] > 0
     assert run["provenance"]["engine_version"] == "sparkdash-simulator"
+
+
+def test_it_prints_the_client_health_and_the_client_bound_warning(inprocess, capsys, monkeypatch):
+    starve_the_measuring_loop(monkeypatch)
+    with serve_in_thread(SimProfile(decode_tps=400, ttft_ms=5)) as sim:
+        EngineConfigFactory(name="sim-default", engine__base_url=sim.url, max_tokens=8)
+        call_command("bench", "sim-default", "--reps", "1", "--wait")
+    run = json.loads(capsys.readouterr().out)
+    assert run["summary"]["client_health"]["client_bound"]
+    assert {"p50", "p99", "max"} == set(run["summary"]["client_health"]["loop_lag_ms"])
+    assert "client-bound" in [w["kind"] for w in run["warnings"]]
 
 
 def test_it_matches_the_api(inprocess, capsys, alice_client):

@@ -29,7 +29,7 @@ class Command(BaseCommand):
         if options["limit"] < 1:
             raise CommandError("--limit must be at least 1")
         picked = Run.objects.select_related("config__engine__machine", "revision")
-        runs = picked.defer("engine_log", "warnings")
+        runs = picked.defer("engine_log")
         for option, lookup in (("job", "job"), ("status", "status"), ("machine", "machine__name")):
             if options[option]:
                 runs = runs.filter(**{lookup: options[option]})

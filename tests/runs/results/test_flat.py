@@ -127,3 +127,13 @@ def test_it_heads_the_page_in_the_readers_language(alice_client, runs):
     headings = [column["text"] for column in page.context["columns"]]
     assert not [text for text in headings if "_" in text]
     assert "投機的デコーディングの方式" in headings
+
+
+def test_it_lists_the_codes_of_each_runs_warnings(runs):
+    _, speed, _, _ = runs
+    speed.warnings = [{"kind": "client-bound", "message": "..."}, {"kind": "throttled", "message": "..."}]
+    speed.save()
+    rows = {row["run"]: row for row in flat_rows(Run.objects.all())}
+    assert rows[speed.pk]["warnings"] == "client-bound, throttled"
+    assert [row["warnings"] for pk, row in rows.items() if pk != speed.pk] == [None, None]
+    assert columns()[-1] == "warnings"

@@ -124,3 +124,11 @@ def test_it_takes_its_figure_columns_from_the_metric_catalogue(alice_client, run
     figures = [key for key, declared in catalog.CATALOG.items() if declared.over_requests != "value"]
     assert set(figures) | {"made_up_s"} <= set(data["columns"])
     assert data["rows"][0]["made_up_s"] == 0.5 and data["rows"][1]["made_up_s"] is None
+
+
+def test_it_exports_each_runs_warning_codes(alice_client, runs):
+    fast, _ = runs
+    Run.objects.filter(config=fast).update(warnings=[{"kind": "client-bound", "message": "..."}])
+    response = alice_client.get(reverse("runs:list"), {"config": fast.pk, "format": "csv"})
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert [r["warnings"] for r in rows] == ["client-bound", "client-bound"]

@@ -1,0 +1,160 @@
+"""Client health: whether the measuring loop, not the engine, set a run's pace (issue 41).
+
+A speed run times each streamed chunk on the worker's asyncio event loop. When that loop is
+starved (a blocking call, a loop thread using its whole core) chunks are read late and the
+figures are the tool's, not the engine's. `ClientHealth` watches the loop for the run's duration,
+on the same loop as the job, and says what it saw:
+
+- ``loop_lag_ms``: how late a probe task that sleeps every PROBE_INTERVAL_S woke (p50, p99, max);
+- ``cpu_pct_of_core``: the whole measuring process's CPU over the run, as % of one core;
+- ``loop_cpu_pct_of_core``: the event loop's own thread's CPU, as % of one core;
+- ``live_updates_thinned``: live updates the recorder dropped to keep up (0 while nothing thins);
+- ``schedule_delay_ms``: how late requests started against their plan (p50, p99), None unless a
+  job reported any.
+
+`verdict` calls a run client-bound when a figure passes its threshold (THRESHOLDS), naming which.
+The thresholds, measured on this code's own loops (docs/metrics.md, Client health):
+
+- loop lag p99 above 50 ms, with MIN_LATE_PROBES wake-ups that late at least (under 100 probes
+  p99 is the maximum, and one hiccup of the OS's must not decide). An idle loop's p99 stayed under
+  ~10 ms on two cores crowded by four spinning processes, ~16 ms with a spinning thread holding
+  the GIL; a simulator run's under 4 ms; a loop blocked for 100 ms now and then reads ~100 ms.
+  AIPerf warns at 25 ms; 50 ms leaves a quiet run on a busy CI box its margin, and a chunk read
+  50 ms late is off by more than a fast engine's gap between tokens.
+- loop thread CPU above 85 % of a core (AIPerf flags workers above 85 %): a busy loop has no slack
+  left to read chunks as they come. Judged on the loop's thread, not the process: the in-process
+  simulator, the telemetry sampler and the database thread use CPU beside it without starving it.
+  Only over runs of MIN_CPU_WALL_S or more, where the job's start-up work does not dominate.
+- any live update thinned: the recorder could not keep up.
+- schedule delay p99 above 50 ms: requests started later than planned, so offered load was lower.
+
+Plain Python, no Django.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from array import array
+from dataclasses import dataclass
+from typing import Any
+
+from measure.stats import percentile
+
+__all__ = [
+    "MIN_CPU_WALL_S", "MIN_LATE_PROBES", "PROBE_INTERVAL_S", "THRESHOLDS",
+    "ClientHealth", "Thresholds", "verdict",
+]
+
+PROBE_INTERVAL_S = 0.02  # short enough to see a 50 ms stall, cheap enough to cost nothing
+MIN_CPU_WALL_S = 2.0
+MIN_LATE_PROBES = 2
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Above these a run is client-bound (module docstring: why these numbers)."""
+
+    loop_lag_p99_ms: float = 50.0
+    loop_cpu_pct_of_core: float = 85.0
+    live_updates_thinned: int = 0
+    schedule_delay_p99_ms: float = 50.0
+
+
+THRESHOLDS = Thresholds()
+
+
+class ClientHealth:
+    """An async context that watches the running loop while its body runs; `figures()` after it.
+
+    The recorder may call `thinned()` for each live update it drops, and a job `scheduled()` with
+    how late a request started against its plan.
+    """
+
+    def __init__(self, interval_s: float = PROBE_INTERVAL_S) -> None:
+        self.interval_s = interval_s
+        self.lags_s = array("d")
+        self.delays_s = array("d")
+        self.live_updates_thinned = 0
+        self._task: asyncio.Task[None] | None = None
+        self._start = self._end = (0.0, 0.0, 0.0)
+
+    async def __aenter__(self) -> ClientHealth:
+        self._start = _clocks()
+        self._task = asyncio.create_task(self._probe())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._end = _clocks()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _probe(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            before = loop.time()
+            await asyncio.sleep(self.interval_s)
+            self.lags_s.append(max(0.0, loop.time() - before - self.interval_s))
+
+    def thinned(self, n: int = 1) -> None:
+        """Count `n` live updates dropped to keep up."""
+        self.live_updates_thinned += n
+
+    def scheduled(self, delay_s: float) -> None:
+        """Note one request that started `delay_s` after its planned start."""
+        self.delays_s.append(max(0.0, delay_s))
+
+    def figures(self) -> dict[str, Any]:
+        """What the watch saw, with the verdict: the dict a run's summary stores as client_health."""
+        wall = self._end[0] - self._start[0]
+        health: dict[str, Any] = {
+            "loop_lag_ms": _spread_ms(self.lags_s, with_max=True),
+            "probes": len(self.lags_s),
+            "late_probes": sum(lag * 1000 > THRESHOLDS.loop_lag_p99_ms for lag in self.lags_s),
+            "wall_s": round(wall, 3),
+            "cpu_pct_of_core": _pct(self._end[1] - self._start[1], wall),
+            "loop_cpu_pct_of_core": _pct(self._end[2] - self._start[2], wall),
+            "live_updates_thinned": self.live_updates_thinned,
+            "schedule_delay_ms": _spread_ms(self.delays_s) if self.delays_s else None,
+        }
+        reasons = verdict(health)
+        return health | {"client_bound": bool(reasons), "reasons": reasons}
+
+
+def verdict(health: dict[str, Any], limits: Thresholds = THRESHOLDS) -> list[str]:
+    """The names of the figures of `health` past their threshold; empty for a healthy run."""
+    reasons = []
+    lag = health.get("loop_lag_ms")
+    # Two late wake-ups at least: on a short job p99 is the maximum, one hiccup of the OS's.
+    late = health.get("late_probes", MIN_LATE_PROBES)
+    if lag and lag["p99"] > limits.loop_lag_p99_ms and late >= MIN_LATE_PROBES:
+        reasons.append("loop_lag")
+    cpu = health.get("loop_cpu_pct_of_core")
+    if cpu is not None and health.get("wall_s", 0) >= MIN_CPU_WALL_S and cpu > limits.loop_cpu_pct_of_core:
+        reasons.append("cpu")
+    if health.get("live_updates_thinned", 0) > limits.live_updates_thinned:
+        reasons.append("thinned")
+    delay = health.get("schedule_delay_ms")
+    if delay and delay["p99"] > limits.schedule_delay_p99_ms:
+        reasons.append("schedule_delay")
+    return reasons
+
+
+def _clocks() -> tuple[float, float, float]:
+    return time.perf_counter(), time.process_time(), time.thread_time()
+
+
+def _pct(cpu_s: float, wall_s: float) -> float | None:
+    return round(100 * cpu_s / wall_s, 1) if wall_s > 0 else None
+
+
+def _spread_ms(values_s: array, with_max: bool = False) -> dict[str, float] | None:
+    if not values_s:
+        return None
+    ordered = sorted(values_s)
+    spread = {"p50": percentile(ordered, 50), "p99": percentile(ordered, 99)}
+    if with_max:
+        spread["max"] = ordered[-1]
+    return {name: round(1000 * value, 2) for name, value in spread.items()}

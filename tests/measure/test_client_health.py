@@ -1,0 +1,81 @@
+import asyncio
+import time
+
+from measure.client_health import MIN_CPU_WALL_S, MIN_LATE_PROBES, THRESHOLDS, ClientHealth, verdict
+
+
+def watched(body, interval_s=0.01):
+    async def main():
+        async with ClientHealth(interval_s) as health:
+            await body()
+        return health.figures()
+
+    return asyncio.run(main())
+
+
+def test_it_reports_low_lag_for_an_idle_loop():
+    async def idle():
+        await asyncio.sleep(0.5)
+
+    health = watched(idle)
+    assert health["probes"] > 10
+    assert health["loop_lag_ms"]["p99"] < THRESHOLDS.loop_lag_p99_ms
+    assert not health["client_bound"] and health["reasons"] == []
+
+
+def test_it_reports_high_lag_for_a_loop_blocked_by_a_callback():
+    async def blocked():
+        loop = asyncio.get_running_loop()
+
+        def block():
+            time.sleep(0.2)
+            loop.call_later(0.05, block)
+
+        loop.call_later(0.05, block)
+        await asyncio.sleep(1.0)
+
+    health = watched(blocked)
+    assert health["loop_lag_ms"]["p99"] > 150 and health["loop_lag_ms"]["max"] > 150
+    assert health["client_bound"] and health["reasons"] == ["loop_lag"]
+
+
+def test_it_reports_a_busy_loops_cpu_as_high():
+    async def busy():
+        end = time.perf_counter() + 0.5
+        for _ in range(10**8):
+            if time.perf_counter() > end:
+                break
+            await asyncio.sleep(0)
+
+    health = watched(busy)
+    # A whole core when it has one; a share of it on a crowded machine, never an idle loop's few %.
+    assert health["loop_cpu_pct_of_core"] > 30
+    assert health["cpu_pct_of_core"] >= health["loop_cpu_pct_of_core"] - 1  # the process holds the loop
+
+
+def test_it_counts_thinned_updates_and_schedule_delays():
+    health = ClientHealth()
+    health.thinned(3)
+    for delay_s in (0.001, 0.002, 0.2):
+        health.scheduled(delay_s)
+    figures = health.figures()
+    assert figures["live_updates_thinned"] == 3
+    assert figures["schedule_delay_ms"] == {"p50": 2.0, "p99": 200.0}
+    assert figures["reasons"] == ["thinned", "schedule_delay"]
+
+
+def test_it_judges_the_loops_cpu_only_over_a_long_enough_run():
+    busy = {"loop_cpu_pct_of_core": 95.0, "wall_s": MIN_CPU_WALL_S}
+    assert verdict(busy) == ["cpu"]
+    assert verdict(busy | {"wall_s": MIN_CPU_WALL_S / 2}) == []
+    assert verdict(busy | {"loop_cpu_pct_of_core": THRESHOLDS.loop_cpu_pct_of_core}) == []
+
+
+def test_it_finds_nothing_wrong_with_a_run_without_figures():
+    assert verdict({}) == []
+
+
+def test_it_takes_more_than_one_late_wake_up_to_call_the_loop_lagging():
+    lagging = {"loop_lag_ms": {"p50": 1.0, "p99": 80.0, "max": 80.0}, "late_probes": MIN_LATE_PROBES}
+    assert verdict(lagging) == ["loop_lag"]
+    assert verdict(lagging | {"late_probes": MIN_LATE_PROBES - 1}) == []  # one hiccup of the OS's
