@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any
 
-from measure.client_health import THRESHOLDS, ClientHealth
+from measure.client_health import THRESHOLDS, ClientHealth, short_level
 from measure.words import gettext_noop
 from runs.core.worded import warning, worded
 
@@ -42,6 +42,9 @@ def _reason(name: str, health: dict[str, Any]) -> dict[str, Any]:
                       limit=f"{THRESHOLDS.loop_cpu_pct_of_core:g}")
     if name == "thinned":
         return worded(REASONS[name], value=health["live_updates_thinned"])
+    if name == "achieved_concurrency" and (level := short_level(health)) is not None:
+        return worded(REASONS[name], achieved=f"{level['achieved']:.1f}", requested=level["requested"],
+                      limit=f"{100 * THRESHOLDS.achieved_concurrency_share:g}")
     return worded(REASONS["schedule_delay"], value=f"{health['schedule_delay_ms']['p99']:.0f}",
                   limit=f"{THRESHOLDS.schedule_delay_p99_ms:g}")
 
@@ -52,4 +55,6 @@ REASONS = {
     "cpu": gettext_noop("the measuring loop used %(value)s %% of a core, above %(limit)s %%"),
     "thinned": gettext_noop("%(value)s live updates thinned"),
     "schedule_delay": gettext_noop("requests started %(value)s ms late at p99, above %(limit)s ms"),
+    "achieved_concurrency": gettext_noop(
+        "the client kept %(achieved)s of %(requested)s requests in flight, under %(limit)s %%"),
 }

@@ -28,7 +28,8 @@ async def run_job(
     at_lookahead = None
     if spec.engine == "per-lookahead" and engine_side is not None:
         at_lookahead = _provenance_on_first_launch(run, engine_side)
-    context = registry.JobContext(client, dict(run.params), job_config(run), recorder, at_lookahead)
+    context = registry.JobContext(client, dict(run.params), job_config(run), recorder, at_lookahead,
+                                  pace=recorder.health)
     return await with_client_health(spec.run(context), recorder.health)
 
 

@@ -79,3 +79,20 @@ def test_it_takes_more_than_one_late_wake_up_to_call_the_loop_lagging():
     lagging = {"loop_lag_ms": {"p50": 1.0, "p99": 80.0, "max": 80.0}, "late_probes": MIN_LATE_PROBES}
     assert verdict(lagging) == ["loop_lag"]
     assert verdict(lagging | {"late_probes": MIN_LATE_PROBES - 1}) == []  # one hiccup of the OS's
+
+
+def test_it_keeps_each_levels_achieved_concurrency_and_calls_a_short_level_client_bound():
+    health = ClientHealth()
+    health.achieved(4, 3.9)
+    health.achieved(16, 11.0)
+    figures = health.figures()
+    assert figures["achieved_concurrency"] == [{"requested": 4, "achieved": 3.9},
+                                               {"requested": 16, "achieved": 11.0}]
+    assert figures["reasons"] == ["achieved_concurrency"]
+
+
+def test_it_lets_a_level_keep_three_quarters_of_its_concurrency():
+    share = THRESHOLDS.achieved_concurrency_share
+    kept = {"achieved_concurrency": [{"requested": 100, "achieved": 100 * share}]}
+    assert verdict(kept) == []
+    assert ClientHealth().figures()["achieved_concurrency"] is None

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-__all__ = ["RunProgress"]
+__all__ = ["ClientPace", "RunProgress"]
 
 
 class RunProgress(Protocol):
@@ -15,3 +15,16 @@ class RunProgress(Protocol):
 
     async def on_summary_so_far(self, summary: dict[str, Any]) -> None:
         """A running job's summary of the requests so far (provisional: not stored, no intervals)."""
+
+
+class ClientPace(Protocol):
+    """Where a job that plans its requests' starts says how its client kept to the plan.
+
+    The run's ClientHealth (measure.client_health) is one; a job given none reports nothing.
+    """
+
+    def scheduled(self, delay_s: float) -> None:
+        """One request started `delay_s` after its planned start."""
+
+    def achieved(self, requested: int, achieved: float) -> None:
+        """A load level asked for `requested` requests in flight and the client kept `achieved`."""

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from engines.clients import EngineClient
 from measure.words import Words, gettext_noop
 from runs.core.jobs.params import Param
-from runs.core.jobs.progress import RunProgress
+from runs.core.jobs.progress import ClientPace, RunProgress
 from runs.core.jobs.summary import SCHEMA_VERSION, RunSummary, SummaryError, checked
 from runs.core.readings import Benchmark, Exported, ScoredMetric
 
@@ -63,7 +63,8 @@ class JobConfig:
 class JobContext:
     """One run's job: the engine client, the checked parameters, the config, where to report.
 
-    `at_lookahead` is set for a job that relaunches (or re-aliases) the engine per lookahead length.
+    `at_lookahead` is set for a job that relaunches (or re-aliases) the engine per lookahead length;
+    `pace` (the run's client health) hears how a job that plans its requests' starts kept to them.
     """
 
     client: EngineClient
@@ -71,6 +72,7 @@ class JobContext:
     config: JobConfig
     progress: RunProgress
     at_lookahead: AtLookahead | None = None
+    pace: ClientPace | None = None
 
 
 @dataclass(frozen=True)

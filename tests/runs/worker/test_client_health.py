@@ -79,3 +79,10 @@ def test_it_says_each_reason_of_the_client_bound_warning_in_english_and_in_japan
     assert said.startswith("クライアント律速: これらの数値はエンジンではなくツール側のものかもしれません")
     assert "ライブ更新を 4 件間引きました" in said
     assert client_bound_warning({"client_health": health | {"client_bound": False}}) == []
+
+
+def test_it_names_the_level_that_kept_too_few_requests_in_flight():
+    levels = [{"requested": 4, "achieved": 3.9}, {"requested": 64, "achieved": 30.2}]
+    health = {"client_bound": True, "reasons": ["achieved_concurrency"], "achieved_concurrency": levels}
+    [found] = client_bound_warning({"client_health": health})
+    assert found["message"].endswith("the client kept 30.2 of 64 requests in flight, under 75 %")

@@ -65,6 +65,11 @@ def test_it_sweeps_concurrency_on_the_simulator(inprocess, capsys):
     assert set(levels) == {"1", "4"}
     assert levels["4"]["total_tps"]["median"] > 2 * levels["1"]["total_tps"]["median"]
     assert levels["4"]["finish_s"]["median"] > levels["1"]["finish_s"]["median"]
+    # The client's pace reaches the run's client health (its figures: bounds only, the box is busy).
+    health = run["summary"]["client_health"]
+    assert [level["requested"] for level in health["achieved_concurrency"]] == [1, 4]
+    assert 0 < levels["4"]["achieved_concurrency"] <= 4
+    assert health["schedule_delay_ms"]["p99"] >= health["schedule_delay_ms"]["p50"] >= 0
 
 
 @pytest.mark.parametrize(("cache_tokens", "discard"), [(1500, True), (100_000, False)])

@@ -59,7 +59,7 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     levels = tuple(params.get("levels", (1, 2, 4, 8, 16)))
     job = ConcurrencyJob(ctx.config.model, levels, params["answer_tokens"], params["reps"],
                          dict(ctx.config.sampling))
-    return await run_concurrency(ctx.client, job, ctx.progress)
+    return await run_concurrency(ctx.client, job, ctx.progress, ctx.pace)
 
 
 def describe(params: Mapping[str, Any]) -> Words:
@@ -73,10 +73,12 @@ def describe(params: Mapping[str, Any]) -> Words:
 
 
 class Level(Figures):
-    """One load level's figures: the box's total tok/s over its bursts, each answer's time to finish."""
+    """One load level's figures: the box's total tok/s over its bursts, each answer's time to finish,
+    and the concurrency the client achieved against the level's (None in runs before it was kept)."""
 
     total_tps: Spread | None = None
     finish_s: Spread | None = None
+    achieved_concurrency: float | None = None
 
 
 class ConcurrencySummary(RunSummary):

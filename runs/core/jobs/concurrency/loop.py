@@ -7,6 +7,7 @@ engines (Ollama stops at num_predict, which the client sets from max_tokens).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,7 +15,8 @@ from typing import Any
 from engines import kinds
 from engines.clients.base import EngineClient, Generation, GenerationRequest
 from measure.stats import summarize
-from runs.core.jobs.progress import RunProgress
+from runs.core.jobs.concurrency.pace import achieved_concurrency, schedule_delays
+from runs.core.jobs.progress import ClientPace, RunProgress
 from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt
 from runs.core.outcomes import Failures, count_outcomes, succeeded
 from runs.core.request_figures import request_metrics
@@ -65,12 +67,14 @@ class ConcurrencyJob:
         )
 
 
-async def run_concurrency(client: EngineClient, job: ConcurrencyJob, progress: RunProgress) -> dict[str, Any]:
+async def run_concurrency(
+    client: EngineClient, job: ConcurrencyJob, progress: RunProgress, pace: ClientPace | None = None
+) -> dict[str, Any]:
     """Send each level's burst `reps` times; report every request, then each level; summarize.
 
     A failed request is a row with its reason (runs/core/outcomes.py); raises EngineError naming
     the level and request when the run must stop (engine unreachable, failures in a row, none
-    succeeded).
+    succeeded). `pace` hears each request's schedule delay and each level's achieved concurrency.
     """
     await progress.on_start(job.reps * sum(job.levels))
     request = job.request(ignore_eos=kinds.get(client.engine_kind).honours_ignore_eos)
@@ -80,20 +84,38 @@ async def run_concurrency(client: EngineClient, job: ConcurrencyJob, progress: R
     levels: dict[str, Any] = {}
     every: list[dict[str, Any]] = []
     for c in job.levels:
-        rows: list[dict[str, Any]] = []
-        totals: list[float | None] = []
-        for rep in range(job.reps):
-            gens = await _burst(client, request, c, f"level {c}, repetition {rep + 1}", failures)
-            totals.append(total_tps([g for g in gens if isinstance(g, Generation)]))
-            for i, gen in enumerate(gens):
-                row = gen if isinstance(gen, dict) else request_metrics(gen)
-                rows.append(row | {"concurrency": c, "rep": rep, "index": i})
-                await progress.on_sample("request", rows[-1])
+        rows, levels[str(c)] = await _level(client, request, job, c, failures, progress, pace)
         every += rows
-        levels[str(c)] = summarize_level(c, rows, totals, job.answer_tokens)
         await progress.on_sample("level", levels[str(c)])
     Failures.check_any_succeeded(every)
     return summarize_concurrency(levels, job.answer_tokens) | {"outcomes": count_outcomes(every)}
+
+
+async def _level(
+    client: EngineClient, request: GenerationRequest, job: ConcurrencyJob, c: int, failures: Failures,
+    progress: RunProgress, pace: ClientPace | None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One level's bursts: its request rows (each reported) and its summary."""
+    rows: list[dict[str, Any]] = []
+    totals: list[float | None] = []
+    achieved: list[float | None] = []
+    for rep in range(job.reps):
+        planned = time.perf_counter()  # the clients' clock (Generation.sent_at)
+        gens = await _burst(client, request, c, f"level {c}, repetition {rep + 1}", failures)
+        ok = [g for g in gens if isinstance(g, Generation)]
+        totals.append(total_tps(ok))
+        # A burst with a failure had fewer than c to keep in flight: not the client's shortfall.
+        achieved.append(achieved_concurrency(ok, planned) if len(ok) == c else None)
+        for delay_s in schedule_delays(ok, planned) if pace is not None else ():
+            pace.scheduled(delay_s)
+        for i, gen in enumerate(gens):
+            row = gen if isinstance(gen, dict) else request_metrics(gen)
+            rows.append(row | {"concurrency": c, "rep": rep, "index": i})
+            await progress.on_sample("request", rows[-1])
+    level = summarize_level(c, rows, totals, job.answer_tokens, achieved)
+    if pace and level["achieved_concurrency"] is not None:
+        pace.achieved(c, level["achieved_concurrency"])
+    return rows, level
 
 
 async def _burst(
@@ -122,14 +144,18 @@ def total_tps(gens: Sequence[Generation]) -> float | None:
 
 
 def summarize_level(
-    c: int, all_rows: Sequence[dict[str, Any]], totals: Sequence[float | None], answer_tokens: int
+    c: int, all_rows: Sequence[dict[str, Any]], totals: Sequence[float | None], answer_tokens: int,
+    achieved: Sequence[float | None] = (),
 ) -> dict[str, Any]:
     """One level: total tok/s over bursts; time to finish, TTFT and per-answer speed over the
     requests that succeeded (total tok/s counts only their tokens); outcomes over all.
 
-    short_answers counts answers that stopped before answer_tokens (the engine ignored ignore_eos).
+    short_answers counts answers that stopped before answer_tokens (the engine ignored ignore_eos);
+    achieved_concurrency is the mean over the bursts that all succeeded of each one's achieved
+    concurrency (pace.py), None when none did.
     """
     rows = succeeded(all_rows)
+    full = [a for a in achieved if a is not None]
     return {
         "concurrency": c,
         "total_tps": summarize(totals),
@@ -140,6 +166,7 @@ def summarize_level(
         "short_answers": sum(1 for r in rows if r["output_tokens"] < answer_tokens),
         "requests": len(rows),
         "outcomes": count_outcomes(all_rows),
+        "achieved_concurrency": round(sum(full) / len(full), 3) if full else None,
     }
 
 
