@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.db.models import QuerySet
-from django.utils.translation import gettext, gettext_noop, ngettext
+from django.utils.translation import gettext, gettext_noop, ngettext, pgettext
 
 from engines.access import User, visible
 from engines.models import EngineConfig
@@ -54,6 +54,8 @@ NO_SUCH = {
     "sweep run": gettext_noop("there is no sweep run with id %(id)s"),
     "config": gettext_noop("there is no config with id %(id)s"),
 }
+# A column's mark beside its config's name ({"text", "title"}), None where there is nothing to mark.
+Mark = dict[str, str] | None
 # Longer ids can't be row ids (and would overflow the database's integer).
 ID = re.compile(r"[0-9]{1,18}")
 
@@ -122,11 +124,12 @@ class Comparison:
     mismatches: list[Mismatch] = field(default_factory=list)
 
     @property
-    def columns(self) -> list[tuple[EngineConfig, dict[str, str] | None, dict[str, str] | None]]:
-        """Each config with its throttle mark and its failed-requests mark ({"text", "title"}), None
-        where no run throttled (where no run had over 10 % of its requests fail)."""
-        return [(config, _throttle_mark(config.pk, self.runs), _failed_mark(config.pk, self.runs))
-                for config in self.configs]
+    def columns(self) -> list[tuple[EngineConfig, Mark, Mark, Mark]]:
+        """Each config with its throttle mark, its failed-requests mark and its client-bound mark
+        ({"text", "title"}), None where no run throttled (had over 10 % of its requests fail,
+        carried the client-bound warning)."""
+        return [(config, _throttle_mark(config.pk, self.runs), _failed_mark(config.pk, self.runs),
+                 _client_bound_mark(config.pk, self.runs)) for config in self.configs]
 
     def export(self) -> list[dict[str, Any]]:
         """The table as export rows (runs.core.scoring.table.EXPORT_COLUMNS)."""
@@ -173,7 +176,7 @@ def _compare(comparison: Comparison) -> None:
     comparison.mismatches = parity(comparison.runs, configs)
 
 
-def _failed_mark(config_id: int, runs: Iterable[Run]) -> dict[str, str] | None:
+def _failed_mark(config_id: int, runs: Iterable[Run]) -> Mark:
     """The mark of a config column where over FAILED_SHARE_LIMIT of a run's requests failed."""
     marked = [run for run in runs if run.config_id == config_id and over_failed_share(run.summary)]
     if not marked:
@@ -186,7 +189,24 @@ def _failed_mark(config_id: int, runs: Iterable[Run]) -> dict[str, str] | None:
             "title": title % {"limit": f"{100 * FAILED_SHARE_LIMIT:g}", "which": which}}
 
 
-def _throttle_mark(config_id: int, runs: Iterable[Run]) -> dict[str, str] | None:
+def _client_bound_mark(config_id: int, runs: Iterable[Run]) -> Mark:
+    """The mark of a config column whose runs carry the client-bound warning (runs.worker.client_health)."""
+    bound = [run.pk for run in runs if run.config_id == config_id
+             and any(w.get("kind") == "client-bound" for w in run.warnings or [])]
+    if not bound:
+        return None
+    title = ngettext(
+        "the measuring client, not the engine, may have set the pace of run %(which)s: "
+        "its figures may be the tool's, not the engine's (the run's warning says why)",
+        "the measuring client, not the engine, may have set the pace of runs %(which)s: "
+        "their figures may be the tool's, not the engine's (each run's warning says why)",
+        len(bound),
+    )
+    which = ", ".join(f"#{pk}" for pk in bound)
+    return {"text": pgettext("warning code", "client-bound"), "title": title % {"which": which}}
+
+
+def _throttle_mark(config_id: int, runs: Iterable[Run]) -> Mark:
     """The mark of a config column whose runs throttled: the longest throttle, and which runs."""
     throttled = [(run.pk, s) for run in runs if run.config_id == config_id
                  and (s := throttled_s(run.summary, run.warnings)) is not None]
