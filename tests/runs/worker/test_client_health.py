@@ -86,3 +86,7 @@ def test_it_names_the_level_that_kept_too_few_requests_in_flight():
     health = {"client_bound": True, "reasons": ["achieved_concurrency"], "achieved_concurrency": levels}
     [found] = client_bound_warning({"client_health": health})
     assert found["message"].endswith("the client kept 30.2 of 64 requests in flight, under 75 %")
+    line = Template("{% load run_text %}{% warning_message w %}")
+    with translation.override("ja"):
+        said = line.render(Context({"w": found}))
+    assert said.endswith("64 件中 30.2 件で、75 % を下回りました")
