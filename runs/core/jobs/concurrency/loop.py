@@ -106,16 +106,22 @@ async def _level(
         totals.append(total_tps(ok))
         # A burst with a failure had fewer than c to keep in flight: not the client's shortfall.
         achieved.append(achieved_concurrency(ok, planned) if len(ok) == c else None)
-        for delay_s in schedule_delays(ok, planned) if pace is not None else ():
-            pace.scheduled(delay_s)
+        _report_delays(pace, schedule_delays(ok, planned))
         for i, gen in enumerate(gens):
             row = gen if isinstance(gen, dict) else request_metrics(gen)
             rows.append(row | {"concurrency": c, "rep": rep, "index": i})
             await progress.on_sample("request", rows[-1])
     level = summarize_level(c, rows, totals, job.answer_tokens, achieved)
-    if pace and level["achieved_concurrency"] is not None:
+    if pace is not None and level["achieved_concurrency"] is not None:
         pace.achieved(c, level["achieved_concurrency"])
     return rows, level
+
+
+def _report_delays(pace: ClientPace | None, delays_s: Sequence[float]) -> None:
+    if pace is None:
+        return
+    for delay_s in delays_s:
+        pace.scheduled(delay_s)
 
 
 async def _burst(
