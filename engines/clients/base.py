@@ -8,7 +8,7 @@ import json
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -247,15 +247,17 @@ class EngineClient(ABC):
             return None
         return response.text
 
-    async def _stream_lines(self, path: str, body: dict[str, Any]) -> AsyncGenerator[str, None]:
-        """POST `body` and yield the answer's lines as they arrive; every failure becomes EngineError."""
+    async def _stream_lines(self, path: str, body: dict[str, Any]) -> AsyncGenerator[tuple[float, str], None]:
+        """POST `body` and yield the answer's lines as they arrive, each with the time the bytes
+        that completed it were read (before any splitting or parsing); every failure becomes EngineError."""
         try:
             answer = self.http.stream("POST", path, json=body, extensions={"trace": _note_sent})
             async with answer as response:
                 if response.status_code >= 400:
                     raise await _http_error(response)
-                async for line in _utf8_lines(response.aiter_bytes()):
-                    yield line
+                pieces = Arrivals(response.aiter_bytes())
+                async for line in _utf8_lines(pieces):
+                    yield pieces.t, line
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise self._transport_error(exc) from exc
 
@@ -381,7 +383,24 @@ async def _http_error(response: httpx.Response) -> EngineHTTPError:
     )
 
 
-async def _utf8_lines(pieces: AsyncIterator[bytes], max_line: int = MAX_LINE_BYTES) -> AsyncIterator[str]:
+class Arrivals:
+    """A byte stream that notes when its latest piece was read, on the client clock.
+
+    The line splitter yields a line while it holds the piece that completed it, so `t` read then
+    is that piece's arrival: the chunk's time, whatever splitting and parsing cost afterwards.
+    """
+
+    def __init__(self, pieces: AsyncIterable[bytes]) -> None:
+        self.pieces = pieces
+        self.t = now()
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for piece in self.pieces:
+            self.t = now()
+            yield piece
+
+
+async def _utf8_lines(pieces: AsyncIterable[bytes], max_line: int = MAX_LINE_BYTES) -> AsyncIterator[str]:
     """Split a byte stream on newlines; each line goes out as soon as its newline arrives.
 
     Splitting bytes, not text, is safe: no multi-byte UTF-8 sequence contains b"\\n". A line

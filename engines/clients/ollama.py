@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Any, ClassVar
 
-from engines.clients import base
 from engines.clients.base import (
     Chunk,
     EngineClient,
@@ -42,8 +41,7 @@ class OllamaClient(EngineClient):
     async def stream(self, request: GenerationRequest) -> AsyncIterator[Chunk | EngineFigures]:
         n_chunks, think = 0, ThinkSplitter()
         async with aclosing(self._stream_lines("/api/chat", chat_body(request))) as lines:
-            async for line in lines:
-                t = base.now()  # on arrival, before parsing: the parse is not the engine's time
+            async for t, line in lines:  # t: when the line's bytes were read, before parsing
                 if not line.strip():
                     continue
                 data = load_json_object(line, "NDJSON line")

@@ -105,8 +105,7 @@ class OpenAIClient(EngineClient):
         An error the engine reports inside the stream is raised as EngineError.
         """
         async with aclosing(self._stream_lines(path, body)) as lines:
-            async for line in lines:
-                t = base.now()  # on arrival, before parsing: the parse is not the engine's time
+            async for t, line in lines:  # t: when the line's bytes were read, before parsing
                 payload = self._sse_data(line)
                 if payload is None:
                     continue

@@ -1,4 +1,5 @@
-"""The Django side of a job's progress: samples stored in batches, then broadcast, throttled.
+"""The Django side of a job's progress: samples stored in batches, then broadcast, throttled,
+on a drain thread of their own (runs.worker.handoff), never on the loop that reads the streams.
 
 A database that goes away for a while (a Postgres restart) loses no sample: a batch that could
 not be stored stays pending and is written again, under the unique (run, seq) key, once the
@@ -7,7 +8,9 @@ database answers; the job goes on measuring meanwhile.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -18,8 +21,10 @@ from django.db.models import Max
 
 from measure.client_health import ClientHealth
 from runs.core.energy import WINDOW_FIELDS
-from runs.live.broadcast import broadcast
+from runs.live.broadcast import HOP_TIMEOUT_S, broadcast
 from runs.models import Run, Sample
+from runs.worker import handoff
+from runs.worker.handoff import DrainThread, LiveUpdate, LiveUpdates
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -64,27 +69,37 @@ async def retry_db(call: Callable[[], Awaitable[T]], what: str, limit_s: float =
 
 
 class RunRecorder:
-    """Implements the core's RunProgress: buffers samples, flushes a few times per second.
+    """Implements the core's RunProgress: buffers samples; a drain thread stores and broadcasts them.
 
-    A flush writes the pending samples, then broadcasts them, so a browser that joins late
-    finds in the database every sample it did not receive live.
+    The job's loop only appends (runs.worker.handoff): a pass on the drain thread, woken at most
+    once per flush interval, writes the pending samples, then offers them to the run's watchers,
+    so a browser that joins late finds in the database every sample it did not receive live. A
+    cancellation, or a database outage past its limit, that a pass finds is raised to the job at
+    its next sample or flush.
     """
 
-    def __init__(self, run_id: int, flush_interval_s: float = 0.25) -> None:
+    def __init__(self, run_id: int, flush_interval_s: float = 0.25, live_bound: int | None = None) -> None:
         self.run_id = run_id
         self.flush_interval_s = flush_interval_s
         self.started = time.monotonic()
         self.started_perf = time.perf_counter()  # the engine clients' clock (requests' sent_at)
-        self.pending: list[Sample] = []
+        self.pending: list[Sample] = []  # appended on the job's loop, emptied by the drain thread
         self.next_seq = 0
         self.done = 0
         self.last_flush = 0.0
         self.db_down_since: float | None = None
         self.request_rows: list[dict[str, Any]] = []  # each request's window, for its energy
         self.summary_so_far: dict[str, Any] | None = None  # sent with the run until its end, never stored
-        self._flushing = asyncio.Lock()
-        # The run's client health: what thins live updates counts them here (health.thinned()).
+        # The run's client health: live updates coalesced in the hand-off are counted here.
         self.health = ClientHealth()
+        self._lock = threading.Lock()  # guards `pending` between the two threads
+        self._drain = DrainThread(f"run-{run_id}-recorder")
+        bound = live_bound or handoff.LIVE_UPDATES_BOUND
+        self._live = LiveUpdates(self._send_live, self.health.thinned, bound)
+        self._passing: asyncio.Lock | None = None  # created on the drain loop
+        self._woken: concurrent.futures.Future[None] | None = None
+        self._cancelled = False
+        self._failed: BaseException | None = None
 
     async def open(self) -> None:
         """Continue numbering after any samples a previous delivery of this run stored."""
@@ -106,13 +121,12 @@ class RunRecorder:
             values["start_t"] = round(sent - self.started_perf, 6)
         if sample_type == "request":
             self.request_rows.append({k: values.get(k) for k in WINDOW_FIELDS})
-        sample = Sample(run_id=self.run_id, seq=self.next_seq, t=t, kind=sample_type, values=values)
-        self.pending.append(sample)
-        self.next_seq += 1
+        self._append(Sample(run_id=self.run_id, seq=self.next_seq, t=t, kind=sample_type, values=values))
         if sample_type in PROGRESS_SAMPLE_TYPES:
             self.done += 1
+        self._raise_noted()
         if time.monotonic() - self.last_flush >= self.flush_interval_s:
-            await self.flush()
+            self._wake()
 
     async def on_summary_so_far(self, summary: dict[str, Any]) -> None:
         self.summary_so_far = summary
@@ -121,23 +135,50 @@ class RunRecorder:
         """Samples stamped with their own run time (a reading's "t"), stored at the next flush."""
         for reading in readings:
             values = {k: v for k, v in reading.items() if k != "t"}
-            t = reading["t"]
-            sample = Sample(run_id=self.run_id, seq=self.next_seq, t=t, kind=sample_type, values=values)
+            self._append(Sample(run_id=self.run_id, seq=self.next_seq, t=reading["t"], kind=sample_type,
+                                values=values))
+
+    def _append(self, sample: Sample) -> None:
+        with self._lock:
             self.pending.append(sample)
-            self.next_seq += 1
+        self.next_seq += 1
+
+    def _wake(self) -> None:
+        """Start a pass on the drain thread unless one is under way; returns at once."""
+        self.last_flush = time.monotonic()
+        if self._woken is None or self._woken.done():
+            self._woken = self._drain.submit(self._pass())
+
+    def _raise_noted(self) -> None:
+        if self._failed is not None:
+            raise self._failed
+        if self._cancelled:
+            raise RunCancelled
 
     async def flush(self) -> None:
-        """Store pending samples, refresh progress and heartbeat, broadcast; stop if cancelled.
+        """Store pending samples, refresh progress and heartbeat, offer them live; stop if cancelled.
 
-        While the database is down the samples stay pending and the job goes on; after
-        DB_OUTAGE_LIMIT_S of failed flushes the error is raised.
+        Awaits the pass on the drain thread. While the database is down the samples stay pending
+        and the job goes on; after DB_OUTAGE_LIMIT_S of failed passes the error is raised.
         """
-        async with self._flushing:  # the job and the telemetry drain both flush
-            await self._flush_pending()
+        self.last_flush = time.monotonic()
+        await asyncio.wrap_future(self._drain.submit(self._pass()))
+        self._raise_noted()
+
+    async def _pass(self) -> None:
+        if self._passing is None:  # first pass: the drain loop's lock and its live-update sender
+            self._passing = asyncio.Lock()
+            asyncio.get_running_loop().create_task(self._live.serve())
+        async with self._passing:  # the job's flushes and its wake-ups both pass
+            self._failed = None  # a pass that stores again ends the outage the job was told of
+            try:
+                await self._flush_pending()
+            except Exception as exc:  # the outage limit: surfaced to the job
+                self._failed = exc
 
     async def _flush_pending(self) -> None:
-        self.last_flush = time.monotonic()
-        batch = list(self.pending)
+        with self._lock:
+            batch = list(self.pending)
         try:
             run = await self._store(batch)
         except DB_DOWN_ERRORS as exc:
@@ -147,12 +188,18 @@ class RunRecorder:
             down_s = time.monotonic() - self.db_down_since
             log.warning("run %s: database back after %.1f s", self.run_id, down_s)
             self.db_down_since = None
-        del self.pending[: len(batch)]
-        await self._broadcast(batch, run)
+        with self._lock:
+            del self.pending[: len(batch)]
+        self._offer(batch, run)
 
     async def close(self) -> None:
-        """The last flush: retried until everything pending is stored, or the outage limit passes."""
-        await retry_db(self._flush_or_raise, f"run {self.run_id} final flush")
+        """The last flush: retried until everything pending is stored, or the outage limit passes;
+        then the last live updates are sent and the drain thread ends."""
+        try:
+            await retry_db(self._flush_or_raise, f"run {self.run_id} final flush")
+        finally:
+            await asyncio.wrap_future(self._drain.submit(self._live.drained(handoff_wait_s())))
+            await asyncio.to_thread(self._drain.stop)
 
     async def _flush_or_raise(self) -> None:
         await self.flush()
@@ -176,15 +223,23 @@ class RunRecorder:
             raise exc
         await reset_connection()
 
-    async def _broadcast(self, batch: list[Sample], run: Run) -> None:
-        if batch:
-            await broadcast(self.run_id, {"type": "samples", "samples": [s.to_dict() for s in batch]})
+    def _offer(self, batch: list[Sample], run: Run) -> None:
         shape: dict[str, Any] = dict(run.to_dict())
         if self.summary_so_far is not None and not run.summary:
             shape["summary_so_far"] = self.summary_so_far
-        await broadcast(self.run_id, {"type": "run", "run": shape})
+        self._live.offer(LiveUpdate([s.to_dict() for s in batch], shape))
         if run.status == Run.Status.CANCELLED:
-            raise RunCancelled
+            self._cancelled = True
+
+    async def _send_live(self, update: LiveUpdate) -> None:
+        if update.samples:
+            await broadcast(self.run_id, {"type": "samples", "samples": update.samples})
+        await broadcast(self.run_id, {"type": "run", "run": update.run})
+
+
+def handoff_wait_s() -> float:
+    """How long the last live updates may take to go out before the run ends without them."""
+    return HOP_TIMEOUT_S * 2
 
 
 async def load_run(run_id: int) -> Run:

@@ -35,9 +35,9 @@ class StreamFeeder:
         return items
 
     async def _consume(self, client: EngineClient, pieces: list[bytes]) -> list[Chunk | EngineFigures]:
-        async def lines(path: str, body: dict[str, Any]) -> AsyncIterator[str]:
+        async def lines(path: str, body: dict[str, Any]) -> AsyncIterator[tuple[float, str]]:
             async for line in base._utf8_lines(_reads(pieces)):
-                yield line
+                yield base.now(), line
 
         async def rendered(request: GenerationRequest) -> list[int]:
             return [2, 3]

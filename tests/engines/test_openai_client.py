@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 
 from engines.clients import Chunk, EngineError, EngineFigures, EngineHTTPError, GenerationRequest, base
+from engines.clients import openai as openai_module
 from engines.clients.openai import OpenAIClient
 from tests.engines.stream_factories import (
     SSE,
@@ -163,6 +165,36 @@ async def test_it_stamps_each_chunk_when_its_event_arrives(monkeypatch):
     # lines: role, blank, "a", blank, "b", blank, finish, blank, usage, blank, [DONE], blank
     *chunks, _ = await collect(chat(dribble(lines, clock)))
     assert chunks == [Chunk(2.0, "a"), Chunk(4.0, "b")]
+
+
+async def test_it_stamps_a_chunk_with_the_read_of_its_last_piece_not_its_parse(monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(base, "now", clock)
+    parse = openai_module.load_json_object
+
+    def slow_parse(text: str, what: str) -> dict:
+        clock.t += 100.0  # parsing takes "100 s": none of it may show in a chunk's time
+        return parse(text, what)
+
+    monkeypatch.setattr(openai_module, "load_json_object", slow_parse)
+    role, blank, a, _, b, *rest = openai_chat_stream(["a", "b"], "vllm", usage(2)).splitlines(keepends=True)
+    # "a" comes in two network pieces (read at clock 2 and 3); the second also carries all of "b".
+    pieces = [role, blank, a[:12], a[12:] + blank + b, *rest]
+    chunks = [item async for item in _stream(chat(_read_at(pieces, clock)))]
+    assert chunks[:2] == [Chunk(3.0, "a"), Chunk(3.0, "b")]
+
+
+async def _read_at(pieces: list[bytes], clock: FakeClock) -> AsyncIterator[bytes]:
+    """Piece i is read at clock i, whatever parsing advanced the clock to meanwhile."""
+    for i, piece in enumerate(pieces):
+        clock.t = float(i)
+        yield piece
+
+
+async def _stream(client: OpenAIClient) -> AsyncIterator[Chunk | EngineFigures]:
+    async with client:
+        async for item in client.stream(REQUEST):
+            yield item
 
 
 async def test_it_raises_when_the_stream_ends_without_done():

@@ -1,3 +1,4 @@
+import asyncio
 import time
 
 import pytest
@@ -5,6 +6,7 @@ from django.template import Context, Template
 from django.utils import translation
 
 from engines.simulator import SimProfile, serve_in_thread
+from measure.client_health import PROBE_INTERVAL_S
 from runs.models import Run
 from runs.worker.client_health import client_bound_warning
 from runs.worker.recorder import RunRecorder
@@ -33,6 +35,9 @@ def starve_the_measuring_loop(monkeypatch):
     async def blocking_on_sample(self, sample_kind, values):
         _block(0.15)
         await on_sample(self, sample_kind, values)
+        # A sample no longer awaits its storing (runs.worker.handoff): give the probe its wake-up,
+        # or a job whose last samples come back to back ends before the probe sees the stall.
+        await asyncio.sleep(PROBE_INTERVAL_S)
 
     monkeypatch.setattr(RunRecorder, "on_sample", blocking_on_sample)
 

@@ -1,3 +1,4 @@
+import asyncio
 import os
 import signal
 import statistics
@@ -10,7 +11,7 @@ from asgiref.sync import async_to_sync
 from engines.lifecycle import port_is_free
 from engines.models import Engine, EngineSession
 from runs.models import Run
-from runs.worker import execution
+from runs.worker import execution, handoff, recorder
 from runs.worker.engine_session import MachineBusy, RunEngine
 from tests.factories import EngineConfigFactory, MachineFactory, RunFactory
 from tests.real_engine import GEMMA_270M, LLAMA_SERVER, LLAMA_THREADS, free_port, requires_engine
@@ -60,6 +61,30 @@ def test_it_runs_a_speed_job_on_a_real_llama_server_and_stops_it():
     assert roof["ceiling_tps"] == pytest.approx(273e9 / 246_587_904)
     measured = run.summary["decode_tps_client"]["median"]
     assert roof["efficiency"] == pytest.approx(measured / roof["ceiling_tps"])
+
+
+def test_it_stores_every_sample_of_a_4_stream_run_while_live_updates_are_thinned(monkeypatch, settings):
+    # A hand-off of one update and a channel layer that takes 1 s a message: updates must thin.
+    async def slow_broadcast(run_id, message):
+        await asyncio.sleep(1.0)
+
+    monkeypatch.setattr(handoff, "LIVE_UPDATES_BOUND", 1)
+    monkeypatch.setattr(recorder, "broadcast", slow_broadcast)
+    settings.SPARKDASH_FLUSH_INTERVAL_S = 0.01
+    params = {"levels": [4], "answer_tokens": 32, "reps": 2, "warmup": 0}
+    run = run_to_end(managed_config(parallel=4), params, job="concurrency")
+    assert run.status == Run.Status.SUCCEEDED, run.error
+    health = run.summary["client_health"]
+    assert health["live_updates_thinned"] > 0 and "thinned" in health["reasons"]
+    assert "client-bound" in [w["kind"] for w in run.warnings]
+    rows = request_rows(run)
+    assert sorted((r["rep"], r["index"]) for r in rows) == [(rep, i) for rep in range(2) for i in range(4)]
+    # Each request's stored tokens are the engine's own count of what it generated for it.
+    assert all(r["output_tokens_source"] == "engine" and r["output_tokens"] == 32 for r in rows)
+    assert run.summary["levels"]["4"]["output_tokens"]["median"] == 32
+    assert run.progress_done == run.progress_total == 8
+    seqs = list(run.samples.order_by("seq").values_list("seq", flat=True))
+    assert seqs == list(range(len(seqs)))
 
 
 def test_it_reads_acceptance_from_timings_metrics_and_log_with_a_self_draft():

@@ -8,6 +8,7 @@ that is not there (a missing SQLite folder, or a Postgres port nothing listens o
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 
@@ -16,6 +17,7 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.db import OperationalError, connection
 
+from runs.live import broadcast as broadcast_module
 from runs.live.broadcast import group_name
 from runs.models import Run, Sample
 from runs.worker.recorder import RunRecorder, retry_db
@@ -69,32 +71,43 @@ async def _orm_connection_closed_after() -> AsyncIterator[None]:
 
 
 async def test_it_keeps_samples_while_the_database_is_down_and_stores_them_once_back(run: Run) -> None:
-    recorder = RunRecorder(run.pk, flush_interval_s=0)
+    recorder = quiet_recorder(run.pk)
     await recorder.on_sample("request", VALUES)
+    await recorder.flush()
     with database_down():
         await drop_orm_connection()
         await recorder.on_sample("request", VALUES)
         await recorder.on_sample("request", VALUES)
+        await recorder.flush()
         assert [s.seq for s in recorder.pending] == [1, 2]
     await recorder.on_sample("request", VALUES)
+    await recorder.flush()
     assert recorder.pending == []
+    await recorder.close()
     assert await stored_seqs(run.pk) == [0, 1, 2, 3]
     assert (await Run.objects.aget(pk=run.pk)).progress_done == 4
 
 
+def quiet_recorder(run_id: int) -> RunRecorder:
+    """A recorder that stores only when flushed (its first sample wakes no pass)."""
+    recorder = RunRecorder(run_id, flush_interval_s=60)
+    recorder.last_flush = time.monotonic()
+    return recorder
+
+
 async def test_it_stores_a_batch_again_without_duplicates(run: Run) -> None:
-    recorder = RunRecorder(run.pk, flush_interval_s=60)
+    recorder = quiet_recorder(run.pk)
     for _ in range(3):
         await recorder.on_sample("request", VALUES)
     # The batch got stored, but the answer was lost with the connection: the flush writes it again.
     copies = [Sample(run_id=run.pk, seq=s.seq, t=s.t, kind=s.kind) for s in recorder.pending]
     await Sample.objects.abulk_create(copies)
-    await recorder.flush()
+    await recorder.close()
     assert await stored_seqs(run.pk) == [0, 1, 2]
 
 
 async def test_it_waits_for_the_database_before_the_last_flush_gives_up(run: Run) -> None:
-    recorder = RunRecorder(run.pk, flush_interval_s=60)
+    recorder = quiet_recorder(run.pk)
     await recorder.on_sample("request", VALUES)
     with database_down():
         await drop_orm_connection()
@@ -115,7 +128,11 @@ async def test_it_gives_up_retrying_after_the_limit(run: Run) -> None:
     assert (await Run.objects.aget(pk=run.pk)).progress_done == 0
 
 
-async def test_it_sends_the_summary_so_far_with_the_run_until_the_final_one_is_stored(run: Run) -> None:
+async def test_it_sends_the_summary_so_far_with_the_run_until_the_final_one_is_stored(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The recorder broadcasts from its drain thread: to this loop's queues as to a consumer's.
+    monkeypatch.setattr(broadcast_module, "_consumer_loop", asyncio.get_running_loop())
     layer = get_channel_layer()
     channel = await layer.new_channel()
     await layer.group_add(group_name(run.pk), channel)
@@ -127,7 +144,7 @@ async def test_it_sends_the_summary_so_far_with_the_run_until_the_final_one_is_s
     assert running["summary_so_far"] == so_far and running["summary"] == {}
     assert await Sample.objects.filter(run_id=run.pk).acount() == 1  # the summary so far is not stored
     await Run.objects.filter(pk=run.pk).aupdate(summary={"requests": 1})
-    await recorder.flush()
+    await recorder.close()
     ended = await _run_message(layer, channel)
     assert "summary_so_far" not in ended and ended["summary"] == {"requests": 1}
     await layer.group_discard(group_name(run.pk), channel)
