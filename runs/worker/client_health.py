@@ -6,7 +6,7 @@ whose loop was starved gets the "client-bound" warning naming what passed its th
 """
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from measure.client_health import THRESHOLDS, ClientHealth, short_level
@@ -34,19 +34,26 @@ def client_bound_warning(summary: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _reason(name: str, health: dict[str, Any]) -> dict[str, Any]:
-    if name == "loop_lag":
-        return worded(REASONS[name], value=f"{health['loop_lag_ms']['p99']:.0f}",
-                      limit=f"{THRESHOLDS.loop_lag_p99_ms:g}")
-    if name == "cpu":
-        return worded(REASONS[name], value=f"{health['loop_cpu_pct_of_core']:.0f}",
-                      limit=f"{THRESHOLDS.loop_cpu_pct_of_core:g}")
-    if name == "thinned":
-        return worded(REASONS[name], value=health["live_updates_thinned"])
-    if name == "achieved_concurrency" and (level := short_level(health)) is not None:
-        return worded(REASONS[name], achieved=f"{level['achieved']:.1f}", requested=level["requested"],
-                      limit=f"{100 * THRESHOLDS.achieved_concurrency_share:g}")
-    return worded(REASONS["schedule_delay"], value=f"{health['schedule_delay_ms']['p99']:.0f}",
-                  limit=f"{THRESHOLDS.schedule_delay_p99_ms:g}")
+    return worded(REASONS[name], **_REASON_FIGURES[name](health))
+
+
+def _concurrency_figures(health: dict[str, Any]) -> dict[str, Any]:
+    level = short_level(health) or {"achieved": 0.0, "requested": 0}
+    return {"achieved": f"{level['achieved']:.1f}", "requested": level["requested"],
+            "limit": f"{100 * THRESHOLDS.achieved_concurrency_share:g}"}
+
+
+# Each reason's figures, as measure.client_health.verdict names them: its value and its threshold.
+_REASON_FIGURES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "loop_lag": lambda h: {"value": f"{h['loop_lag_ms']['p99']:.0f}",
+                           "limit": f"{THRESHOLDS.loop_lag_p99_ms:g}"},
+    "cpu": lambda h: {"value": f"{h['loop_cpu_pct_of_core']:.0f}",
+                      "limit": f"{THRESHOLDS.loop_cpu_pct_of_core:g}"},
+    "thinned": lambda h: {"value": h["live_updates_thinned"]},
+    "schedule_delay": lambda h: {"value": f"{h['schedule_delay_ms']['p99']:.0f}",
+                                 "limit": f"{THRESHOLDS.schedule_delay_p99_ms:g}"},
+    "achieved_concurrency": _concurrency_figures,
+}
 
 
 CLIENT_BOUND = gettext_noop("these figures may be the tool's, not the engine's: %(reasons)s")
