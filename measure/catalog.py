@@ -15,6 +15,7 @@ Plain Python, no Django.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -60,10 +61,28 @@ class Metric:
     over_requests: OverRequests = "median"
     over_runs: OverRuns = "median"
     column: bool = False  # a column of its own in the results table
+    # The values the figure can take at all (in its stored unit, before `scale`); None: no limit
+    # on that side. A figure outside them is impossible, not a bad result: an imported file that
+    # states one is refused (runs.core.imports.checks).
+    low: float | None = None
+    high: float | None = None
 
     @property
     def higher_is_better(self) -> bool:
         return self.better == "higher"
+
+    def allows(self, value: float) -> bool:
+        """Whether `value` is a finite number inside the metric's limits."""
+        return (math.isfinite(value) and (self.low is None or value >= self.low)
+                and (self.high is None or value <= self.high))
+
+    def limits_text(self) -> str:
+        """The limits as docs/metrics.md shows them: "0 to 1", "at least 0", "" for none."""
+        if self.low is not None and self.high is not None:
+            return f"{self.low:g} to {self.high:g}"
+        if self.low is not None:
+            return f"at least {self.low:g}"
+        return f"at most {self.high:g}" if self.high is not None else ""
 
     def as_json(self) -> dict[str, Any]:
         """What the browser reads of it (the label still English: the page translates it)."""
@@ -111,6 +130,7 @@ declare_all(
         "lower",
         digits=3,
         column=True,
+        low=0.0,
     ),
     Metric(
         "ttft_engine_s",
@@ -119,6 +139,7 @@ declare_all(
         "the engine's own prompt-processing time, where it reports one",
         "lower",
         digits=3,
+        low=0.0,
     ),
     Metric(
         "decode_tps_client",
@@ -126,12 +147,14 @@ declare_all(
         "tok/s",
         "output tokens after the first / the time from the first to the last token, by SparkDash's clock",
         column=True,
+        low=0.0,
     ),
     Metric(
         "decode_tps_engine",
         _("decode (engine)"),
         "tok/s",
         "the engine's own generation speed, where it reports one",
+        low=0.0,
     ),
     Metric(
         "prefill_tps",
@@ -140,8 +163,9 @@ declare_all(
         "prompt tokens / the engine's prompt-processing time",
         digits=0,
         column=True,
+        low=0.0,
     ),
-    Metric("e2e_s", _("E2E"), "s", "sending the request to its last token", "lower", digits=2),
+    Metric("e2e_s", _("E2E"), "s", "sending the request to its last token", "lower", digits=2, low=0.0),
     # Read from other tools' result files (runs.core.imports): figures SparkDash itself reads as
     # decode (client), declared so an imported run shows them under one definition.
     Metric(
@@ -152,6 +176,7 @@ declare_all(
         "lower",
         scale=1000,
         digits=1,
+        low=0.0,
     ),
     Metric(
         "itl_s",
@@ -161,6 +186,7 @@ declare_all(
         "lower",
         scale=1000,
         digits=1,
+        low=0.0,
     ),
     Metric(
         "ttfr_s",
@@ -169,6 +195,7 @@ declare_all(
         "sending the request to its first reasoning token",
         "lower",
         digits=3,
+        low=0.0,
     ),
     Metric(
         "ttfo_s",
@@ -177,6 +204,7 @@ declare_all(
         "sending the request to its first answer token, after any reasoning",
         "lower",
         digits=3,
+        low=0.0,
     ),
     Metric(
         "reasoning_tokens",
@@ -185,6 +213,7 @@ declare_all(
         "tokens of reasoning before the answer",
         "",
         digits=0,
+        low=0.0,
     ),
     Metric(
         "answer_tokens",
@@ -193,12 +222,14 @@ declare_all(
         "tokens of the answer, after any reasoning",
         "",
         digits=0,
+        low=0.0,
     ),
     Metric(
         "decode_tps_answer",
         _("decode (answer tokens)"),
         "tok/s",
         "answer tokens / the time from the first to the last answer token",
+        low=0.0,
     ),
     # Acceptance: pooled over the run is the headline; the requests' own ratios are secondary.
     Metric(
@@ -210,6 +241,8 @@ declare_all(
         scale=100,
         over_requests="pooled",
         column=True,
+        low=0.0,
+        high=1.0,
     ),
     Metric(
         TOKENS_PER_VERIFICATION,
@@ -219,6 +252,7 @@ declare_all(
         digits=2,
         over_requests="pooled",
         column=True,
+        low=1.0,
     ),
     Metric(
         ACCEPTANCE_RATE_PER_REQUEST,
@@ -226,6 +260,8 @@ declare_all(
         "%",
         "each request's own accepted / drafted tokens; secondary, never the headline",
         scale=100,
+        low=0.0,
+        high=1.0,
     ),
     Metric(
         TOKENS_PER_VERIFICATION_PER_REQUEST,
@@ -233,6 +269,7 @@ declare_all(
         "tokens",
         "each request's own tokens per verification; secondary, never the headline",
         digits=2,
+        low=1.0,
     ),
     Metric(
         LOG_ACCEPTANCE,
@@ -242,6 +279,8 @@ declare_all(
         "among a run's counters, and an Ollama run's pooled acceptance (source log)",
         scale=100,
         over_requests="pooled",
+        low=0.0,
+        high=1.0,
     ),
     # Load, energy and the machine.
     Metric(
@@ -251,6 +290,7 @@ declare_all(
         "output tokens of every answer at one load "
         "level / the time from the first request sent to the last token",
         column=True,
+        low=0.0,
     ),
     Metric(
         "finish_s",
@@ -259,6 +299,7 @@ declare_all(
         "one answer's time from sent to last token at one load level",
         "lower",
         digits=2,
+        low=0.0,
     ),
     Metric(
         "j_per_token",
@@ -269,6 +310,7 @@ declare_all(
         digits=3,
         over_requests="value",
         column=True,
+        low=0.0,
     ),
     Metric(
         "bandwidth_gbps",
@@ -276,6 +318,7 @@ declare_all(
         "GB/s",
         "bytes copied / copy time, the median over passes",
         over_requests="value",
+        low=0.0,
     ),
 )
 
@@ -283,14 +326,14 @@ declare_all(
 def markdown_table() -> str:
     """The catalogue as docs/metrics.md's generated section shows it, one row per metric."""
     lines = [
-        "| key | label | unit | better | over requests | over runs | definition |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| key | label | unit | better | over requests | over runs | limits | definition |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for m in CATALOG.values():
         better = m.better or "neither"
         lines.append(
             f"| `{m.key}` | {m.label} | {m.unit or '-'} | {better} | {m.over_requests} | "
-            f"{m.over_runs} | {m.definition} |"
+            f"{m.over_runs} | {m.limits_text() or '-'} | {m.definition} |"
         )
     return "\n".join(lines) + "\n"
 

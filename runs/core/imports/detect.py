@@ -2,7 +2,8 @@
 
 The bytes are parsed as what they look like (JSON, JSON lines, YAML, CSV, a Markdown table), then
 offered to each tool's reader in turn; the first that knows the shape reads it. A file that parses
-as none, or that no reader knows, is refused with what was expected.
+as none, or that no reader knows, is refused with what was expected; one whose figures no run can
+have (runs.core.imports.checks) is refused naming the level and the field.
 """
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ import yaml
 from measure.words import gettext_noop
 from runs.core.imports import EXPECTED
 from runs.core.imports.aiperf import is_aiperf, is_aiperf_csv, read_aiperf, read_aiperf_csv
+from runs.core.imports.checks import check_file
 from runs.core.imports.guidellm import is_guidellm, is_guidellm_csv, read_guidellm, read_guidellm_csv
-from runs.core.imports.levels import PeerFile, Unreadable
+from runs.core.imports.levels import Impossible, PeerFile, Unreadable
 from runs.core.imports.llama_bench import is_llama_bench, is_llama_bench_rows, read_llama_bench
 from runs.core.imports.llama_benchy import (
     is_llama_benchy,
@@ -71,6 +73,7 @@ def read_results(name: str, data: bytes) -> PeerFile:
             peer = _read(read, parsed, name)
             if not peer.levels:
                 raise Unreadable(gettext_noop("%(name)s holds no benchmark results"), name=name)
+            check_file(name, peer)
             return peer
     raise Unreadable(gettext_noop("%(name)s is not a result file SparkDash knows: expected %(expected)s"),
                      name=name, expected=EXPECTED)
@@ -79,6 +82,8 @@ def read_results(name: str, data: bytes) -> PeerFile:
 def _read(read: Callable[[Any], PeerFile], parsed: Any, name: str) -> PeerFile:
     try:
         return read(parsed)
+    except Impossible as exc:
+        raise exc.named(name) from None
     except Unreadable:
         raise
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError) as exc:

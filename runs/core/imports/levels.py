@@ -14,14 +14,32 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from measure.stats import summarize
+from measure.words import gettext_noop
 from runs.core.refusal import Refusal
 
-__all__ = ["Level", "PeerFile", "Unreadable", "inverse", "inverse_spread", "one_value", "spread_from_stats",
-           "spreads"]
+__all__ = ["Impossible", "Level", "PeerFile", "Unreadable", "inverse", "inverse_spread", "one_value",
+           "spread_from_stats", "spreads"]
 
 
 class Unreadable(Refusal):
     """A file that is not a result file SparkDash reads, or is cut short; nothing of it is stored."""
+
+
+# How a refused figure is named: the file, its level, the field, and why (a Refusal of its own).
+IMPOSSIBLE = gettext_noop("%(name)s, level %(level)s, %(field)s: %(why)s. Nothing of the file was stored.")
+
+
+class Impossible(Unreadable):
+    """A figure a file cannot have (negative, not a number, a first token after the last), raised
+    where it is found; read_results names the file (`named`)."""
+
+    def __init__(self, level: str, field: str, why: Refusal) -> None:
+        super().__init__(IMPOSSIBLE, name="", level=level, field=field, why=why)
+        self.level, self.field, self.why = level, field, why
+
+    def named(self, name: str) -> Unreadable:
+        """The refusal with the file's name."""
+        return Unreadable(IMPOSSIBLE, name=name, level=self.level, field=self.field, why=self.why)
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,15 @@ server's `usage` where vLLM reads it, else vLLM's own tokenizer count of the tex
 """
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 from measure.words import gettext_noop
+from runs.core.imports.checks import number
 from runs.core.imports.levels import (
+    Impossible,
     Level,
     PeerFile,
     inverse,
@@ -22,6 +25,7 @@ from runs.core.imports.levels import (
     spread_from_stats,
     spreads,
 )
+from runs.core.refusal import Refusal
 
 __all__ = ["is_vllm", "level_of", "read_vllm"]
 
@@ -33,6 +37,10 @@ NOTES = {
     "decode_tps_client": gettext_noop("1 / vLLM's per-request TPOT; output tokens are the server's usage "
                                       "if vLLM read it, else vLLM's own tokenizer count"),
 }
+TTFT_AFTER_E2E = gettext_noop("TTFT %(ttft)s s is longer than the request's E2E latency, %(e2e)s s")
+THROUGHPUT_DIFFERS = gettext_noop("%(stated)s tok/s, but the file's own %(tokens)s output tokens over "
+                                  "%(duration)s s are %(computed)s tok/s")
+THROUGHPUT_SLACK = 0.01  # the tool's own division, written with every digit: 1 % is rounding to spare
 STATED = {"ttft_s": "median_ttft_ms", "tpot_s": "median_tpot_ms", "itl_s": "median_itl_ms",
           "e2e_s": "median_e2el_ms"}
 
@@ -57,19 +65,19 @@ def read_vllm(data: Mapping[str, Any]) -> PeerFile:
 def level_of(data: Mapping[str, Any], notes: Mapping[str, str]) -> Level:
     """One invocation's level: per-request spreads where the file has them, else its stated ones."""
     concurrency = data.get("max_concurrency")
-    rows, failures = _requests(data)
+    rate = data.get("request_rate")
+    label = f"concurrency {concurrency}" if concurrency else f"request rate {rate}"
+    rows, failures = _requests(data, label)
     figures: dict[str, Any] = spreads(rows, ("ttft_s", "e2e_s", "tpot_s", "decode_tps_client"))
     itls = [gap for row in rows for gap in row["itls"]]
     if itls:
         figures |= spreads(({"itl_s": gap} for gap in itls), ("itl_s",))
     if not rows:
         figures |= _stated_spreads(data)
-    if total := one_value(data.get("output_throughput")):
+    if total := one_value(_throughput(data, label)):
         figures["total_tps"] = total
     stated = {key: data[name] / 1000 for key, name in STATED.items()
               if isinstance(data.get(name), int | float)}
-    rate = data.get("request_rate")
-    label = f"concurrency {concurrency}" if concurrency else f"request rate {rate}"
     return Level(
         label=label, concurrency=concurrency if isinstance(concurrency, int) else None, figures=figures,
         stated=stated, attempted=int(data.get("completed", 0)) + sum(failures.values()),
@@ -77,22 +85,41 @@ def level_of(data: Mapping[str, Any], notes: Mapping[str, str]) -> Level:
     )
 
 
-def _requests(data: Mapping[str, Any]) -> tuple[list[dict[str, Any]], Counter[str]]:
-    """The successful requests' figures, and the failed ones counted by error (kept as failures)."""
+def _requests(data: Mapping[str, Any], label: str) -> tuple[list[dict[str, Any]], Counter[str]]:
+    """The successful requests' figures, and the failed ones counted by error (kept as failures);
+    a request whose first token came after its last is refused (Impossible)."""
     ttfts, outputs = data.get("ttfts") or [], data.get("output_lens") or []
     latencies = data.get("latencies") or data.get("e2e_latencies") or [None] * len(ttfts)
     itls, errors = data.get("itls") or [[]] * len(ttfts), data.get("errors") or [""] * len(ttfts)
     rows, failures = [], Counter[str]()
-    for ttft, latency, tokens, gaps, error in zip(ttfts, latencies, outputs, itls, errors, strict=False):
+    for index, (ttft, latency, tokens, gaps, error) in enumerate(
+            zip(ttfts, latencies, outputs, itls, errors, strict=False)):
         if error:
             failures[_reason(str(error))] += 1
             continue
+        if isinstance(latency, int | float) and ttft > latency:
+            why = Refusal(TTFT_AFTER_E2E, ttft=number(ttft), e2e=number(latency))
+            raise Impossible(label, f"ttfts[{index}]", why)
         tpot = (latency - ttft) / (tokens - 1) if latency is not None and tokens > 1 else None
         rows.append({"ttft_s": ttft, "e2e_s": latency, "tpot_s": tpot, "decode_tps_client": inverse(tpot),
                      "itls": list(gaps or [])})
     if not errors and isinstance(data.get("failed"), int) and data["failed"]:
         failures["failed (the file gives no reason)"] += data["failed"]
     return rows, failures
+
+
+def _throughput(data: Mapping[str, Any], label: str) -> Any:
+    """The stated output throughput, refused (Impossible) where the file's own output tokens over its
+    duration say otherwise: the tool computes it as exactly that."""
+    stated, tokens, duration = (data.get(k) for k in ("output_throughput", "total_output_tokens", "duration"))
+    if not all(isinstance(v, int | float) for v in (stated, tokens, duration)) or not duration > 0:
+        return stated
+    computed = tokens / duration
+    if math.isfinite(stated) and not math.isclose(stated, computed, rel_tol=THROUGHPUT_SLACK):
+        why = Refusal(THROUGHPUT_DIFFERS, stated=number(stated), tokens=number(tokens),
+                      duration=number(duration), computed=number(computed))
+        raise Impossible(label, "output_throughput", why)
+    return stated
 
 
 def _reason(error: str) -> str:

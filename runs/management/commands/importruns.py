@@ -1,4 +1,5 @@
-"""`manage.py importruns PATH... --config NAME`: other tools' result files as runs, printed as JSON."""
+"""`manage.py importruns PATH... --config NAME [--accept-mismatch]`: other tools' result files as runs,
+printed as JSON. Every file is read and checked against the config before any is stored."""
 from __future__ import annotations
 
 import json
@@ -8,9 +9,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from engines.models import Engine
-from runs.actions.imports import import_file
+from runs.actions.imports import NotStored, import_file, mismatches_with
 from runs.core.imports import TOOLS, Unreadable
 from runs.core.imports.detect import read_results
+from runs.core.imports.match import Mismatched
 from runs.management.commands.bench import find_config
 
 
@@ -26,20 +28,26 @@ class Command(BaseCommand):
                             "tool and the file's model is made there (or reused)")
         parser.add_argument("--team", help="the config's or engine's team (needed when several teams have "
                             "the name)")
+        parser.add_argument("--accept-mismatch", action="store_true",
+                            help="import a file whose model, engine kind or backend contradicts the config "
+                            "anyway; each run records what was accepted, both sides named")
 
     def handle(self, *args: Any, **options: Any) -> None:
         target = (find_config(options["config"], options["team"]) if options["config"]
                   else find_engine(options["engine"], options["team"]))
         files = [(path, _read(path)) for path in options["paths"]]
-        for path, data in files:  # every file read through before any is stored
+        accept = options["accept_mismatch"]
+        for path, data in files:  # every file read through and matched before any is stored
             try:
-                read_results(path.name, data)
+                found = mismatches_with(read_results(path.name, data), target)
             except Unreadable as exc:
                 raise CommandError(str(exc)) from None
+            if found and not accept:
+                raise CommandError(str(Mismatched(path.name, found)))
         for path, data in files:
             try:
-                done = import_file(path.name, data, target)
-            except Unreadable as exc:
+                done = import_file(path.name, data, target, accept_mismatch=accept)
+            except (Unreadable, Mismatched, NotStored) as exc:
                 raise CommandError(str(exc)) from None
             for run in done.added:
                 self.stdout.write(json.dumps(_line(run), ensure_ascii=False))
@@ -51,9 +59,10 @@ class Command(BaseCommand):
 
 def _line(run: Any) -> dict[str, Any]:
     imported = run.provenance["imported_from"]
+    accepted = {"accepted_mismatch": imported["accepted_mismatch"]} if "accepted_mismatch" in imported else {}
     return {"id": run.pk, "tool": imported["tool"], "version": imported["version"],
             "level": imported["level"], "config": run.config.name, "revision": run.revision.number,
-            "summary": run.summary}
+            **accepted, "summary": run.summary}
 
 
 def find_engine(name: str, team: str | None) -> Engine:
