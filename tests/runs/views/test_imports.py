@@ -69,7 +69,7 @@ def test_it_makes_a_config_on_the_engine_chosen_when_no_config_is(client):
                                                 "file": SimpleUploadedFile("v.json", encoded(vllm_result()))})
     run = Run.objects.get()
     assert page.status_code == 200 and run.config != config and run.config.engine == config.engine
-    assert run.config.name == "vLLM bench serve: gemma"
+    assert run.config.name == f"vLLM bench serve: {EngineConfigFactory.model}"
 
 
 def test_it_asks_for_a_config_or_an_engine(client):
