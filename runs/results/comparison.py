@@ -29,6 +29,7 @@ from runs.core.scoring.parity import Mismatch
 from runs.core.scoring.table import EXPORT_COLUMNS, Group, TableRow, chart_data, compare_groups, export_rows
 from runs.core.typed_reads import recorded
 from runs.models import Run, SweepExecution
+from runs.results.cross_tool import accepted_mismatch
 from runs.results.parity import parity
 from runs.results.scorecard import LATEST_RUNS, latest_succeeded, newest_revisions_only
 
@@ -124,12 +125,14 @@ class Comparison:
     mismatches: list[Mismatch] = field(default_factory=list)
 
     @property
-    def columns(self) -> list[tuple[EngineConfig, Mark, Mark, Mark]]:
-        """Each config with its throttle mark, its failed-requests mark and its client-bound mark
-        ({"text", "title"}), None where no run throttled (had over 10 % of its requests fail,
-        carried the client-bound warning)."""
+    def columns(self) -> list[tuple[EngineConfig, Mark, Mark, Mark, Mark]]:
+        """Each config with its throttle mark, its failed-requests mark, its client-bound mark and its
+        accepted-mismatch mark ({"text", "title"}), None where no run throttled (had over 10 % of its
+        requests fail, carried the client-bound warning, was imported from a file that did not match
+        the config)."""
         return [(config, _throttle_mark(config.pk, self.runs), _failed_mark(config.pk, self.runs),
-                 _client_bound_mark(config.pk, self.runs)) for config in self.configs]
+                 _client_bound_mark(config.pk, self.runs), _mismatch_mark(config.pk, self.runs))
+                for config in self.configs]
 
     def export(self) -> list[dict[str, Any]]:
         """The table as export rows (runs.core.scoring.table.EXPORT_COLUMNS)."""
@@ -204,6 +207,18 @@ def _client_bound_mark(config_id: int, runs: Iterable[Run]) -> Mark:
     )
     which = ", ".join(f"#{pk}" for pk in bound)
     return {"text": pgettext("warning code", "client-bound"), "title": title % {"which": which}}
+
+
+def _mismatch_mark(config_id: int, runs: Iterable[Run]) -> Mark:
+    """The mark of a config column with imported runs whose file did not match the config (accepted)."""
+    mine = (run for run in runs if run.config_id == config_id)
+    found = [(run.pk, text) for run in mine if (text := accepted_mismatch(run))]
+    if not found:
+        return None
+    title = gettext("imported from a file that does not match this config, accepted by whoever imported it "
+                    "(%(which)s): the figures may not be this config's")
+    which = "; ".join(f"#{pk}: {text}" for pk, text in found)
+    return {"text": gettext("accepted mismatch"), "title": title % {"which": which}}
 
 
 def _throttle_mark(config_id: int, runs: Iterable[Run]) -> Mark:

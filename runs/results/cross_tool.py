@@ -3,13 +3,17 @@
 SparkDash's own speed runs (one stream) and concurrency runs (each level), and each imported run
 (runs.core.imports), give per tool and level the latest succeeded run's medians. Each row is one
 metric at one level: the tools' figures, how far apart they are (the largest over the smallest,
-minus one), and per tool where its definition differs from SparkDash's.
+minus one), and per tool where its definition differs from SparkDash's. An imported run whose file
+did not match the config, imported anyway, is flagged (`accepted_mismatch`): its figures may not be
+this config's.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from django.utils.translation import gettext
 
 from measure import catalog
 from measure.stats import figure_value
@@ -18,7 +22,7 @@ from runs.core.registry import JOBS
 from runs.core.typed_reads import recorded, summary_of
 from runs.models import Run
 
-__all__ = ["OURS", "Cell", "Level", "cross_tool"]
+__all__ = ["OURS", "Cell", "Level", "accepted_mismatch", "cross_tool"]
 
 OURS = "SparkDash"
 COMPARED = ("ttft_s", "decode_tps_client", "tpot_s", "itl_s", "e2e_s", "total_tps", "prefill_tps",
@@ -32,6 +36,7 @@ class Cell:
     value: float | None
     run: Run
     note: str = ""
+    mismatch: str = ""  # what was accepted of a file that did not match the config, "" for none
 
 
 @dataclass
@@ -46,6 +51,10 @@ class Level:
         """One run per tool at this level (a direct comparison's selection)."""
         found = {cell.run.pk: cell.run for row in self.rows for cell in row["cells"].values() if cell}
         return list(found.values())
+
+    def mismatched(self) -> list[tuple[Run, str]]:
+        """This level's runs imported from a file that did not match the config, with what was accepted."""
+        return [(run, text) for run in self.runs() if (text := accepted_mismatch(run))]
 
 
 def cross_tool(runs: Iterable[Run]) -> list[Level]:
@@ -89,4 +98,12 @@ def _cell(key: str, run: Run, figures: Mapping[str, Any]) -> Cell | None:
     value = figure_value(figures.get(key))
     if value is None:
         return None
-    return Cell(value, run, str((figures.get("notes") or {}).get(key, "")))
+    return Cell(value, run, str((figures.get("notes") or {}).get(key, "")), accepted_mismatch(run))
+
+
+def accepted_mismatch(run: Run) -> str:
+    """An imported run's accepted mismatch in the reader's language ("model: gemma-3-270m ≠
+    /models/sim-moe.gguf"), "" where its file matched its config."""
+    imported = (run.provenance or {}).get("imported_from") or {}
+    found = imported.get("accepted_mismatch") or []
+    return "; ".join(f"{gettext(m['what'])}: {m['file']} ≠ {m['config']}" for m in found)

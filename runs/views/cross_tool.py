@@ -18,7 +18,7 @@ def cross_tool_page(request: HttpRequest, pk: int) -> HttpResponse:
     config = get_visible_or_404(request.user, EngineConfig.objects.select_related("engine__machine"), pk=pk)
     runs = (Run.objects.filter(config=config, status=Run.Status.SUCCEEDED)
             .select_related("revision")
-            .only("pk", "job", "summary", "created", "revision__number", "config_id")
+            .only("pk", "job", "summary", "provenance", "created", "revision__number", "config_id")
             .order_by("-created", "-pk")[:RUNS_READ])
     ctx = {"config": config, "levels": cross_tool(runs), "ours": OURS}
     return render(request, "runs/cross_tool.html", ctx)

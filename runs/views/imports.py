@@ -1,4 +1,6 @@
-"""The import page: another tool's result file, uploaded, becomes runs of a config (member role)."""
+"""The import page: another tool's result file, uploaded, becomes runs of a config (member role).
+A file that contradicts the config is refused naming both sides, unless the box accepting the
+mismatch is ticked (runs.core.imports.match)."""
 from __future__ import annotations
 
 from typing import Any
@@ -11,8 +13,9 @@ from django.utils.translation import gettext, gettext_lazy
 
 from engines.access import visible
 from engines.models import Engine, EngineConfig
-from runs.actions.imports import Imported, import_file
+from runs.actions.imports import Imported, NotStored, import_file
 from runs.core.imports import TOOLS, Unreadable
+from runs.core.imports.match import REFUSED, Mismatched
 from runs.views.start_form import error_text
 from teams.roles import Role, has_role
 
@@ -30,6 +33,11 @@ class ImportForm(forms.Form):
         queryset=Engine.objects.none(), label=gettext_lazy("Or an engine"), required=False,
         help_text=gettext_lazy("without a config: the engine the tool measured; a config named after the "
                                "tool and the file's model is made on it (or reused)"))
+    accept_mismatch = forms.BooleanField(
+        label=gettext_lazy("Import even if the file's model, engine or backend does not match the config"),
+        required=False,
+        help_text=gettext_lazy("only when you know why they differ: each run records what was accepted, and "
+                               "the run page, the cross-tool view and compare flag it"))
 
     def __init__(self, user: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -48,6 +56,16 @@ class ImportForm(forms.Form):
             raise forms.ValidationError(gettext("the file is %(size)s bytes; the limit is 32 MiB")
                                         % {"size": f"{upload.size:,}"})
         return upload
+
+    def clean_accept_mismatch(self) -> bool:
+        """Ticked only as a browser ticks it ("on"); any other value sent is refused, not guessed."""
+        raw = self.data.get("accept_mismatch")
+        if raw in (None, ""):
+            return False
+        if raw != "on":
+            raise forms.ValidationError(gettext("tick the box or leave it; %(value)s is neither")
+                                        % {"value": str(raw)[:40]})
+        return True
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -71,9 +89,18 @@ def import_page(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            done = import_file(upload.name, upload.read(), form.cleaned_data["target"], request.user, request)
-        except Unreadable as exc:
+            done = import_file(upload.name, upload.read(), form.cleaned_data["target"], request.user, request,
+                               accept_mismatch=form.cleaned_data["accept_mismatch"])
+        except Mismatched as exc:
+            form.add_error("file", mismatch_text(exc))
+        except (Unreadable, NotStored) as exc:
             form.add_error("file", error_text(exc))
     status = 400 if request.method == "POST" and form.errors else 200
     return render(request, "runs/import.html", {"form": form, "done": done, "tools": TOOLS.values()},
                   status=status)
+
+
+def mismatch_text(exc: Mismatched) -> str:
+    """The refusal of a mismatched file in the reader's language, each mismatch with both sides."""
+    what = "; ".join(error_text(m.sentence) for m in exc.mismatches)
+    return gettext(REFUSED) % {"name": exc.name, "what": what}

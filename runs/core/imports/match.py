@@ -55,6 +55,8 @@ BACKEND_KINDS = {
 }
 IN_PROCESS = {"llama-bench": "llama-server"}  # tools that load the model themselves: the engine's kind
 
+# What a mismatch is about, as a run page names it.
+WHATS = (gettext_noop("model"), gettext_noop("quantization"), gettext_noop("backend"), gettext_noop("engine"))
 MODEL = gettext_noop("the file's model is %(file)s; config %(config)s serves %(model)s on %(engine)s")
 QUANTIZATION = gettext_noop(
     "the file's model is quantized %(file)s; config %(config)s serves %(model)s at %(quantization)s"
