@@ -112,7 +112,8 @@ def _throughput(data: Mapping[str, Any], label: str) -> Any:
     """The stated output throughput, refused (Impossible) where the file's own output tokens over its
     duration say otherwise: the tool computes it as exactly that."""
     stated, tokens, duration = (data.get(k) for k in ("output_throughput", "total_output_tokens", "duration"))
-    if not all(isinstance(v, int | float) for v in (stated, tokens, duration)) or not duration > 0:
+    if not (isinstance(stated, int | float) and isinstance(tokens, int | float)
+            and isinstance(duration, int | float) and duration > 0):
         return stated
     computed = tokens / duration
     if math.isfinite(stated) and not math.isclose(stated, computed, rel_tol=THROUGHPUT_SLACK):
