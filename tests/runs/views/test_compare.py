@@ -296,7 +296,7 @@ def test_it_marks_a_throttled_config_and_shows_its_energy(alice_client):
               warnings=[throttled_warning(12.3)])
     succeeded(cool, "speed", speed_summary(41.0) | {"telemetry": telemetry()})
     response = compare(alice_client, configs=ids(hot, cool))
-    columns = dict((c.name, mark) for c, mark, _, _ in response.context["comparison"].columns)
+    columns = dict((c.name, mark) for c, mark, _, _, _ in response.context["comparison"].columns)
     assert columns["hot"]["text"] == "throttled 12.3 s"
     assert columns["cool"] is None
     html = response.content.decode()
@@ -314,7 +314,7 @@ def test_it_marks_a_config_whose_run_was_client_bound_in_english_and_in_japanese
     run = succeeded(starved, "speed", speed_summary(40.0), warnings=[bound])
     succeeded(quiet, "speed", speed_summary(41.0))
     response = compare(alice_client, configs=ids(starved, quiet))
-    marks = {c.name: mark for c, _, _, mark in response.context["comparison"].columns}
+    marks = {c.name: mark for c, _, _, mark, _ in response.context["comparison"].columns}
     assert marks["starved"]["text"] == "client-bound"
     assert f"may have set the pace of run #{run.pk}" in marks["starved"]["title"]
     assert marks["quiet"] is None
@@ -331,7 +331,7 @@ def test_it_marks_a_config_whose_run_lost_a_quarter_of_its_requests(alice_client
     succeeded(flaky, "speed", speed_summary(40.0) | {"outcomes": request_outcomes(12, 3)})
     succeeded(steady, "speed", speed_summary(41.0) | {"outcomes": request_outcomes(12, 1)})
     response = compare(alice_client, configs=ids(flaky, steady))
-    columns = {c.name: failed for c, _, failed, _ in response.context["comparison"].columns}
+    columns = {c.name: failed for c, _, failed, _, _ in response.context["comparison"].columns}
     assert columns["flaky"]["text"] == "25 % of requests failed"
     assert "3 of 12 requests failed (25.0 %: http 500 3)" in columns["flaky"]["title"]
     assert columns["steady"] is None  # 1 of 12 is under the 10 % mark

@@ -106,7 +106,7 @@ def test_it_marks_the_throttled_run_in_compare(recorded_gpu, alice_client):
         runs[name].config.save()
     configs = ",".join(str(r.config.pk) for r in runs.values())
     response = alice_client.get(reverse("runs:compare"), {"configs": configs})
-    marks = {c.name: mark for c, mark, _failed, _bound in response.context["comparison"].columns}
+    marks = {c.name: mark for c, mark, _failed, _bound, _mismatch in response.context["comparison"].columns}
     throttled_s = runs["hot-box"].summary["telemetry"]["throttle"]["throttled_s"]
     assert marks["hot-box"]["text"] == f"throttled {throttled_s:.1f} s" and marks["cool-box"] is None
     assert "J per output token" in response.content.decode()
