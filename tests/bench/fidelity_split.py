@@ -43,7 +43,7 @@ class SplitSize:
     levels: tuple[int, ...]
 
 
-FULL, SHORT = SplitSize(tokens=64, bursts=2, levels=(64, 256)), SplitSize(tokens=4, bursts=1, levels=(64,))
+FULL, SHORT = SplitSize(tokens=64, bursts=2, levels=(64, 256)), SplitSize(tokens=12, bursts=1, levels=(64,))
 
 
 def run(short: bool) -> dict[str, Any]:
@@ -87,11 +87,14 @@ async def _measure(url: str, size: SplitSize) -> tuple[dict[int, Bursts], dict[s
     return measured, health.figures()
 
 
-def _errors(row: dict[str, Any], sent: dict[str, Any]) -> tuple[float, float]:
-    """One reply's TTFT error (s) and decode tok/s error (%), against the simulator's writes."""
+def _errors(row: dict[str, Any], sent: dict[str, Any]) -> tuple[float, float | None]:
+    """One reply's TTFT error (s) and decode tok/s error (%, None for a reply in one chunk),
+    against the simulator's writes."""
     writes, tokens = sent["sent"], sum(sent["tokens"])
-    server_tps = (tokens - 1) / (writes[-1] - writes[0])
-    return row["ttft_s"] - (writes[0] - sent["arrived"]), 100 * (row["decode_tps_client"] / server_tps - 1)
+    ttft_error = row["ttft_s"] - (writes[0] - sent["arrived"])
+    if writes[-1] <= writes[0] or not row["decode_tps_client"]:
+        return ttft_error, None
+    return ttft_error, 100 * (row["decode_tps_client"] / ((tokens - 1) / (writes[-1] - writes[0])) - 1)
 
 
 def _peak_in_flight(rows: list[dict[str, Any]]) -> int:
@@ -106,7 +109,8 @@ def _peak_in_flight(rows: list[dict[str, Any]]) -> int:
 def _figures(c: int, bursts: Bursts, sends: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
     where = f"{c} streams, split"
     pairs = [_errors(row, sends[seeds[row["index"]]]) for rows, _, seeds in bursts for row in rows]
-    ttft, tps = percentiles([abs(t) for t, _ in pairs]), percentiles([abs(p) for _, p in pairs])
+    ttft = percentiles([abs(t) for t, _ in pairs])
+    tps = percentiles([abs(p) for _, p in pairs if p is not None])
     peak = min(_peak_in_flight(rows) for rows, _, _ in bursts)
     achieved = min(level["achieved_concurrency"] or 0.0 for _, level, _ in bursts)
     late = percentiles([w - d for rows, _, seeds in bursts for row in rows
