@@ -12,7 +12,13 @@ on the same loop as the job, and says what it saw:
 - ``schedule_delay_ms``: how late requests started against their plan (p50, p99), None unless a
   job reported any;
 - ``achieved_concurrency``: per load level, the requests in flight the client kept against those
-  requested (``[{requested, achieved}]``), None unless a job reported any.
+  requested (``[{requested, achieved}]``), None unless a job reported any;
+- ``processes``: when a job split load levels across measuring processes (a concurrency sweep
+  from its split_from on), each process's own loop figures (loop_lag_ms, probes, late_probes,
+  wall_s, cpu_pct_of_core, loop_cpu_pct_of_core, pid), the job's own first; None otherwise.
+  Then loop_lag_ms (with probes and late_probes) is the worst process's, by p99, and the two CPU
+  figures the highest of the processes watched MIN_CPU_WALL_S or more, so the verdict and its
+  words judge the most loaded measuring loop.
 
 `verdict` calls a run client-bound when a figure passes its threshold (THRESHOLDS), naming which.
 The thresholds, measured on this code's own loops (docs/metrics.md, Client health):
@@ -41,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from array import array
 from dataclasses import dataclass
@@ -86,6 +93,7 @@ class ClientHealth:
         self.delays_s = array("d")
         self.levels: list[dict[str, float]] = []
         self.live_updates_thinned = 0
+        self.processes: list[dict[str, Any]] = []
         self._task: asyncio.Task[None] | None = None
         self._start = self._end = (0.0, 0.0, 0.0)
 
@@ -120,19 +128,26 @@ class ClientHealth:
         """Note a load level that asked for `requested` requests in flight and kept `achieved`."""
         self.levels.append({"requested": requested, "achieved": round(achieved, 3)})
 
+    def process(self, figures: dict[str, Any]) -> None:
+        """Note a measuring process beside this loop's, with its own loop's figures and pid."""
+        self.processes.append(dict(figures))
+
     def figures(self) -> dict[str, Any]:
         """What the watch saw, with the verdict: the dict a run's summary stores as client_health."""
         wall = self._end[0] - self._start[0]
-        health: dict[str, Any] = {
+        own: dict[str, Any] = {
             "loop_lag_ms": _spread_ms(self.lags_s, with_max=True),
             "probes": len(self.lags_s),
             "late_probes": sum(lag * 1000 > THRESHOLDS.loop_lag_p99_ms for lag in self.lags_s),
             "wall_s": round(wall, 3),
             "cpu_pct_of_core": _pct(self._end[1] - self._start[1], wall),
             "loop_cpu_pct_of_core": _pct(self._end[2] - self._start[2], wall),
+        }
+        health: dict[str, Any] = _worst(own, self.processes) | {
             "live_updates_thinned": self.live_updates_thinned,
             "schedule_delay_ms": _spread_ms(self.delays_s) if self.delays_s else None,
             "achieved_concurrency": list(self.levels) or None,
+            "processes": [own | {"pid": os.getpid()}, *self.processes] if self.processes else None,
         }
         reasons = verdict(health)
         return health | {"client_bound": bool(reasons), "reasons": reasons}
@@ -165,6 +180,19 @@ def short_level(health: dict[str, Any], limits: Thresholds = THRESHOLDS) -> dict
     worst = min(levels, key=lambda level: level["achieved"] / level["requested"], default=None)
     if worst is None or worst["achieved"] >= limits.achieved_concurrency_share * worst["requested"]:
         return None
+    return worst
+
+
+def _worst(own: dict[str, Any], others: list[dict[str, Any]]) -> dict[str, Any]:
+    """`own` loop figures, or with other measuring processes the worst of each over all (module doc)."""
+    if not others:
+        return own
+    every = [own, *others]
+    lagging = max(every, key=lambda f: (f.get("loop_lag_ms") or {}).get("p99", -1.0))
+    watched = [f for f in every if f.get("wall_s", 0) >= MIN_CPU_WALL_S] or [own]
+    worst = dict(own) | {key: lagging.get(key) for key in ("loop_lag_ms", "probes", "late_probes")}
+    for key in ("cpu_pct_of_core", "loop_cpu_pct_of_core"):
+        worst[key] = max((f[key] for f in watched if f.get(key) is not None), default=own[key])
     return worst
 
 

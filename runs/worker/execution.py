@@ -23,6 +23,7 @@ from measure.catalog import ACCEPTANCE_BY_POSITION, LOG_ACCEPTANCE, TOKENS_PER_V
 from measure.stats import figure_value
 from measure.words import gettext_noop
 from runs.core import registry
+from runs.core.jobs.concurrency.pool import MeasuringProcessLost
 from runs.core.jobs.quality_data import DatasetError
 from runs.core.jobs.summary import SummaryError
 from runs.core.outcomes import failed_share_warning
@@ -146,7 +147,7 @@ async def _execute(run: Run) -> None:
         error = str(exc)
     except RunCancelled:
         status = Run.Status.CANCELLED
-    except (EngineError, DatasetError) as exc:
+    except (EngineError, DatasetError, MeasuringProcessLost) as exc:
         error = str(exc)
     except Exception as exc:
         log.exception("run %s failed", run.pk)

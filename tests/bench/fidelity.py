@@ -8,6 +8,7 @@ write, free of the simulator's own lateness:
   the request's and the first chunk's trips through loopback and both HTTP stacks;
 - gap error: each client inter-chunk gap minus the same gap between the writes;
 - decode tok/s error: the client's figure against (tokens - 1) / (last write - first write).
+At 64 and 256 streams (fidelity_split.py) the levels are split across measuring processes.
 Same-run references: a bare socket client (tests/bench/bare_client.py) measured the same way in
 the same phases, i.e. what this box allows any client, and the bare loopback round trip.
 """
@@ -21,6 +22,7 @@ from typing import Any
 from engines.clients import GenerationRequest, client_for
 from engines.simulator import SimProfile
 from runs.core.request_figures import decode_tps_client
+from tests.bench import fidelity_split
 from tests.bench.bare_client import BareClient
 from tests.bench.figures import figure, percentiles
 from tests.bench.simproc import loopback_rtt_s, simulator_process
@@ -71,7 +73,9 @@ def run(short: bool) -> dict[str, Any]:
     figures = [figure("bare loopback round trip (median)", rtt["median"] * 1000, "ms")]
     for streams in errors["harness"]:
         figures += _figures(streams, errors["harness"][streams], errors["bare"][streams])
-    return {"figures": figures, "profile": asdict(PROFILE), "size": asdict(size), "loopback_rtt_s": rtt}
+    split = fidelity_split.run(short)  # 64 and 256 streams, split across measuring processes
+    return {"figures": figures + split["figures"], "profile": asdict(PROFILE), "size": asdict(size),
+            "loopback_rtt_s": rtt, "split": {k: v for k, v in split.items() if k != "figures"}}
 
 
 def _request(tokens: int, seed: int) -> GenerationRequest:

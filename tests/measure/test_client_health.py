@@ -96,3 +96,24 @@ def test_it_lets_a_level_keep_three_quarters_of_its_concurrency():
     kept = {"achieved_concurrency": [{"requested": 100, "achieved": 100 * share}]}
     assert verdict(kept) == []
     assert ClientHealth().figures()["achieved_concurrency"] is None
+
+
+def test_it_judges_split_levels_by_their_worst_measuring_process():
+    health = ClientHealth()
+    health._end = (MIN_CPU_WALL_S + 1, 0.1, 0.1)  # the job's own loop: watched long enough, idle
+    lagging = {"loop_lag_ms": {"p50": 5.0, "p99": 80.0, "max": 90.0}, "probes": 200, "late_probes": 6,
+               "wall_s": MIN_CPU_WALL_S + 1, "cpu_pct_of_core": 40.0, "loop_cpu_pct_of_core": 39.0, "pid": 2}
+    busy = {"loop_lag_ms": {"p50": 1.0, "p99": 2.0, "max": 3.0}, "probes": 200, "late_probes": 0,
+            "wall_s": MIN_CPU_WALL_S + 1, "cpu_pct_of_core": 97.0, "loop_cpu_pct_of_core": 96.0, "pid": 3}
+    short = busy | {"wall_s": MIN_CPU_WALL_S / 2, "loop_cpu_pct_of_core": 100.0, "pid": 4}
+    for figures in (lagging, busy, short):
+        health.process(figures)
+    figures = health.figures()
+    assert [p["pid"] for p in figures["processes"][1:]] == [2, 3, 4]
+    assert figures["loop_lag_ms"] == lagging["loop_lag_ms"] and figures["late_probes"] == 6
+    assert figures["loop_cpu_pct_of_core"] == 96.0  # the short-lived process's 100 % is not judged
+    assert figures["reasons"] == ["loop_lag", "cpu"]
+
+
+def test_it_lists_no_processes_for_a_job_on_its_own_loop():
+    assert ClientHealth().figures()["processes"] is None

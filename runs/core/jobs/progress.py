@@ -28,3 +28,8 @@ class ClientPace(Protocol):
 
     def achieved(self, requested: int, achieved: float) -> None:
         """A load level asked for `requested` requests in flight and the client kept `achieved`."""
+
+    def process(self, figures: dict[str, Any]) -> None:
+        """A measuring process beside the job's own (a split level's) said how its own loop fared:
+        measure.client_health's loop_lag_ms, probes, late_probes, wall_s, cpu_pct_of_core,
+        loop_cpu_pct_of_core, and its pid."""

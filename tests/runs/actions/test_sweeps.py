@@ -124,7 +124,8 @@ def test_it_names_the_job_and_field_in_clean_jobs_errors(jobs, message):
 def test_it_fills_in_defaults_and_orders_jobs_like_run_job():
     assert clean_jobs([CONCURRENCY, SPEED]) == [
         {"job": "speed", "params": {"reps": 1, "warmup": 0}},
-        {"job": "concurrency", "params": {"levels": [1, 2], "answer_tokens": 256, "reps": 1, "warmup": 1}},
+        {"job": "concurrency", "params": {"levels": [1, 2], "answer_tokens": 256, "reps": 1, "warmup": 1,
+                                            "split_from": 32, "processes": 0}},
     ]
 
 
@@ -132,7 +133,7 @@ def test_it_fills_in_defaults_and_orders_jobs_like_run_job():
 def test_it_queues_nothing_when_a_job_is_bad(dispatched):
     bad = {"job": "concurrency", "params": {"levels": [0]}}
     sweep = SweepFactory(configs=[EngineConfigFactory()], jobs=[SPEED, bad])
-    with pytest.raises(ValueError, match="concurrency: levels item must be between 1 and 100, not 0"):
+    with pytest.raises(ValueError, match="concurrency: levels item must be between 1 and 256, not 0"):
         start_sweep(sweep)
     assert not Run.objects.exists() and not SweepExecution.objects.exists()
 

@@ -7,7 +7,8 @@ from typing import Any
 from measure import catalog
 from measure.catalog import Metric
 from measure.words import Words, gettext_noop
-from runs.core.jobs.concurrency.loop import ConcurrencyJob, run_concurrency
+from runs.core.jobs.concurrency.loop import MAX_LEVEL, ConcurrencyJob, run_concurrency
+from runs.core.jobs.concurrency.split import MAX_PROCESSES, SPLIT_FROM
 from runs.core.jobs.params import IntListParam, IntParam, Param
 from runs.core.jobs.spec import JobContext, JobSpec, count
 from runs.core.jobs.summary import Figures, RunSummary, Spread
@@ -26,7 +27,7 @@ catalog.declare_all(
 
 
 PARAMS: dict[str, Param] = {
-    "levels": IntListParam(gettext_noop("concurrency levels"), 1, 100, (1, 2, 4, 8, 16),
+    "levels": IntListParam(gettext_noop("concurrency levels"), 1, MAX_LEVEL, (1, 2, 4, 8, 16),
         what=gettext_noop("how many requests are in flight together, one level after another")),
     "answer_tokens": IntParam(gettext_noop("answer tokens"), 1, 32_768, 256,
         what=gettext_noop("tokens every answer generates (the end of sequence is ignored where the engine "
@@ -35,6 +36,13 @@ PARAMS: dict[str, Param] = {
         what=gettext_noop("rounds at each level; a round sends as many requests as the level")),
     "warmup": IntParam(gettext_noop("warm-up requests"), 0, 5, 1,
         what=gettext_noop("requests sent first and not measured")),
+    "split_from": IntParam(gettext_noop("split from"), 1, MAX_LEVEL, SPLIT_FROM,
+        what=gettext_noop("from this many requests at once, a level is sent by several measuring processes "
+                          "under one start plan, so that one process's loop does not set the pace; a level "
+                          "above 100 is always split (one process's connection pool holds 100)")),
+    "processes": IntParam(gettext_noop("measuring processes"), 0, MAX_PROCESSES, 0,
+        what=gettext_noop("how many processes send a split level; 0: one per core of the worker beyond "
+                          "the first")),
 }
 
 
@@ -58,7 +66,8 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     params = ctx.params
     levels = tuple(params.get("levels", (1, 2, 4, 8, 16)))
     job = ConcurrencyJob(ctx.config.model, levels, params["answer_tokens"], params["reps"],
-                         dict(ctx.config.sampling))
+                         dict(ctx.config.sampling), split_from=params.get("split_from", SPLIT_FROM),
+                         processes=params.get("processes", 0))
     return await run_concurrency(ctx.client, job, ctx.progress, ctx.pace)
 
 

@@ -16,6 +16,7 @@ from engines import kinds
 from engines.clients.base import EngineClient, Generation, GenerationRequest
 from measure.stats import summarize
 from runs.core.jobs.concurrency.pace import achieved_concurrency, schedule_delays
+from runs.core.jobs.concurrency.split import SPLIT_FROM, LevelFigures, SplitLevels, SplitPlan
 from runs.core.jobs.progress import ClientPace, RunProgress
 from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt
 from runs.core.outcomes import Failures, count_outcomes, succeeded
@@ -23,8 +24,8 @@ from runs.core.request_figures import request_metrics
 
 __all__ = ["ConcurrencyJob", "run_concurrency", "summarize_concurrency", "total_tps"]
 
-# httpx's default pool holds 100 connections; more concurrent requests would queue in the client.
-MAX_LEVEL = 100
+# A level above MAX_PER_PROCESS (one client's connection pool) is split across processes (split.py).
+MAX_LEVEL = 256
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,8 @@ class ConcurrencyJob:
     :param answer_tokens: every answer's fixed length.
     :param reps: bursts per level.
     :param warmup: unrecorded single requests first (a model load must not count as level 1).
+    :param split_from, processes: levels of split_from requests or more are sent by `processes`
+        measuring processes (0: one per core beyond the first) under one plan (split.py).
     """
 
     model: str
@@ -44,12 +47,15 @@ class ConcurrencyJob:
     sampling: dict[str, Any] = field(default_factory=dict)
     warmup: int = 1
     prompt: Prompt = SPEED_PROMPTS[4]  # free prose: an answer that runs to any length
+    split_from: int = SPLIT_FROM
+    processes: int = 0
 
     def __post_init__(self) -> None:
         if not self.levels or any(not 1 <= c <= MAX_LEVEL for c in self.levels):
             raise ValueError(f"levels must be 1 to {MAX_LEVEL} concurrent requests each")
         if self.answer_tokens < 1 or self.reps < 1:
             raise ValueError("answer_tokens and reps must be >= 1")
+        SplitPlan(self.split_from, self.processes)  # raises for a plan out of range
 
     def request(self, ignore_eos: bool) -> GenerationRequest:
         s = self.sampling
@@ -83,10 +89,15 @@ async def run_concurrency(
         await failures.send(client, request, "warm-up request")
     levels: dict[str, Any] = {}
     every: list[dict[str, Any]] = []
-    for c in job.levels:
-        rows, levels[str(c)] = await _level(client, request, job, c, failures, progress, pace)
-        every += rows
-        await progress.on_sample("level", levels[str(c)])
+    figures = LevelFigures(summarize_level, total_tps)
+    async with SplitLevels(client, SplitPlan(job.split_from, job.processes), pace, figures) as split:
+        for c in job.levels:
+            if split.drives(c):  # several measuring processes under one plan (split.py)
+                rows, levels[str(c)] = await split.level([request] * c, job.reps, job.answer_tokens, progress)
+            else:
+                rows, levels[str(c)] = await _level(client, request, job, c, failures, progress, pace)
+            every += rows
+            await progress.on_sample("level", levels[str(c)])
     Failures.check_any_succeeded(every)
     return summarize_concurrency(levels, job.answer_tokens) | {"outcomes": count_outcomes(every)}
 

@@ -64,7 +64,7 @@ def test_it_asks_openai_compatible_engines_to_ignore_eos():
     assert job.request(ignore_eos=True).max_tokens == 100
 
 
-@pytest.mark.parametrize("levels", [(), (0, 2), (1, 101)])
+@pytest.mark.parametrize("levels", [(), (0, 2), (1, 257)])
 def test_it_rejects_impossible_levels(levels):
     with pytest.raises(ValueError, match="levels"):
         ConcurrencyJob("demo", levels=levels)
