@@ -136,6 +136,7 @@ INSTALLED_APPS = [
     "engines",
     "runs",
     "traffic",
+    "claims",
     "teams",
     # Accounts (issue 31): login throttling (axes), and the project package's own signals, after it.
     "axes",
