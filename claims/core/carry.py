@@ -50,6 +50,7 @@ SPECULATIVE = {
     "speculative_method",
     "lookahead",
 }
+SAMPLING = ("temperature", "top_p", "top_k", "seed")
 NAMED_BY_SPARKDASH = {"served_model_name": "SparkDash names the model it serves"}
 # Bandwidth within this share of the machine's counts as the same class of machine.
 BANDWIDTH_SAME = 0.10
@@ -80,6 +81,7 @@ def carry(claim: ClaimData, kind: str, is_simulator: bool = False) -> Carried:
         carried.fields["speculative_method"] = claim.speculative_method
     if claim.lookahead is not None:
         carried.fields["lookahead"] = claim.lookahead
+    _carry_sampling(carried, claim)
     table = simulator.ALLOWED_FLAGS if is_simulator else kinds.get(kind).flag_table()
     for flag in flag_groups(claim.extra_flags):
         _carry_flag(carried, table, flag)
@@ -100,6 +102,19 @@ def carry(claim: ClaimData, kind: str, is_simulator: bool = False) -> Carried:
         if key not in {"defaults", "container", "mods", "env", "runtime", "command"}:
             carried.leave(f"{key}: {value}", "not a setting SparkDash knows")
     return carried
+
+
+def _carry_sampling(carried: Carried, claim: ClaimData) -> None:
+    """The workload's sampling and thinking, as the config's request settings."""
+    for key, value in sorted(claim.sampling.items()):
+        if key in SAMPLING and value is not None:
+            carried.fields[key] = value
+        else:
+            carried.leave(f"sampling.{key}: {value}", "not a sampling setting SparkDash sends")
+    if claim.thinking is not None:
+        carried.fields["thinking"] = "on" if claim.thinking else "off"
+    if claim.output_tokens:
+        carried.fields["max_tokens"] = claim.output_tokens
 
 
 def flag_groups(tokens: list[str]) -> list[list[str]]:

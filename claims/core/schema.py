@@ -111,10 +111,10 @@ class Figure(Strict):
 
 class Claim(Strict):
     source: Source
-    hardware: Hardware = Field(default_factory=Hardware)
+    hardware: Hardware = Field(default_factory=lambda: Hardware.model_validate({}))
     engine: Engine | None = None
-    model: Model = Field(default_factory=Model)
-    settings: Settings = Field(default_factory=Settings)
+    model: Model = Field(default_factory=lambda: Model.model_validate({}))
+    settings: Settings = Field(default_factory=lambda: Settings.model_validate({}))
     workload: Workload | None = None
     recipe: str | None = Field(None, min_length=1, max_length=300)
     figures: list[Figure] = Field(min_length=1, max_length=500)
