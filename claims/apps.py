@@ -8,3 +8,10 @@ class ClaimsConfig(AppConfig):
 
     default_auto_field = "django.db.models.BigAutoField"
     name = "claims"
+
+    def ready(self) -> None:
+        """Connect the alert on a done check, and the nightly checks to the embedded scheduler's tick."""
+        from claims import alerts, schedules  # noqa: F401 (alerts connects its receiver)
+        from runs.actions import scheduler
+
+        scheduler.also_tick(schedules.tick)

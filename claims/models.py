@@ -19,7 +19,7 @@ from engines.models import Engine, EngineConfig
 from runs.models import Run
 from teams.models import Team
 
-__all__ = ["Check", "Claim", "ClaimImmutable", "ClaimedFigure", "FigureResult"]
+__all__ = ["Check", "Claim", "ClaimImmutable", "ClaimSchedule", "ClaimedFigure", "FigureResult"]
 
 
 class ClaimImmutable(ValueError):
@@ -191,3 +191,30 @@ class FigureResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.figure}: {self.verdict or 'pending'}"
+
+
+class ClaimSchedule(models.Model):
+    """A claim re-checked every night on an engine here (claims.schedules fires it); a figure that was
+    ``reproduced`` and is no longer raises an alert (claims.alerts)."""
+
+    claim = models.ForeignKey(Claim, models.CASCADE, related_name="schedules")
+    engine = models.ForeignKey(Engine, models.CASCADE, related_name="claim_schedules")
+    config = models.ForeignKey(EngineConfig, models.SET_NULL, null=True, blank=True, related_name="claim_schedules")
+    repetitions = models.PositiveIntegerField(default=3)
+    hour = models.PositiveSmallIntegerField(default=2)  # the hour of the night it fires, in time_zone
+    time_zone = models.CharField(max_length=64, default="UTC")
+    enabled = models.BooleanField(default=True)
+    last_fired = models.DateTimeField(null=True, blank=True)
+    last_check = models.ForeignKey(Check, models.SET_NULL, null=True, blank=True, related_name="+")
+    last_error = models.CharField(max_length=500, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True)
+
+    team_path = "claim__team__"
+
+    class Meta:
+        ordering = ["claim", "engine"]
+        constraints = [models.UniqueConstraint(fields=["claim", "engine"], name="claim_schedule_once")]
+
+    def __str__(self) -> str:
+        return f"nightly check of {self.claim} on {self.engine}"
