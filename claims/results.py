@@ -77,7 +77,7 @@ def markdown_report(view: CheckView, language: str | None = None) -> str:
     """The reproduction report to post back where the claim was published, in Markdown."""
     with translation.override(language or translation.get_language()):
         context = {"view": view, "claim": view.check.claim, "rows": verdict_rows(view)}
-        return render_to_string("claims/report.md", context).strip() + "\n"
+        return render_to_string("claims/report.md.txt", context).strip() + "\n"
 
 
 def verdict_rows(view: CheckView) -> list[dict[str, Any]]:
