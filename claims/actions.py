@@ -28,8 +28,16 @@ from engines.models import Engine, EngineConfig
 from measure.words import gettext_noop
 from teams.models import Team
 
-__all__ = ["SEED_ENGINES", "RecipeClaim", "SeedOutcome", "add_claim_text", "add_recipe_claim", "check_on", "check_seeds",
-           "seed_files"]
+__all__ = [
+    "SEED_ENGINES",
+    "RecipeClaim",
+    "SeedOutcome",
+    "add_claim_text",
+    "add_recipe_claim",
+    "check_on",
+    "check_seeds",
+    "seed_files",
+]
 
 SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 # A seed claim's engine kind -> the demo's simulated engine and config it is checked on (examples/demo.yaml).
@@ -110,12 +118,17 @@ def check_seeds(team: Team, engines: Any, user: Any) -> list[SeedOutcome]:
         named = SEED_ENGINES.get(claim.engine_kind)
         engine = engines.filter(name=named[0], simulator=True).first() if named else None
         if engine is None:
-            outcomes.append(SeedOutcome(claim, None, gettext_noop("no simulated engine of this kind in the demo")))
+            outcomes.append(
+                SeedOutcome(claim, None, gettext_noop("no simulated engine of this kind in the demo"))
+            )
             continue
         config = EngineConfig.objects.filter(engine=engine, name=named[1]).first() if named else None
         try:
-            outcomes.append(SeedOutcome(claim, start_check(claim, engine, config=config, repetitions=SEED_RUNS,
-                                                           user=user)))
+            outcomes.append(
+                SeedOutcome(
+                    claim, start_check(claim, engine, config=config, repetitions=SEED_RUNS, user=user)
+                )
+            )
         except ValueError as exc:
             outcomes.append(SeedOutcome(claim, None, str(exc)))
     return outcomes

@@ -32,9 +32,13 @@ def _check_saved(sender: type[Check], instance: Check, update_fields: Any = None
 
 def check_alerts(check: Check) -> list[Alert]:
     """The alerts of a done check whose figures were reproduced by the claim's previous done check."""
-    previous = (Check.objects.filter(claim_id=check.claim_id, status=Check.Status.DONE, created__lt=check.created)
-                .exclude(pk=check.pk).order_by("-created").first())
-    if previous is None or check.config_id is None:
+    previous = (
+        Check.objects.filter(claim_id=check.claim_id, status=Check.Status.DONE, created__lt=check.created)
+        .exclude(pk=check.pk)
+        .order_by("-created")
+        .first()
+    )
+    if previous is None or check.config is None:
         return []
     before = {r.figure_id: r for r in previous.results.all()}
     found = []
@@ -55,13 +59,19 @@ def _key(result: FigureResult) -> str:
 def _alert(check: Check, result: FigureResult, earlier: FigureResult) -> Alert:
     known = CLAIM_METRICS[result.figure.metric]
     metric = catalog.CATALOG.get(known.catalog_key)
-    base = summarize(v / known.scale for v in earlier.values) or {}
-    now = summarize(v / known.scale for v in result.values) or {}
+    base: dict[str, Any] = dict(summarize(v / known.scale for v in earlier.values) or {})
+    now: dict[str, Any] = dict(summarize(v / known.scale for v in result.values) or {})
     delta = None
     if base.get("median") and now.get("median") is not None:
         delta = (now["median"] - base["median"]) / base["median"] * 100
     return Alert(
-        run_id=result.run_ids[0], config_id=check.config_id, job=known.job,
-        benchmark=f"claim #{check.claim_id} ({result.verdict})"[:50], metric=known.catalog_key,
-        label=(metric.label if metric else known.key)[:100], baseline=base, value=now, delta_pct=delta,
+        run_id=result.run_ids[0],
+        config=check.config,
+        job=known.job,
+        benchmark=f"claim #{check.claim_id} ({result.verdict})"[:50],
+        metric=known.catalog_key,
+        label=(metric.label if metric else known.key)[:100],
+        baseline=base,
+        value=now,
+        delta_pct=delta,
     )

@@ -32,8 +32,10 @@ def _text_or_file(cleaned: dict[str, Any], text: str, upload: str, limit: int) -
             raise forms.ValidationError(gettext("paste the file or upload it"))
         return str(pasted)
     if given.size > limit:
-        raise forms.ValidationError(gettext("the file is %(size)s bytes; the limit is %(limit)s KiB")
-                                    % {"size": f"{given.size:,}", "limit": limit >> 10})
+        raise forms.ValidationError(
+            gettext("the file is %(size)s bytes; the limit is %(limit)s KiB")
+            % {"size": f"{given.size:,}", "limit": limit >> 10}
+        )
     try:
         return str(given.read().decode("utf-8-sig"))
     except UnicodeDecodeError:
@@ -57,8 +59,12 @@ class TeamForm(forms.Form):
 class ClaimFileForm(TeamForm):
     """A SparkDash claim file (docs/claims.md), pasted or uploaded."""
 
-    text = forms.CharField(label=gettext_lazy("Claim file (YAML)"), required=False, max_length=MAX_BYTES,
-                           widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}))
+    text = forms.CharField(
+        label=gettext_lazy("Claim file (YAML)"),
+        required=False,
+        max_length=MAX_BYTES,
+        widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}),
+    )
     file = forms.FileField(label=gettext_lazy("Or upload it"), required=False)
 
     def clean(self) -> dict[str, Any]:
@@ -75,21 +81,32 @@ class RecipeForm(TeamForm):
     """A Spark Arena recipe (recipe_version 2), its author's measured table, and the claim's source."""
 
     title = forms.CharField(label=gettext_lazy("Title"), max_length=300)
-    url = forms.URLField(label=gettext_lazy("Where it was published"), required=False, max_length=500,
-                         assume_scheme="https")
+    url = forms.URLField(
+        label=gettext_lazy("Where it was published"), required=False, max_length=500, assume_scheme="https"
+    )
     author = forms.CharField(label=gettext_lazy("Author"), required=False, max_length=200)
-    recipe_text = forms.CharField(label=gettext_lazy("Recipe (YAML)"), required=False, max_length=MAX_BYTES,
-                                  widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}))
+    recipe_text = forms.CharField(
+        label=gettext_lazy("Recipe (YAML)"),
+        required=False,
+        max_length=MAX_BYTES,
+        widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
+    )
     recipe_file = forms.FileField(label=gettext_lazy("Or upload the recipe"), required=False)
     table = forms.CharField(
-        label=gettext_lazy("Measured table (Markdown)"), max_length=MAX_TABLE_CHARS,
+        label=gettext_lazy("Measured table (Markdown)"),
+        max_length=MAX_TABLE_CHARS,
         widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
-        help_text=gettext_lazy("the README's table: decode (t/s) and TTFT (ms) per concurrency (c1, c2...)"))
-    hardware = forms.CharField(label=gettext_lazy("Hardware"), required=False, max_length=100, initial="DGX Spark")
-    bandwidth_gbps = forms.FloatField(label=gettext_lazy("Its bandwidth (GB/s)"), required=False,
-                                      min_value=0.1, max_value=100_000)
-    runs = forms.IntegerField(label=gettext_lazy("Runs the table is over"), required=False,
-                              min_value=1, max_value=1000)
+        help_text=gettext_lazy("the README's table: decode (t/s) and TTFT (ms) per concurrency (c1, c2...)"),
+    )
+    hardware = forms.CharField(
+        label=gettext_lazy("Hardware"), required=False, max_length=100, initial="DGX Spark"
+    )
+    bandwidth_gbps = forms.FloatField(
+        label=gettext_lazy("Its bandwidth (GB/s)"), required=False, min_value=0.1, max_value=100_000
+    )
+    runs = forms.IntegerField(
+        label=gettext_lazy("Runs the table is over"), required=False, min_value=1, max_value=1000
+    )
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -108,12 +125,20 @@ class CheckForm(forms.Form):
 
     engine = forms.ModelChoiceField(queryset=Engine.objects.none(), label=gettext_lazy("Engine"))
     config = forms.ModelChoiceField(
-        queryset=EngineConfig.objects.none(), label=gettext_lazy("Config"), required=False,
-        help_text=gettext_lazy("whose model to run; the claim's settings go over it (default: the engine's only one)"))
-    runs = forms.IntegerField(label=gettext_lazy("Runs per level"), min_value=1, max_value=MAX_RUNS, initial=3)
+        queryset=EngineConfig.objects.none(),
+        label=gettext_lazy("Config"),
+        required=False,
+        help_text=gettext_lazy(
+            "whose model to run; the claim's settings go over it (default: the engine's only one)"
+        ),
+    )
+    runs = forms.IntegerField(
+        label=gettext_lazy("Runs per level"), min_value=1, max_value=MAX_RUNS, initial=3
+    )
     nightly = forms.BooleanField(label=gettext_lazy("Check it again every night"), required=False)
-    hour = forms.IntegerField(label=gettext_lazy("At (hour, UTC)"), min_value=0, max_value=23, initial=2,
-                              required=False)
+    hour = forms.IntegerField(
+        label=gettext_lazy("At (hour, UTC)"), min_value=0, max_value=23, initial=2, required=False
+    )
 
     def __init__(self, user: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

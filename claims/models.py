@@ -199,7 +199,9 @@ class ClaimSchedule(models.Model):
 
     claim = models.ForeignKey(Claim, models.CASCADE, related_name="schedules")
     engine = models.ForeignKey(Engine, models.CASCADE, related_name="claim_schedules")
-    config = models.ForeignKey(EngineConfig, models.SET_NULL, null=True, blank=True, related_name="claim_schedules")
+    config = models.ForeignKey(
+        EngineConfig, models.SET_NULL, null=True, blank=True, related_name="claim_schedules"
+    )
     repetitions = models.PositiveIntegerField(default=3)
     hour = models.PositiveSmallIntegerField(default=2)  # the hour of the night it fires, in time_zone
     time_zone = models.CharField(max_length=64, default="UTC")

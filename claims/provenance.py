@@ -52,7 +52,8 @@ def check_side(check: Check) -> tuple[dict[str, Any], dict[str, str]]:
         "engine_version": _distinct(r.provenance.get("engine_version") for r in runs),
         "model": config.get("model"),
         "model_file": _distinct(_model_file(r) for r in runs),
-        "quantization": _distinct(r.provenance.get("quantization") for r in runs) or config.get("quantization"),
+        "quantization": _distinct(r.provenance.get("quantization") for r in runs)
+        or config.get("quantization"),
         "speculative": {"method": config.get("speculative_method"), "lookahead": config.get("lookahead")},
         "sampling": {key: config.get(key) for key in SAMPLING},
         "thinking": {"on": True, "off": False}.get(str(config.get("thinking") or "")),
@@ -93,8 +94,11 @@ def _throttle(runs: list[Run]) -> str:
         throttle = ((run.summary or {}).get("telemetry") or {}).get("throttle")
         if isinstance(throttle, dict):
             reasons = [k for k, s in (throttle.get("reasons_s") or {}).items() if s]
-            said.append(f"#{run.pk}: {throttle.get('throttled_s', 0):g} s {' '.join(reasons)}".strip()
-                        if throttle.get("throttled") else f"#{run.pk}: none")
+            said.append(
+                f"#{run.pk}: {throttle.get('throttled_s', 0):g} s {' '.join(reasons)}".strip()
+                if throttle.get("throttled")
+                else f"#{run.pk}: none"
+            )
     return "; ".join(said)
 
 

@@ -23,21 +23,29 @@ FORMATS = ("html", "md", "json")
 def html_report(view: CheckView, language: str | None = None) -> str:
     """The report as one HTML document in ``language`` (the current one when None)."""
     with translation.override(language or translation.get_language()):
-        return render_to_string("claims/report.html", {
-            "view": view, "claim": view.check.claim, "rows": verdict_rows(view), "generated": timezone.now(),
-            "chart": chart_data(view),
-            "css": inline_style("css/report.css", "css/claims.css"),
-            "chart_js": inline_script("vendor/chart.umd.min.js"),
-            "claim_js": inline_script("js/claim_chart.js"),
-            "catalogue_js": catalogue_script(),
-        })
+        return render_to_string(
+            "claims/report.html",
+            {
+                "view": view,
+                "claim": view.check.claim,
+                "rows": verdict_rows(view),
+                "generated": timezone.now(),
+                "chart": chart_data(view),
+                "css": inline_style("css/report.css", "css/claims.css"),
+                "chart_js": inline_script("vendor/chart.umd.min.js"),
+                "claim_js": inline_script("js/claim_chart.js"),
+                "catalogue_js": catalogue_script(),
+            },
+        )
 
 
 def report_response(view: CheckView, fmt: str, language: str | None = None) -> HttpResponse:
     """The report as a download: ``fmt`` one of FORMATS."""
     name = f"sparkdash-claim-{view.check.claim_id}-check-{view.check.pk}"
     if fmt == "json":
-        response: HttpResponse = JsonResponse(view.json, json_dumps_params={"indent": 2, "ensure_ascii": False})
+        response: HttpResponse = JsonResponse(
+            view.json, json_dumps_params={"indent": 2, "ensure_ascii": False}
+        )
         response["Content-Disposition"] = f'attachment; filename="{name}.json"'
         return response
     if fmt == "md":
@@ -47,4 +55,3 @@ def report_response(view: CheckView, fmt: str, language: str | None = None) -> H
     response = HttpResponse(html_report(view, language), content_type="text/html; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{name}.html"'
     return response
-

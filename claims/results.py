@@ -20,7 +20,15 @@ from claims.core.provenance import ProvenanceRow
 from claims.models import Check, Claim, FigureResult
 from claims.provenance import provenance_rows
 
-__all__ = ["CheckView", "chart_data", "check_view", "latest_checks", "markdown_report", "verdict_counts", "verdict_rows"]
+__all__ = [
+    "CheckView",
+    "chart_data",
+    "check_view",
+    "latest_checks",
+    "markdown_report",
+    "verdict_counts",
+    "verdict_rows",
+]
 
 
 @dataclass(frozen=True)
@@ -49,18 +57,29 @@ def chart_data(view: CheckView) -> list[dict[str, Any]]:
     by_metric: dict[str, dict[str, Any]] = {}
     for result in view.results:
         figure = result.figure
-        entry = by_metric.setdefault(figure.metric, {"metric": figure.metric, "unit": figure.unit, "levels": []})
-        entry["levels"].append({
-            "concurrency": figure.concurrency, "claimed": figure.value, "median": result.median,
-            "low": result.ci_low, "high": result.ci_high, "n": result.n, "verdict": result.verdict,
-        })
+        entry = by_metric.setdefault(
+            figure.metric, {"metric": figure.metric, "unit": figure.unit, "levels": []}
+        )
+        entry["levels"].append(
+            {
+                "concurrency": figure.concurrency,
+                "claimed": figure.value,
+                "median": result.median,
+                "low": result.ci_low,
+                "high": result.ci_high,
+                "n": result.n,
+                "verdict": result.verdict,
+            }
+        )
     return list(by_metric.values())
 
 
 def latest_checks(claims: list[Claim]) -> dict[int, Check]:
     """Each claim's latest check (claims with none are left out), refreshed."""
     latest: dict[int, Check] = {}
-    checks = Check.objects.filter(claim__in=claims).select_related("engine__machine").order_by("claim", "-created")
+    checks = (
+        Check.objects.filter(claim__in=claims).select_related("engine__machine").order_by("claim", "-created")
+    )
     for check in checks:
         if check.claim_id not in latest:
             latest[check.claim_id] = refresh_check(check)
@@ -86,16 +105,19 @@ def verdict_rows(view: CheckView) -> list[dict[str, Any]]:
     for result in view.results:
         figure = result.figure
         digits = 3 if CLAIM_METRICS[figure.metric].unit == "fraction" else 1
-        rows.append({
-            "result": result, "figure": figure,
-            "median": _number(result.median, digits),
-            "ci": f"{_number(result.ci_low, digits)}–{_number(result.ci_high, digits)}"
-            if result.ci_low is not None else "",
-            "delta": f"{result.delta_pct:+.1f} %" if result.delta_pct is not None else "",
-        })
+        rows.append(
+            {
+                "result": result,
+                "figure": figure,
+                "median": _number(result.median, digits),
+                "ci": f"{_number(result.ci_low, digits)}\u2013{_number(result.ci_high, digits)}"
+                if result.ci_low is not None
+                else "",
+                "delta": f"{result.delta_pct:+.1f} %" if result.delta_pct is not None else "",
+            }
+        )
     return rows
 
 
 def _number(value: float | None, digits: int) -> str:
     return f"{value:,.{digits}f}" if value is not None else ""
-

@@ -42,8 +42,13 @@ def fire(schedule: ClaimSchedule, now: datetime | None = None) -> Check | None:
     now = now or timezone.now()
     check, error = None, ""
     try:
-        check = start_check(schedule.claim, schedule.engine, config=schedule.config,
-                            repetitions=schedule.repetitions, user=schedule.created_by)
+        check = start_check(
+            schedule.claim,
+            schedule.engine,
+            config=schedule.config,
+            repetitions=schedule.repetitions,
+            user=schedule.created_by,
+        )
     except ValueError as exc:
         error = str(exc)[:500]
     ClaimSchedule.objects.filter(pk=schedule.pk).update(last_fired=now, last_check=check, last_error=error)

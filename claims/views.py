@@ -40,10 +40,18 @@ def claim_list(request: HttpRequest) -> HttpResponse:
     """GET: the claims and their latest verdicts; POST (members): a claim file, a recipe, or the seeds."""
     member = teams_with_role(request.user, Role.MEMBER).exists()
     way = request.POST.get("way", "") if request.method == "POST" else ""
-    file_form = ClaimFileForm(request.user, request.POST or None if way == "file" else None,
-                              request.FILES or None if way == "file" else None, prefix="file")
-    recipe_form = RecipeForm(request.user, request.POST or None if way == "recipe" else None,
-                             request.FILES or None if way == "recipe" else None, prefix="recipe")
+    file_form = ClaimFileForm(
+        request.user,
+        request.POST or None if way == "file" else None,
+        request.FILES or None if way == "file" else None,
+        prefix="file",
+    )
+    recipe_form = RecipeForm(
+        request.user,
+        request.POST or None if way == "recipe" else None,
+        request.FILES or None if way == "recipe" else None,
+        prefix="recipe",
+    )
     if way in ("file", "recipe", "seeds") and not member:
         require_role(request.user, None, Role.MEMBER)
     if way == "seeds":
@@ -56,10 +64,18 @@ def claim_list(request: HttpRequest) -> HttpResponse:
             form.add_error(None, refusal_text(exc))
         else:
             return redirect("claims:detail", pk=claim.pk)
-    claims = list(visible(request.user, Claim.objects.prefetch_related("figures")).select_related("team")[:200])
-    context = {"claims": claims, "latest": latest_checks(claims), "member": member,
-               "file_form": file_form, "recipe_form": recipe_form, "way": way,
-               "seeds": [p.name for p in actions.seed_files()]}
+    claims = list(
+        visible(request.user, Claim.objects.prefetch_related("figures")).select_related("team")[:200]
+    )
+    context = {
+        "claims": claims,
+        "latest": latest_checks(claims),
+        "member": member,
+        "file_form": file_form,
+        "recipe_form": recipe_form,
+        "way": way,
+        "seeds": [p.name for p in actions.seed_files()],
+    }
     return render(request, "claims/list.html", context, status=400 if way and form.errors else 200)
 
 
@@ -69,15 +85,24 @@ def _add(request: HttpRequest, way: str, cleaned: dict[str, Any]) -> tuple[Claim
         name = cleaned["file"].name if cleaned.get("file") else "claim.yaml"
         return actions.add_claim_text(team, name, cleaned["claim_text"], request.user)
     given = actions.RecipeClaim(
-        recipe_name=cleaned["recipe_name"], recipe_text=cleaned["recipe"], table=cleaned["table"],
-        title=cleaned["title"], url=cleaned["url"], author=cleaned["author"], hardware=cleaned["hardware"],
-        bandwidth_gbps=cleaned["bandwidth_gbps"], runs=cleaned["runs"])
+        recipe_name=cleaned["recipe_name"],
+        recipe_text=cleaned["recipe"],
+        table=cleaned["table"],
+        title=cleaned["title"],
+        url=cleaned["url"],
+        author=cleaned["author"],
+        hardware=cleaned["hardware"],
+        bandwidth_gbps=cleaned["bandwidth_gbps"],
+        runs=cleaned["runs"],
+    )
     return actions.add_recipe_claim(team, given, request.user)
 
 
 def _seeds(request: HttpRequest) -> HttpResponse:
     """Store the seed claims in the user's first team and check each on the demo's simulator."""
     team = teams_with_role(request.user, Role.MEMBER).order_by("pk").first()
+    if team is None:
+        raise Http404("no team")
     engines = visible(request.user, Engine.objects.select_related("machine__team"))
     engines = engines.filter(machine__team__in=teams_with_role(request.user, Role.MEMBER))
     outcomes = actions.check_seeds(team, engines, request.user)
@@ -100,13 +125,18 @@ def claim_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 form.add_error(None, str(exc))
             else:
                 return redirect(reverse("claims:detail", args=[claim.pk]) + f"?check={check.pk}")
-    check = _check(claim, request.GET.get("check", ""))
-    view = check_view(check) if check else None
+    shown = _check(claim, request.GET.get("check", ""))
+    view = check_view(shown) if shown else None
     context = {
-        "claim": claim, "view": view, "form": form, "checks": claim.checks.select_related("engine")[:20],
-        "can_check": teams_with_role(request.user, Role.MEMBER).exists(), "view_rows": verdict_rows(view) if view else [],
-        "chart": chart_data(view) if view else [], "schedules": claim.schedules.select_related("engine"),
-        "refresh_s": REFRESH_S if check and check.status == Check.Status.RUNNING else None,
+        "claim": claim,
+        "view": view,
+        "form": form,
+        "checks": claim.checks.select_related("engine")[:20],
+        "can_check": teams_with_role(request.user, Role.MEMBER).exists(),
+        "view_rows": verdict_rows(view) if view else [],
+        "chart": chart_data(view) if view else [],
+        "schedules": claim.schedules.select_related("engine"),
+        "refresh_s": REFRESH_S if shown and shown.status == Check.Status.RUNNING else None,
     }
     return render(request, "claims/detail.html", context, status=400 if form.errors else 200)
 
@@ -117,9 +147,16 @@ def _start(request: HttpRequest, claim: Claim, cleaned: dict[str, Any]) -> Check
         check = actions.check_on(claim, engine, config, runs, request.user)
         if cleaned.get("nightly"):
             ClaimSchedule.objects.update_or_create(
-                claim=claim, engine=engine,
-                defaults={"config": config, "repetitions": runs, "hour": cleaned.get("hour") or 0,
-                          "enabled": True, "created_by": request.user})
+                claim=claim,
+                engine=engine,
+                defaults={
+                    "config": config,
+                    "repetitions": runs,
+                    "hour": cleaned.get("hour") or 0,
+                    "enabled": True,
+                    "created_by": request.user,
+                },
+            )
     return check
 
 
@@ -143,6 +180,6 @@ def check_report(request: HttpRequest, pk: int, check: int, fmt: str) -> HttpRes
     if found is None or fmt not in FORMATS:
         raise Http404("no such report")
     language = request.GET.get("lang") or None
-    if language not in (None, "en", "ja"):
+    if language is not None and language not in ("en", "ja"):
         return HttpResponseBadRequest(f"lang: {language[:10]} is not a language of the report (en, ja)")
     return report_response(check_view(found), fmt, language)

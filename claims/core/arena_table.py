@@ -21,14 +21,18 @@ __all__ = ["MAX_TABLE_CHARS", "read_table"]
 
 MAX_TABLE_CHARS = 64 * 1024
 LEVEL = re.compile(r"(?:\(\s*c|@\s*c|\bc)(\d{1,3})\b", re.IGNORECASE)
-NUMBER = re.compile(r"^\s*([-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*(?:(?:±|\+/-)\s*(\d[\d,]*(?:\.\d+)?))?")
+NUMBER = re.compile(
+    r"^\s*([-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*(?:(?:±|\+/-)\s*(\d[\d,]*(?:\.\d+)?))?"
+)
 
 
 def read_table(name: str, text: str) -> list[dict[str, Any]]:
     """The figures the table states, as a claim file's ``figures`` entries (metric, concurrency,
     value, spread where stated); ClaimRefused when it states none or a cell is not a number."""
     if len(text) > MAX_TABLE_CHARS:
-        raise ClaimRefused(gettext_noop("%(name)s is larger than %(kib)s KiB"), name=name, kib=MAX_TABLE_CHARS >> 10)
+        raise ClaimRefused(
+            gettext_noop("%(name)s is larger than %(kib)s KiB"), name=name, kib=MAX_TABLE_CHARS >> 10
+        )
     rows = [_cells(line) for line in text.splitlines() if line.strip().startswith("|")]
     rows = [r for r in rows if not all(re.fullmatch(r":?-+:?", c) for c in r if c)]
     if len(rows) < 2:
@@ -69,8 +73,11 @@ def _columns(header: list[str]) -> dict[str, str | None]:
     return {
         "test": first(lambda h: h == "test"),
         "level": first(lambda h: h in ("concurrency", "c", "streams", "level")),
-        "stream": first(lambda h: "(req)" in h and "peak" not in h, lambda h: "decode" in h and "total" not in h,
-                        lambda h: h in ("t/s", "tok/s", "tokens/s")),
+        "stream": first(
+            lambda h: "(req)" in h and "peak" not in h,
+            lambda h: "decode" in h and "total" not in h,
+            lambda h: h in ("t/s", "tok/s", "tokens/s"),
+        ),
         "total": first(lambda h: "total" in h and ("t/s" in h or "tok/s" in h or "decode" in h)),
         "ttft": first(lambda h: "e2e_ttft" in h, lambda h: "ttft" in h, lambda h: "ttfr" in h),
     }
@@ -92,8 +99,11 @@ def _wanted(cells: dict[str, str], columns: dict[str, str | None]) -> list[tuple
     test = cells.get(columns["test"] or "", "").strip().lower()
     wanted: list[tuple[str, str, float]] = []
     if not test or test.startswith("tg"):
-        wanted += [(m, c, 1.0) for m, c in (("decode_tps", columns["stream"]), ("decode_tps_total", columns["total"]))
-                   if c]
+        wanted += [
+            (m, c, 1.0)
+            for m, c in (("decode_tps", columns["stream"]), ("decode_tps_total", columns["total"]))
+            if c
+        ]
     if ttft := columns["ttft"]:
         seconds = "(s)" in ttft and "(ms)" not in ttft
         wanted.append(("ttft_ms", ttft, 1000.0 if seconds else 1.0))
@@ -109,7 +119,10 @@ def _number(name: str, row: int, column: str, cell: str) -> tuple[float, float |
     if not math.isfinite(value) or value <= 0:
         raise ClaimRefused(
             gettext_noop("%(name)s: row %(row)s, column %(column)s: %(cell)s is not a number above 0"),
-            name=name, row=row, column=column, cell=cell[:40],
+            name=name,
+            row=row,
+            column=column,
+            cell=cell[:40],
         )
     spread = float(match.group(2).replace(",", "")) if match and match.group(2) else None
     return value, spread

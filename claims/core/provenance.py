@@ -56,8 +56,14 @@ class ProvenanceRow:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"what": self.key, "label": self.label, "claim": self.claim, "here": self.here,
-                "differs": self.differs, "note": self.note}
+        return {
+            "what": self.key,
+            "label": self.label,
+            "claim": self.claim,
+            "here": self.here,
+            "differs": self.differs,
+            "note": self.note,
+        }
 
 
 def compare_provenance(
@@ -67,8 +73,12 @@ def compare_provenance(
     notes = notes or {}
     return [
         ProvenanceRow(
-            key, label, shown(claim.get(key)), shown(here.get(key)),
-            differs(claim.get(key), here.get(key), TOLERANCES.get(key, NUMBER_TOLERANCE)), notes.get(key, ""),
+            key,
+            label,
+            shown(claim.get(key)),
+            shown(here.get(key)),
+            differs(claim.get(key), here.get(key), TOLERANCES.get(key, NUMBER_TOLERANCE)),
+            notes.get(key, ""),
         )
         for key, label in ROWS
     ]

@@ -6,34 +6,80 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('claims', '0001_initial'),
-        ('engines', '0018_team_moves_to_teams'),
+        ("claims", "0001_initial"),
+        ("engines", "0018_team_moves_to_teams"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ClaimSchedule',
+            name="ClaimSchedule",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('repetitions', models.PositiveIntegerField(default=3)),
-                ('hour', models.PositiveSmallIntegerField(default=2)),
-                ('time_zone', models.CharField(default='UTC', max_length=64)),
-                ('enabled', models.BooleanField(default=True)),
-                ('last_fired', models.DateTimeField(blank=True, null=True)),
-                ('last_error', models.CharField(blank=True, max_length=500)),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('claim', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='schedules', to='claims.claim')),
-                ('config', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='claim_schedules', to='engines.engineconfig')),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('engine', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='claim_schedules', to='engines.engine')),
-                ('last_check', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='claims.check')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("repetitions", models.PositiveIntegerField(default=3)),
+                ("hour", models.PositiveSmallIntegerField(default=2)),
+                ("time_zone", models.CharField(default="UTC", max_length=64)),
+                ("enabled", models.BooleanField(default=True)),
+                ("last_fired", models.DateTimeField(blank=True, null=True)),
+                ("last_error", models.CharField(blank=True, max_length=500)),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                (
+                    "claim",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="schedules",
+                        to="claims.claim",
+                    ),
+                ),
+                (
+                    "config",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="claim_schedules",
+                        to="engines.engineconfig",
+                    ),
+                ),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "engine",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="claim_schedules",
+                        to="engines.engine",
+                    ),
+                ),
+                (
+                    "last_check",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="claims.check",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['claim', 'engine'],
-                'constraints': [models.UniqueConstraint(fields=('claim', 'engine'), name='claim_schedule_once')],
+                "ordering": ["claim", "engine"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("claim", "engine"), name="claim_schedule_once")
+                ],
             },
         ),
     ]

@@ -18,7 +18,10 @@ from django.views.i18n import JavaScriptCatalog
 
 from runs.results.comparison import Comparison
 
-__all__ = ["REPORT_FILENAME", "catalogue_script", "inline_script", "inline_style", "render_report", "report_response"]
+__all__ = [
+    "REPORT_FILENAME", "catalogue_script", "inline_script", "inline_style", "render_report",
+    "report_response",
+]
 
 REPORT_FILENAME = "sparkdash-compare.html"
 

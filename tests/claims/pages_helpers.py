@@ -32,20 +32,43 @@ def make_claim(team: Any, text: str = CLAIM_YAML) -> Claim:
     return store_claim(team, read_claim_file("claim.yaml", text), text)[0]
 
 
-def finished_check(claim: Claim, config: Any = None, verdicts: dict[str, str] | None = None,
-                   medians: dict[str, float] | None = None) -> Check:
+def finished_check(
+    claim: Claim,
+    config: Any = None,
+    verdicts: dict[str, str] | None = None,
+    medians: dict[str, float] | None = None,
+) -> Check:
     """A done check of ``claim``: one run, each figure a result (reproduced unless ``verdicts`` says)."""
     config = config or EngineConfigFactory(engine__machine__team=claim.team, quantization="Q4_K_M")
-    run = RunFactory(config=config, job="concurrency", status=Run.Status.SUCCEEDED, finished=timezone.now(),
-                     provenance={"engine_version": "b12000", "quantization": "Q4_K_M", "config": config.snapshot()})
-    check = Check.objects.create(claim=claim, engine=config.engine, config=config, repetitions=3,
-                                 status=Check.Status.DONE, finished=timezone.now())
+    run = RunFactory(
+        config=config,
+        job="concurrency",
+        status=Run.Status.SUCCEEDED,
+        finished=timezone.now(),
+        provenance={"engine_version": "b12000", "quantization": "Q4_K_M", "config": config.snapshot()},
+    )
+    check = Check.objects.create(
+        claim=claim,
+        engine=config.engine,
+        config=config,
+        repetitions=3,
+        status=Check.Status.DONE,
+        finished=timezone.now(),
+    )
     check.runs.add(run)
     for figure in claim.figures.all():
         key = f"{figure.metric}@{figure.concurrency}"
         median = (medians or {}).get(key, figure.value)
         FigureResult.objects.create(
-            check_run=check, figure=figure, verdict=(verdicts or {}).get(key, "reproduced"), median=median,
-            ci_low=median * 0.98, ci_high=median * 1.02, n=3, delta_pct=(median - figure.value) / figure.value * 100,
-            values=[median * 0.99, median, median * 1.01], run_ids=[run.pk])
+            check_run=check,
+            figure=figure,
+            verdict=(verdicts or {}).get(key, "reproduced"),
+            median=median,
+            ci_low=median * 0.98,
+            ci_high=median * 1.02,
+            n=3,
+            delta_pct=(median - figure.value) / figure.value * 100,
+            values=[median * 0.99, median, median * 1.01],
+            run_ids=[run.pk],
+        )
     return check

@@ -29,7 +29,9 @@ def test_it_is_due_once_a_night_at_its_hour(alpha):
 
 def test_it_fires_a_due_schedule_through_start_check(alpha, monkeypatch):
     claim = make_claim(alpha.team)
-    schedule = ClaimSchedule.objects.create(claim=claim, engine=alpha.engine, config=alpha.config, repetitions=4)
+    schedule = ClaimSchedule.objects.create(
+        claim=claim, engine=alpha.engine, config=alpha.config, repetitions=4
+    )
     ClaimSchedule.objects.filter(pk=schedule.pk).update(created=timezone.now() - dt.timedelta(days=2))
     calls = []
     monkeypatch.setattr(schedules, "start_check", lambda *a, **k: calls.append(k) or finished_check(claim))
@@ -42,7 +44,9 @@ def test_it_fires_a_due_schedule_through_start_check(alpha, monkeypatch):
 
 def test_it_keeps_the_reason_a_scheduled_check_cannot_start(alpha, monkeypatch):
     schedule = ClaimSchedule.objects.create(claim=make_claim(alpha.team), engine=alpha.engine)
-    monkeypatch.setattr(schedules, "start_check", lambda *a, **k: (_ for _ in ()).throw(ValueError("no config")))
+    monkeypatch.setattr(
+        schedules, "start_check", lambda *a, **k: (_ for _ in ()).throw(ValueError("no config"))
+    )
     assert schedules.fire(schedule) is None
     schedule.refresh_from_db()
     assert schedule.last_error == "no config" and schedule.last_fired is not None
@@ -51,8 +55,9 @@ def test_it_keeps_the_reason_a_scheduled_check_cannot_start(alpha, monkeypatch):
 def test_it_raises_an_alert_when_a_reproduced_figure_stops_being_so(alpha):
     claim = make_claim(alpha.team)
     finished_check(claim, config=alpha.config)
-    later = finished_check(claim, config=alpha.config, verdicts={"decode_tps@1": "lower"},
-                           medians={"decode_tps@1": 40.0})
+    later = finished_check(
+        claim, config=alpha.config, verdicts={"decode_tps@1": "lower"}, medians={"decode_tps@1": 40.0}
+    )
     Check.objects.filter(pk=later.pk).update(created=timezone.now() + dt.timedelta(seconds=1))
     later.refresh_from_db()
     alerts = check_alerts(later)
@@ -66,7 +71,9 @@ def test_it_raises_the_alert_when_the_check_is_saved_done(alpha):
     claim = make_claim(alpha.team)
     finished_check(claim, config=alpha.config)
     later = finished_check(claim, config=alpha.config, verdicts={"ttft_ms@1": "higher"})
-    Check.objects.filter(pk=later.pk).update(created=timezone.now() + dt.timedelta(seconds=1), status="running")
+    Check.objects.filter(pk=later.pk).update(
+        created=timezone.now() + dt.timedelta(seconds=1), status="running"
+    )
     later.refresh_from_db()
     later.status = Check.Status.DONE
     later.save(update_fields=["status"])

@@ -25,7 +25,9 @@ def test_it_reads_seconds_as_milliseconds():
     assert read_table("t", table)[1] == {"metric": "ttft_ms", "concurrency": 1, "value": 856.0}
 
 
-@pytest.mark.parametrize("table", ["no table", "| c | decode |\n|-|-|\n| 1 | -4 |", "| a | b |\n|-|-|\n| 1 | 2 |"])
+@pytest.mark.parametrize(
+    "table", ["no table", "| c | decode |\n|-|-|\n| 1 | -4 |", "| a | b |\n|-|-|\n| 1 | 2 |"]
+)
 def test_it_refuses_a_table_without_a_figure_or_with_a_bad_cell(table):
     with pytest.raises(ClaimRefused):
         read_table("t", table)

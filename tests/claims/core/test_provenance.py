@@ -8,9 +8,13 @@ pytestmark = pytest.mark.backend_free
 
 
 def test_it_flags_only_values_both_sides_state_and_that_disagree():
-    rows = {r.key: r for r in compare_provenance(
-        {"engine_version": "b11434", "quantization": "Q4_K_M", "bandwidth_gbps": 273, "thinking": False},
-        {"engine_version": "b12000", "quantization": "q4_k_m", "bandwidth_gbps": 255, "model_file": "x"})}
+    rows = {
+        r.key: r
+        for r in compare_provenance(
+            {"engine_version": "b11434", "quantization": "Q4_K_M", "bandwidth_gbps": 273, "thinking": False},
+            {"engine_version": "b12000", "quantization": "q4_k_m", "bandwidth_gbps": 255, "model_file": "x"},
+        )
+    }
     assert [key for key, _ in ROWS] == list(rows)
     assert rows["engine_version"].differs and not rows["quantization"].differs
     assert not rows["bandwidth_gbps"].differs  # within 10 %: the same class of machine
