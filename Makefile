@@ -89,9 +89,9 @@ node_modules/.installed: package.json package-lock.json
 lint: install node_modules/.installed
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
-	$(BIN)/mypy engines measure runs sparkdash teams traffic
+	$(BIN)/mypy claims engines measure runs sparkdash teams traffic
 	$(BIN)/pylint --disable=all --enable=duplicate-code --min-similarity-lines=8 \
-	  --ignore=fixtures,migrations --score=n engines measure runs teams traffic
+	  --ignore=fixtures,migrations --score=n claims engines measure runs teams traffic
 	node_modules/.bin/jscpd --min-lines 8 --min-tokens 50 --format javascript,css,markup \
 	  --ignore "static/vendor/**,runs/core/jobs/*/fixtures/**" --exit-code 1 --reporters console \
 	  static templates runs/core/jobs

@@ -136,6 +136,7 @@ INSTALLED_APPS = [
     "engines",
     "runs",
     "traffic",
+    "claims",
     "teams",
     # Accounts (issue 31): login throttling (axes), and the project package's own signals, after it.
     "axes",
@@ -243,6 +244,10 @@ CELERY_TASK_SOFT_TIME_LIMIT = envint("CELERY_TASK_SOFT_TIME_LIMIT", 6 * 3600 - 6
 # A run is long; redelivery must wait longer than the longest run (Redis visibility timeout).
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT + 600}
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# Claims re-checked every night (claims.schedules): beat sends their tick every minute.
+CELERY_BEAT_SCHEDULE = {
+    "claim schedules": {"task": "claims.tasks.tick_claim_schedules", "schedule": 60.0},
+}
 
 # --- Accounts (issue 31): login throttling, password rules, idle sessions (docs/SECURITY.md) ---
 # django-axes refuses a login, right password or not, once a username or an address has

@@ -25,6 +25,7 @@ urlpatterns = [
     path("", include("engines.urls")),
     path("", include("runs.urls")),
     path("", include("traffic.urls")),
+    path("", include("claims.urls")),
     path("teams/", include("teams.urls")),
 ]
 

@@ -18,7 +18,10 @@ from django.views.i18n import JavaScriptCatalog
 
 from runs.results.comparison import Comparison
 
-__all__ = ["REPORT_FILENAME", "render_report", "report_response"]
+__all__ = [
+    "REPORT_FILENAME", "catalogue_script", "inline_script", "inline_style", "render_report",
+    "report_response",
+]
 
 REPORT_FILENAME = "sparkdash-compare.html"
 
@@ -30,12 +33,14 @@ def _static_text(path: str) -> str:
     return Path(found).read_text(encoding="utf-8")
 
 
-def _script(path: str) -> str:
+def inline_script(path: str) -> str:
+    """A static script's text, safe inside a <script> element of an offline file."""
     # Inside <script>, only "</script" would end the element early.
     return _static_text(path).replace("</script", "<\\/script")
 
 
-def _style(*paths: str) -> str:
+def inline_style(*paths: str) -> str:
+    """Static style sheets' text, safe inside a <style> element of an offline file."""
     # Inside <style>, only "</style" would end the element early.
     return "\n".join(_static_text(p) for p in paths).replace("</style", "<\\/style")
 
@@ -51,15 +56,15 @@ def _context(comparison: Comparison) -> dict[str, object]:
     return {
         "comparison": comparison,
         "generated": timezone.now(),
-        "css": _style("css/report.css", "css/compare.css"),
-        "chart_js": _script("vendor/chart.umd.min.js"),
-        "format_js": _script("js/format.js"),
-        "compare_js": _script("js/compare.js"),
-        "catalogue_js": _catalogue_script(),
+        "css": inline_style("css/report.css", "css/compare.css"),
+        "chart_js": inline_script("vendor/chart.umd.min.js"),
+        "format_js": inline_script("js/format.js"),
+        "compare_js": inline_script("js/compare.js"),
+        "catalogue_js": catalogue_script(),
     }
 
 
-def _catalogue_script() -> str:
+def catalogue_script() -> str:
     """Django's JavaScript catalogue for the current language, as the page's /jsi18n/ serves it."""
     request = HttpRequest()
     request.method = "GET"

@@ -1,0 +1,206 @@
+"""A claim checked against the real llama-server with Gemma 3 270M (`make engine`), through
+`manage.py checkclaim --wait`: one engine process shared by the module, one level, 16-token answers,
+3 runs a check. And a Spark Arena recipe and malformed claims, where nothing runs."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from claims.models import Check, Claim, ClaimedFigure
+from tests.factories import EngineConfigFactory
+from tests.real_engine import GEMMA_270M, llama_server_process, requires_engine
+
+HERE = Path(__file__).resolve().parent
+EXAMPLES = HERE.parent.parent / "examples" / "claims"
+
+
+def claim_file(tmp_path: Path, figures: str, *, name: str = "claim.yaml", extra: str = "") -> Path:
+    """A claim about the real llama-server here (273 GB/s like the test machine, 0.25 GB per token)."""
+    text = (
+        textwrap.dedent("""\
+        claim:
+          source: {title: "Gemma 3 270M on llama-server", url: "https://example.org/gemma", author: "test"}
+          hardware: {name: "test box", bandwidth_gbps: 273, nodes: 1}
+          engine: {kind: llama-server}
+          model: {name: gemma3-270m, quantization: Q4_K_M, bytes_per_token_gb: 0.25}
+          workload: {output_tokens: 16, concurrency: [1]}
+          tolerance_pct: 25
+        """)
+        + extra
+        + "  figures:\n"
+        + textwrap.indent(textwrap.dedent(figures), "    ")
+    )
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def checkclaim(capsys, path: Path, *args: str) -> dict:
+    capsys.readouterr()
+    call_command("checkclaim", str(path), "--engine", "gemma-real", "--wait", *args)
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture(scope="module")
+def llama_url():
+    with llama_server_process("-np", "1") as (url, _process):
+        yield url
+
+
+@pytest.fixture
+def real_config(llama_url):
+    return EngineConfigFactory(
+        name="gemma-real-config",
+        engine__name="gemma-real",
+        engine__base_url=llama_url,
+        model=str(GEMMA_270M),
+        max_tokens=16,
+    )
+
+
+def by_metric(result: dict) -> dict[str, dict]:
+    return {f["metric"]: f for f in result["figures"]}
+
+
+@requires_engine
+@pytest.mark.timeout(300)
+def test_it_reproduces_a_claim_made_from_figures_measured_here_and_finds_decode_x3_lower(
+    inprocess, capsys, tmp_path, real_config
+):
+    first = by_metric(
+        checkclaim(
+            capsys,
+            claim_file(
+                tmp_path,
+                """\
+        - {metric: decode_tps, concurrency: 1, value: 1.0}
+        - {metric: ttft_ms, concurrency: 1, value: 1.0}
+        """,
+                name="probe.yaml",
+            ),
+        )
+    )
+    decode, ttft = first["decode_tps"]["measured"]["median"], first["ttft_ms"]["measured"]["median"]
+    low, high = first["decode_tps"]["measured"]["ci"]
+    print(f"\nmeasured here: decode {decode} tok/s [{low}, {high}], TTFT {ttft} ms", file=sys.stderr)
+    assert first["decode_tps"]["verdict"] == "higher" and first["decode_tps"]["measured"]["n"] == 3
+
+    # The claim states the spread it was measured with, as a published claim would.
+    stated = (
+        f"{{metric: decode_tps, concurrency: 1, value: {decode}, runs: 3, spread: {(high - low) / 2:.3f}}}"
+    )
+    same = checkclaim(capsys, claim_file(tmp_path, f"- {stated}\n"))
+    row = by_metric(same)["decode_tps"]
+    print("same claim:", row, file=sys.stderr)
+    again_low, again_high = row["measured"]["ci"]
+    if again_high < low or again_low > high:
+        pytest.skip(
+            f"this box's speed moved between the two checks ([{low}, {high}] then "
+            f"[{again_low}, {again_high}] tok/s): a claim from the first cannot be held to the second"
+        )
+    assert row["verdict"] == "reproduced" or (row["verdict"] == "inconclusive" and row["runs_needed"] > 3), (
+        row
+    )
+    assert len(row["runs"]) == 3 and Check.objects.get(pk=same["check"]).runs.count() == 3
+
+    tripled = checkclaim(
+        capsys,
+        claim_file(
+            tmp_path, f"- {{metric: decode_tps, concurrency: 1, value: {decode * 3}}}\n", name="tripled.yaml"
+        ),
+    )
+    row = by_metric(tripled)["decode_tps"]
+    print("decode x3:", row, file=sys.stderr)
+    low, high = row["measured"]["ci"]
+    assert row["verdict"] == "lower" and low <= row["measured"]["median"] <= high < decode * 3
+    assert row["delta_pct"] < -50
+
+
+@requires_engine
+@pytest.mark.timeout(300)
+def test_it_finds_a_decode_above_the_roofline_exceeds_hardware_with_the_arithmetic(
+    inprocess, capsys, tmp_path, real_config
+):
+    result = checkclaim(capsys, claim_file(tmp_path, "- {metric: decode_tps, concurrency: 1, value: 5000}\n"))
+    row = by_metric(result)["decode_tps"]
+    assert row["verdict"] == "exceeds-hardware"
+    assert row["ceiling"]["ceiling_tps"] == pytest.approx(1092.0)
+    assert row["ceiling"]["arithmetic"] == "273 GB/s / 0.25 GB = 1092.0 tok/s = 1092.0 tok/s"
+    assert row["runs"] == [] and Check.objects.get(pk=result["check"]).runs.count() == 0
+
+
+def test_it_lists_a_spark_arena_recipes_refused_and_node_bound_settings_and_runs_nothing(inprocess, capsys):
+    EngineConfigFactory(name="any", engine__name="gemma-real", model="gemma3-270m")
+    call_command(
+        "checkclaim",
+        str(EXAMPLES / "qwen38-flash-next-sglang-2node.yaml"),
+        "--engine",
+        "gemma-real",
+        "--wait",
+    )
+    result = json.loads(capsys.readouterr().out)
+    left = {item["setting"]: item["why"] for item in result["not_carried_over"]}
+    assert left["--trust-remote-code"] == "loads code"
+    assert left["tensor_parallel: 2"] == "needs 2 nodes"
+    assert "container:" in left and "mods:" in left
+    assert {f["verdict"] for f in result["figures"]} == {"not-comparable"}
+    assert Check.objects.get(pk=result["check"]).runs.count() == 0
+    assert result["cannot_reproduce"][0]["what"] == "2 nodes"
+
+
+@pytest.mark.parametrize(
+    ("figures", "field"),
+    [
+        ("[]", "claim.figures"),
+        ("[{metric: tokens_per_joule, value: 3}]", "claim.figures.0.metric"),
+        ("[{metric: decode_tps, value: -5}]", "claim.figures.0.value"),
+    ],
+)
+def test_it_refuses_a_malformed_claim_naming_the_field_and_stores_nothing(
+    inprocess, tmp_path, figures, field
+):
+    EngineConfigFactory(name="any", engine__name="gemma-real", model="gemma3-270m")
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        textwrap.dedent(f"""\
+        claim:
+          source: {{title: "bad"}}
+          engine: {{kind: llama-server}}
+          workload: {{concurrency: [1]}}
+          figures: {figures}
+        """)
+    )
+    with pytest.raises(CommandError, match=rf"bad.yaml: {field}:"):
+        call_command("checkclaim", str(path), "--engine", "gemma-real", "--wait")
+    assert (Claim.objects.count(), ClaimedFigure.objects.count(), Check.objects.count()) == (0, 0, 0)
+
+
+def test_it_refuses_a_missing_figures_key_naming_it(inprocess, tmp_path):
+    EngineConfigFactory(name="any", engine__name="gemma-real", model="gemma3-270m")
+    path = tmp_path / "nofigures.yaml"
+    path.write_text(
+        "claim:\n  source: {title: t}\n  engine: {kind: llama-server}\n  workload: {concurrency: [1]}\n"
+    )
+    with pytest.raises(CommandError, match=r"nofigures.yaml: claim.figures: Field required"):
+        call_command("checkclaim", str(path), "--engine", "gemma-real")
+    assert Claim.objects.count() == 0
+
+
+def test_it_keeps_the_same_file_as_one_claim_and_never_changes_it(inprocess, capsys, tmp_path):
+    EngineConfigFactory(name="any", engine__name="gemma-real", model="gemma3-270m")
+    path = claim_file(tmp_path, "- {metric: decode_tps, concurrency: 1, value: 5000}\n")
+    first = checkclaim(capsys, path)
+    second = checkclaim(capsys, path)
+    assert first["claim"] == second["claim"] and first["check"] != second["check"]
+    claim = Claim.objects.get()
+    claim.title = "changed"
+    with pytest.raises(ValueError, match="never changes"):
+        claim.save()
+    with pytest.raises(ValueError, match="never changes"):
+        Claim.objects.update(title="changed")
