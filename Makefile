@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 
-.PHONY: messages run worker relay test suite test-backends test-engines faults audit aarch64-check lint install browser engine clean bench bench-peers screenshots
+.PHONY: messages run worker relay test suite test-backends test-llama test-engines faults audit aarch64-check lint install browser engine clean bench bench-peers screenshots
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -107,12 +107,23 @@ test: install engine browser lint suite
 
 suite: install engine browser
 	$(BIN)/python manage.py makemigrations --check --dry-run -v 0
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest $(CI_SPLIT_MARKS) $(PYTEST_ARGS)
+
+# CI runs the tests that need the real llama-server (mark `llama_server`, about half the suite's
+# time) once, in a pass of their own (`make test-llama`); CI_SPLIT=1 leaves them out of `make test`
+# and `make test-backends`, which CI runs on the two backends beside it.
+CI_SPLIT ?=
+CI_SPLIT_MARKS = $(if $(CI_SPLIT),-m 'not faults and not engines and not llama_server')
 
 # Only the tests that depend on the backends: all but those marked backend_free (tests/backends.py).
 # CI runs `make test` on the embedded default and this on Postgres + Redis, beside it.
 test-backends: install engine browser
-	$(BIN)/pytest -m 'not faults and not engines and not backend_free' $(PYTEST_ARGS)
+	$(BIN)/pytest -m 'not faults and not engines and not backend_free$(if $(CI_SPLIT), and not llama_server)' $(PYTEST_ARGS)
+
+# Only the tests that need the real llama-server (pytest mark `llama_server`, set by tests/backends.py
+# from `requires_engine`), on whichever backends the environment selects: CI's third pass.
+test-llama: install engine browser
+	$(BIN)/pytest -m 'llama_server and not faults and not engines' $(PYTEST_ARGS)
 
 # The real vLLM and SGLang tests (pytest marker `engines`): every start of these CPU engines takes a
 # minute or more, too long for `make test`'s budget; CI runs them once, after `make test`.

@@ -20,7 +20,10 @@ from celery import Celery
 from channels.layers import ChannelLayerManager
 from django.test import TransactionTestCase
 
+from tests.real_engine import requires_engine
+
 MARK = "backend_free"
+LLAMA_SERVER_MARK = "llama_server"
 # Fixtures that bring a database (or a server on one) into a test.
 DATABASE_FIXTURES = frozenset({
     "db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback",
@@ -45,7 +48,9 @@ def why_not_backend_free(item: pytest.Item) -> str | None:
     return None
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects: the mark it adds must count there
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    _mark_llama_server_tests(items)
     wrong = [
         f"{item.nodeid}: {why}"
         for item in items
@@ -53,6 +58,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     ]
     if wrong:
         raise pytest.UsageError(f"marked {MARK} but needs a backend:\n  " + "\n  ".join(wrong))
+
+
+def _mark_llama_server_tests(items: list[pytest.Item]) -> None:
+    """Mark `llama_server` every test that needs the real llama-server (it carries `requires_engine`).
+
+    Their figures are the engine's: no backend changes what llama-server does, and they are the
+    suite's heaviest tests (about half its time), so CI runs them once, in a pass of their own on
+    Postgres + Redis + Celery, and leaves them out of its two backend passes (docs/testing.md)."""
+    needs = requires_engine.mark
+    for item in items:
+        if any(m.name == "skipif" and m.kwargs == needs.kwargs for m in item.iter_markers("skipif")):
+            item.add_marker(LLAMA_SERVER_MARK)
 
 
 def _refuse(what: str) -> Any:

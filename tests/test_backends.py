@@ -96,3 +96,32 @@ def test_it_counts_an_unmarked_test_as_backend_dependent(tmp_path):
     assert "1 passed" in done.stdout, done.stdout + done.stderr
     done = pytest_in(tmp_path, UNMARKED, "-m", "backend_free")
     assert "1 deselected" in done.stdout, done.stdout + done.stderr
+
+
+NEEDS_LLAMA_SERVER = '''
+import pytest
+from tests.real_engine import requires_engine
+
+@requires_engine
+def test_on_the_real_engine():
+    pass
+
+class TestOnTheRealEngine:
+    pytestmark = requires_engine
+
+    def test_in_a_class(self):
+        pass
+
+@pytest.mark.skipif(False, reason="another reason")
+def test_on_the_simulator():
+    pass
+'''
+
+
+def test_it_marks_each_test_that_needs_the_real_llama_server_so_ci_runs_it_once(tmp_path):
+    """`make test-llama` selects `llama_server`; CI's two backend passes leave it out (CI_SPLIT)."""
+    args = ("-p", "tests.real_engine", "--strict-markers", "-o", "markers=llama_server")
+    done = pytest_in(tmp_path, NEEDS_LLAMA_SERVER, *args, "-m", "llama_server", "--collect-only")
+    assert "2/3 tests collected (1 deselected)" in done.stdout, done.stdout + done.stderr
+    done = pytest_in(tmp_path, NEEDS_LLAMA_SERVER, *args, "-m", "not llama_server", "--collect-only")
+    assert "test_on_the_simulator" in done.stdout and "1/3 tests collected" in done.stdout, done.stdout
