@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 from django.urls import reverse
 
 from claims.models import Check, Claim, ClaimedFigure, ClaimSchedule
-from teams.models import Role
+from runs.worker import dispatch
+from teams.models import Role, Team
 from teams.roles import set_role
 from tests.claims.pages_helpers import CLAIM_YAML, finished_check, make_claim
 from tests.factories import EngineConfigFactory, UserFactory
@@ -208,3 +212,21 @@ def test_it_refuses_a_check_id_that_is_not_one(client, alpha):
     claim = make_claim(alpha.team)
     client.force_login(alpha.owner)
     assert client.get(reverse("claims:detail", args=[claim.pk]), {"check": "1;drop"}).status_code == 404
+
+
+def test_it_checks_the_seed_claims_on_the_demos_simulator_labelled_simulator(client, settings):
+    """The tour's "Published claims" leads here: each seed claim stored and checked on a simulated
+    engine of its kind, or listed with why it cannot be (no worker runs: dispatch is a no-op here)."""
+    call_command("demo")
+    user = UserFactory(username="seed_member", teams=[Team.default()])
+    set_role(user, Team.default(), Role.MEMBER)
+    client.force_login(user)
+    settings.SPARKDASH_WORKER = "inprocess"
+    with mock.patch.object(dispatch, "submit_in_process"):
+        page = client.post(reverse("claims:list"), {"way": "seeds"}).content.decode()
+    checks = Check.objects.select_related("engine", "claim")
+    assert {c.engine.name for c in checks} == {"sim-ollama", "sim-llama"}
+    assert all(c.engine.simulator for c in checks) and checks.count() >= 3
+    assert Claim.objects.count() >= checks.count()  # the recipe-only seeds are stored, not checked
+    assert "no simulated engine of this kind in the demo" in page
+    assert "simulator" in page

@@ -32,6 +32,12 @@ def test_it_explains_the_tour_with_its_button(admin_client):
     assert "Start the demo tour" in page and TOUR_CONFIGS[0] in page and "SparkDash simulator" in page
 
 
+def test_it_offers_the_seed_claims_on_the_simulator(admin_client):
+    page = admin_client.get("/tour/").content.decode()
+    assert 'href="/claims/#seed-claims" data-tour="claims"' in page
+    assert "never a check of the real claims" in page
+
+
 def test_it_starts_the_tour_and_shows_its_runs_until_they_finish(admin_client):
     load_demo_like()
     response = admin_client.post("/tour/")
