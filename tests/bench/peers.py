@@ -22,12 +22,16 @@ TOKENS tokens. For each tool and level:
   from the second's, so start-up (imports, Django, tokenizer loads, warm-ups) cancels the same way
   for all. A difference that is not positive is printed as no figure (tests/bench/peer_race.py).
 
-EXTRA is sized against start-up noise measured on this 2-core box while it was busy (load 7 to 10):
-the same small run repeated spent CPU seconds that ranged over 1.4 s for the worker (Django's
-start-up: 2.7 to 4.2 s), 0.06 s for the core, and as the module constant NOISE_S records for the
-peers. EXTRA = 96 requests of 32 tokens (3,072 tokens) costs the lightest tool (about 0.3 s per
-1,000 tokens) about 0.9 s and the worker about 3 s, several times any tool's start-up range;
---short's 32 extra requests (1,024 tokens) is for a quick look and may print no CPU figure.
+EXTRA is sized against start-up noise measured on this 2-core box while it was busy (load 7 to
+10): the same 4-request run repeated spent CPU seconds ranging over 1.5 s for the worker (Django's
+start-up; 2.7 to 4.2 s), 0.18 s for the core (0.42 to 0.60 s), while `vllm bench serve` spent 12 s
+on start-up alone, so a few per cent of it is several tenths of a second (the run that printed
+-0.143 s per 1,000 tokens had 2,048 extra tokens). EXTRA = 96 requests of 32 tokens (3,072 tokens)
+costs the worker about 3 s (twice its start-up range) and the lightest peers about 1 s, which is
+what a busy box's time allowed, not yet "dwarfs" for vLLM's start-up: a difference that is not
+positive prints no figure, and with --repeat the race prints each tool's start-up range next to
+what its extra requests cost, so a figure whose noise is as large as its signal shows as such.
+--short's 32 extra requests (1,024 tokens) are for a quick look.
 
 `--repeat K` runs the race K times on the same engine and closes with, per level and goal, the
 median over repeats of SparkDash's (worker) ratio to the best peer, or "not separable" when either
