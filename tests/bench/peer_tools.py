@@ -190,7 +190,7 @@ def run_vllm(setup: Setup, streams: int, requests: int) -> Done:
         "--disable-tqdm",
     ]
     cpu, _ = timed(argv, folder, OFFLINE)
-    return Done([out], cpu, note="(sends one test request first)", argv=argv)
+    return Done([out], cpu, note="(sends one test request first)", argv=argv, warmups=1)
 
 
 def run_guidellm(setup: Setup, streams: int, requests: int) -> Done:
