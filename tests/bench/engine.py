@@ -39,13 +39,14 @@ def engine_missing() -> str | None:
 
 
 @contextmanager
-def llama_server(parallel: int = 1, log: Path | None = None) -> Iterator[str]:
-    """Hold the engine lock (other real-engine users wait) and serve Gemma 3 270M; yield its URL."""
+def llama_server(parallel: int = 1, log: Path | None = None, threads: int = 2) -> Iterator[str]:
+    """Hold the engine lock (other real-engine users wait) and serve Gemma 3 270M with `parallel`
+    slots and `threads` threads; yield its URL."""
     with LOCK.open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         port = free_port()
         argv = [str(LLAMA_SERVER), "-m", str(GEMMA_270M), "--host", "127.0.0.1", "--port", str(port),
-                "-t", "2", "-np", str(parallel), "-c", str(4096 * parallel)]
+                "-t", str(threads), "-np", str(parallel), "-c", str(4096 * parallel)]
         out = log.open("w") if log else subprocess.DEVNULL
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
         try:

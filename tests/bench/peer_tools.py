@@ -22,6 +22,7 @@ from pathlib import Path
 import httpx
 
 from tests.bench.engine import VLLM_MODEL, VLLM_PYTHON
+from tests.bench.peer_race import CORE
 from tests.bench.vllm_peer import BENCH_MAIN
 
 PEERS = Path(os.getenv("SPARKDASH_PEERS_DIR", Path.home() / ".cache" / "sparkdash" / "peers"))
@@ -54,6 +55,7 @@ class Done:
     cpu_s: float
     note: str = ""
     argv: list[str] = field(default_factory=list)
+    warmups: int = 0  # requests it sent before the measured ones (the engine logs them too)
 
 
 Runner = Callable[[Setup, int, int], Done]
@@ -61,7 +63,7 @@ Runner = Callable[[Setup, int, int], Done]
 
 def ready(install: bool) -> dict[str, Runner]:
     """The tools that can run here, SparkDash first; each left-out one is printed with why."""
-    tools: dict[str, Runner] = {"sparkdash": run_sparkdash}
+    tools: dict[str, Runner] = {CORE: run_sparkdash}
     if not (VLLM_PYTHON.exists() and (VLLM_MODEL / "config.json").exists()):
         print(
             "bench-peers: vllm bench serve left out: no vLLM venv and tokenizer "
@@ -97,21 +99,23 @@ def _venv(name: str, install: bool) -> str | None:
     return None
 
 
-def timed(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, str]:
-    """Run argv to its end; its CPU seconds (user + system, its waited-for children included) and output.
+def timed(
+    argv: list[str], cwd: Path, env: dict[str, str] | None = None, log: Path | None = None
+) -> tuple[float, str]:
+    """Run argv to its end; its CPU seconds (user + system, its waited-for children included) and
+    its standard output (kept in `log`, by default cwd/tool.log; its standard error beside it, .err).
 
     Raises RuntimeError with its last words when it fails."""
-    with open(cwd / "tool.log", "wb") as log:
-        proc = subprocess.Popen(
-            argv, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=os.environ | (env or {})
-        )
+    log = log or cwd / "tool.log"
+    err = log.with_suffix(".err")
+    with log.open("wb") as out, err.open("wb") as errors:
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=errors, env=os.environ | (env or {}))
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
-    output = (cwd / "tool.log").read_text(errors="replace")
+    output = log.read_text(errors="replace")
     if proc.returncode != 0:
-        raise RuntimeError(
-            f"{Path(argv[0]).name} exited {proc.returncode}: {' | '.join(output.splitlines()[-3:])}"
-        )
+        words = (output + err.read_text(errors="replace")).splitlines()[-3:]
+        raise RuntimeError(f"{Path(argv[0]).name} exited {proc.returncode}: {' | '.join(words)}")
     return usage.ru_utime + usage.ru_stime, output
 
 
@@ -134,7 +138,7 @@ def run_sparkdash(setup: Setup, streams: int, requests: int) -> Done:
         str(setup.tokens),
         str(out),
     ]
-    cpu, _ = timed(argv, Path.cwd())
+    cpu, _ = timed(argv, Path.cwd(), log=folder / "tool.log")
     return Done([out], cpu, argv=argv)
 
 
@@ -186,7 +190,7 @@ def run_vllm(setup: Setup, streams: int, requests: int) -> Done:
         "--disable-tqdm",
     ]
     cpu, _ = timed(argv, folder, OFFLINE)
-    return Done([out], cpu, note="(sends one test request first)", argv=argv)
+    return Done([out], cpu, note="(sends one test request first)", argv=argv, warmups=1)
 
 
 def run_guidellm(setup: Setup, streams: int, requests: int) -> Done:

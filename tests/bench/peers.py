@@ -2,26 +2,44 @@
 
 GuideLLM, llama-benchy (each in its own venv, pinned, installed once under ~/.cache/sparkdash/peers)
 and `vllm bench serve` (the vLLM engine venv) run one after another against one llama-server
-(Gemma 3 270M, 4 slots), at 1 and 4 requests in flight, as SparkDash's own measuring loop does (the
-concurrency job's core, tests/bench/peer_sparkdash.py). Every tool sends the same prompt (SparkDash's
-prose prompt; llama-benchy cuts prompts of the same token count from a text made of SparkDash's
-prompts, as it always cuts from a book) for exactly TOKENS tokens. For each tool and level:
+(Gemma 3 270M, 16 slots), at 1, 4 and 16 requests in flight, and so does SparkDash, twice: as a
+user runs it (`SparkDash (worker)`: `manage.py bench` through the in-process worker, samples
+stored in SQLite, live updates on the channel layer; tests/bench/peer_worker.py) and its measuring
+loop alone (`SparkDash (core)`: the concurrency job's core, no Django; tests/bench/peer_sparkdash.py).
+Every tool sends the same prompt (SparkDash's prose prompt; llama-benchy cuts prompts of the same
+token count from a text made of SparkDash's prompts, as it always cuts from a book) for exactly
+TOKENS tokens. For each tool and level:
 
 - decode tok/s: the tool's median over requests, as a ratio to the engine's own median over the same
   requests, from llama-server's "eval time" log lines written during that tool's run, read as
   (tokens - 1) / eval time: llama-server counts the token sampled at the end of the prompt among
   the N it generated but not in the time, so its own tokens-per-second is N / (N - 1) high, and every
   client (each counts N - 1 gaps from the first token) read 31/32 of it at 32 tokens;
-- TTFT offset: the tool's median TTFT minus the engine's median prompt time over the same requests;
-- CPU seconds per 1,000 generated tokens in the measuring loop: each tool runs twice, with N and
-  N + EXTRA requests, and the CPU time (user + system, the tool's whole process tree) of the first is
-  taken from the second's, so start-up (imports, tokenizer loads, warm-ups) cancels the same way for
-  all; EXTRA is large (2,048 tokens) because a tool's start-up varies by a second or more.
+- TTFT offset: the tool's median TTFT minus the engine's median prompt time over the same requests
+  (a tool's warm-up requests, sent first, are left out of the engine's);
+- CPU seconds per 1,000 generated tokens: each tool runs twice, with N and N + EXTRA requests, and
+  the CPU time (user + system, the tool's whole process tree, from os.wait4) of the first is taken
+  from the second's, so start-up (imports, Django, tokenizer loads, warm-ups) cancels the same way
+  for all. A difference that is not positive is printed as no figure (tests/bench/peer_race.py).
 
-Every tool's figures are read from the result file it wrote, through SparkDash's importers
-(runs.core.imports), so the race also imports files the real tools just wrote; `--keep DIR` keeps
-them. Goals: SparkDash's TTFT offset and its CPU per 1,000 tokens the smallest, each printed as a
-ratio to the best peer's in the same run. Prints a table; writes var/bench-peers.json.
+EXTRA is sized against start-up noise measured on this 2-core box while it was busy (load 7 to
+10): the same 4-request run repeated spent CPU seconds ranging over 1.5 s for the worker (Django's
+start-up; 2.7 to 4.2 s), 0.18 s for the core (0.42 to 0.60 s), while `vllm bench serve` spent 12 s
+on start-up alone, so a few per cent of it is several tenths of a second (the run that printed
+-0.143 s per 1,000 tokens had 2,048 extra tokens). EXTRA = 96 requests of 32 tokens (3,072 tokens)
+costs the worker about 3 s (twice its start-up range) and the lightest peers about 1 s, which is
+what a busy box's time allowed, not yet "dwarfs" for vLLM's start-up: a difference that is not
+positive prints no figure, and with --repeat the race prints each tool's start-up range next to
+what its extra requests cost, so a figure whose noise is as large as its signal shows as such.
+--short's 32 extra requests (1,024 tokens) are for a quick look.
+
+`--repeat K` runs the race K times on the same engine and closes with, per level and goal, the
+median over repeats of SparkDash's (worker) ratio to the best peer, or "not separable" when either
+tool's figure spread across repeats more than the two differ. Every tool's figures are read from
+the result file it wrote, through SparkDash's importers (runs.core.imports), so the race also
+imports files the real tools just wrote; `--keep DIR` keeps them. Goals: SparkDash's TTFT offset
+and its CPU per 1,000 tokens the smallest, each a ratio to the best peer's in the same run.
+Prints a table; writes var/bench-peers.json.
 """
 
 from __future__ import annotations
@@ -33,7 +51,6 @@ import shutil
 import statistics
 import sys
 import tempfile
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -41,18 +58,19 @@ import httpx
 
 from runs.core.imports.detect import read_results
 from runs.core.jobs.prompts import SPEED_PROMPTS, SYSTEM
-from tests.bench import peer_tools
+from tests.bench import peer_race, peer_tools, peer_worker
 from tests.bench.engine import engine_missing, llama_server
 
-STREAMS = (1, 4)
+STREAMS = (1, 4, 16)
 TOKENS = 32
-EXTRA = 64  # requests added for the CPU difference (16 with --short)
+EXTRA = 96  # requests added for the CPU difference (32 with --short); a multiple of every level
+ENGINE_THREADS = 1  # see --engine-threads
 EVAL = re.compile(r"\|\s+(prompt eval|eval) time =\s+([\d.]+) ms /\s+(\d+) tokens")
 
 
 @dataclass
 class Entry:
-    """One tool at one level: its figures, the engine's over the same requests, its CPU cost."""
+    """One tool at one level in one repeat: its figures, the engine's over the same requests, its CPU."""
 
     tool: str
     streams: int
@@ -62,6 +80,8 @@ class Entry:
     engine_prompt_ms: float | None
     cpu_s_per_1k: float | None
     note: str = ""
+    repeat: int = 1
+    cpu_s: tuple[float, float] = (0.0, 0.0)  # the N and N + EXTRA runs' CPU seconds
 
     @property
     def decode_ratio(self) -> float | None:
@@ -83,47 +103,61 @@ def main(argv: list[str] | None = None) -> int:
     if why := engine_missing():
         print(f"bench-peers: {why}")
         return 1
-    tools = peer_tools.ready(install=True)
-    requests, extra = (4, 16) if args.short else (8, EXTRA)
+    tools = {peer_race.WORKER: peer_worker.run_worker} | peer_tools.ready(install=True)
+    extra = 32 if args.short else EXTRA
     entries: list[Entry] = []
-    with tempfile.TemporaryDirectory() as tmp, llama_server(parallel=4, log=Path(tmp) / "engine.log") as url:
-        work = Path(tmp)
-        setup = peer_tools.Setup(
-            url=url,
-            model=_served_model(url),
-            prompt=_prompt_text(),
-            tokens=TOKENS,
-            work=work,
-            book=work / "book.txt",
-        )
-        setup.book.write_text(" ".join(p.user for p in SPEED_PROMPTS * 40))
-        for streams in STREAMS:
-            for name, runner in tools.items():
-                entries.append(
-                    _race(name, runner, setup, streams, (requests, extra), work / "engine.log", args.keep)
-                )
-                print(_row(entries[-1]), flush=True)
-    _print_table(entries)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(
-        json.dumps(
-            [
-                asdict(e) | {"decode_ratio": e.decode_ratio, "ttft_offset_ms": e.ttft_offset_ms}
-                for e in entries
-            ],
-            indent=1,
-        )
-    )
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        llama_server(parallel=max(STREAMS), log=Path(tmp) / "engine.log", threads=args.engine_threads) as url,
+    ):
+        setup = _setup(url, Path(tmp))
+        peer_worker.prepare(setup)  # once: migrations and the config, outside every CPU figure
+        for repeat in range(1, args.repeat + 1):
+            for streams in STREAMS:
+                sizes = (_requests(streams, args.short), extra)
+                for name, runner in tools.items():
+                    entry = _race(name, runner, setup, streams, sizes, args.keep)
+                    entry.repeat = repeat
+                    entries.append(entry)
+                    print(_row(entry), flush=True)
+    lines = _print_table(entries)
+    _write(Path(args.out), entries, lines)
     print(f"figures written to {args.out}")
     return 0
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m tests.bench.peers", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--short", action="store_true", help="4 and 20 requests per run instead of 8 and 72")
+    parser.add_argument("--short", action="store_true", help="4 requests (16 at 16 streams) and 32 extra")
+    parser.add_argument("--repeat", type=int, default=1, help="run the race this many times; medians")
+    parser.add_argument(
+        "--engine-threads",
+        type=int,
+        default=ENGINE_THREADS,
+        help="llama-server's -t: 1 by default, as 2 spin-waiting threads on a busy 2-core box made "
+        "it ten times slower (1.5 against 16 tok/s, measured)",
+    )
     parser.add_argument("--keep", type=Path, help="keep each tool's result files here (test data)")
     parser.add_argument("--out", default="var/bench-peers.json")
     return parser
+
+
+def _requests(streams: int, short: bool) -> int:
+    """N: the requests whose figures a tool reports; whole rounds, at least one."""
+    return max(streams, 4 if short else 8)
+
+
+def _setup(url: str, work: Path) -> peer_tools.Setup:
+    setup = peer_tools.Setup(
+        url=url,
+        model=_served_model(url),
+        prompt=_prompt_text(),
+        tokens=TOKENS,
+        work=work,
+        book=work / "book.txt",
+    )
+    setup.book.write_text(" ".join(p.user for p in SPEED_PROMPTS * 40))
+    return setup
 
 
 def _served_model(url: str) -> str:
@@ -137,27 +171,28 @@ def _prompt_text() -> str:
 
 def _race(
     name: str,
-    runner: Callable[..., peer_tools.Done],
+    runner: peer_tools.Runner,
     setup: peer_tools.Setup,
     streams: int,
     sizes: tuple[int, int],
-    log: Path,
     keep: Path | None,
 ) -> Entry:
     """The tool at `streams`: N requests (its figures and the engine's), then N + EXTRA (the CPU
     difference)."""
     requests, extra = sizes
+    log = setup.work / "engine.log"
     start = log.stat().st_size
     small = runner(setup, streams, requests)
-    engine = _engine_figures(log, start)
+    engine = _engine_figures(log, start, small.warmups)
     large = runner(setup, streams, requests + extra)
-    cpu = (large.cpu_s - small.cpu_s) / (extra * TOKENS / 1000)
+    cpu = peer_race.cpu_per_1k(small.cpu_s, large.cpu_s, extra * TOKENS)
     figures = _figures(name, small)
     if keep:
         target = keep / name / f"c{streams}"
         target.mkdir(parents=True, exist_ok=True)
         for path in small.files:
             shutil.copy(path, target / path.name)
+    note = small.note if cpu is not None else f"{small.note} (CPU difference not positive: no figure)"
     return Entry(
         name,
         streams,
@@ -165,16 +200,18 @@ def _race(
         engine.get("decode"),
         figures.get("ttft_ms"),
         engine.get("prompt_ms"),
-        round(cpu, 3),
-        small.note,
+        round(cpu, 3) if cpu is not None else None,
+        note.strip(),
+        cpu_s=(round(small.cpu_s, 3), round(large.cpu_s, 3)),
     )
 
 
 def _figures(name: str, done: peer_tools.Done) -> dict[str, float]:
     """The tool's median decode tok/s and TTFT from its own file, read by SparkDash's importers."""
-    if name == "sparkdash":
-        level = json.loads(done.files[0].read_text())["levels"]
-        (figures,) = level.values()
+    if name == peer_race.CORE:
+        (figures,) = json.loads(done.files[0].read_text())["levels"].values()
+    elif name == peer_race.WORKER:
+        (figures,) = json.loads(done.files[0].read_text())["summary"]["levels"].values()
     else:
         (level,) = read_results(done.files[0].name, done.files[0].read_bytes()).levels[-1:]
         figures = level.figures
@@ -185,8 +222,9 @@ def _figures(name: str, done: peer_tools.Done) -> dict[str, float]:
     }
 
 
-def _engine_figures(log: Path, start: int) -> dict[str, float]:
-    """The engine's own median prompt time (ms) and decode tok/s over the requests logged since `start`."""
+def _engine_figures(log: Path, start: int, skip: int = 0) -> dict[str, float]:
+    """The engine's own median prompt time (ms) and decode tok/s over the requests logged since
+    `start`, the first `skip` (a tool's warm-ups) left out."""
     with log.open("rb") as f:
         f.seek(start)
         text = f.read().decode(errors="replace")
@@ -196,6 +234,7 @@ def _engine_figures(log: Path, start: int) -> dict[str, float]:
             prompt.append(float(ms))
         elif float(ms) > 0 and int(tokens) > 1:
             decode.append((int(tokens) - 1) * 1000 / float(ms))
+    prompt, decode = prompt[skip:], decode[skip:]
     return {
         "prompt_ms": statistics.median(prompt) if prompt else None,
         "decode": statistics.median(decode) if decode else None,
@@ -207,35 +246,62 @@ def _row(e: Entry) -> str:
         return format(value, fmt) if value is not None else "—"
 
     return (
-        f"{e.tool:14} {e.streams:>3}  decode {num(e.decode_tps, '8.2f')} / engine "
+        f"#{e.repeat} {e.tool:18} {e.streams:>3}  decode {num(e.decode_tps, '8.2f')} / engine "
         f"{num(e.engine_decode_tps, '8.2f')}"
         f" = {num(e.decode_ratio, '6.3f')}  TTFT {num(e.ttft_ms, '8.1f')} ms - engine prompt "
         f"{num(e.engine_prompt_ms, '7.1f')} ms = {num(e.ttft_offset_ms, '+7.1f')} ms  CPU "
-        f"{num(e.cpu_s_per_1k, '7.3f')} s/1k tokens {e.note}"
+        f"{num(e.cpu_s_per_1k, '7.3f')} s/1k tokens (N {e.cpu_s[0]:.2f} s, N+EXTRA {e.cpu_s[1]:.2f} s) "
+        f"{e.note}"
     )
 
 
-def _print_table(entries: list[Entry]) -> None:
-    print("\n== same-run race (each goal as SparkDash / best peer; <= 1 meets it)")
+GOALS = (
+    ("TTFT offset", lambda e: e.ttft_offset_ms, True),
+    ("CPU per 1k tokens", lambda e: e.cpu_s_per_1k, False),
+)
+
+
+def _print_table(entries: list[Entry]) -> list[str]:
+    """The closing lines: per level and goal, the worker row against the best peer, over repeats."""
+    repeats = sorted({e.repeat for e in entries})
+    _print_noise(entries, repeats)
+    lines = []
+    print("\n== same-run race (each goal as SparkDash (worker) / best peer; <= 1 meets it)")
     for streams in STREAMS:
-        level = [e for e in entries if e.streams == streams]
-        ours = next((e for e in level if e.tool == "sparkdash"), None)
-        peers = [e for e in level if e.tool != "sparkdash"]
-        for what, read in (
-            ("TTFT offset", lambda e: e.ttft_offset_ms),
-            ("CPU per 1k tokens", lambda e: e.cpu_s_per_1k),
-        ):
-            values = [v for e in peers if (v := read(e)) is not None]
-            if ours is None or read(ours) is None or not values:
-                print(f"{streams} stream(s), {what}: not measured")
-                continue
-            best = min(values, key=abs) if what == "TTFT offset" else min(values)
-            ratio = abs(read(ours)) / abs(best) if best else float("inf")
-            print(
-                f"{streams} stream(s), {what}: SparkDash {read(ours):.3f}, best peer {best:.3f}, "
-                f"ratio {ratio:.2f}"
-                f" ({'met' if ratio <= 1 else 'not met'})"
+        for what, read, by_size in GOALS:
+            ours, peers = [], []
+            for r in repeats:
+                level = [e for e in entries if e.streams == streams and e.repeat == r]
+                ours.append(next((read(e) for e in level if e.tool == peer_race.RACED), None))
+                peers.append([read(e) for e in level if e.tool not in peer_race.OURS])
+            verdict = peer_race.verdict(ours, peers, by_size)
+            lines.append(
+                verdict.line(streams, what) if verdict else f"{streams} stream(s), {what}: not measured"
             )
+            print(lines[-1])
+    return lines
+
+
+def _print_noise(entries: list[Entry], repeats: list[int]) -> None:
+    """Per tool and level over repeats: the N runs' CPU range (start-up noise) against what the
+    extra requests cost (the median N + EXTRA minus N): the CPU figure stands while the first is
+    the smaller."""
+    if len(repeats) < 2:
+        return
+    print("\n== start-up noise: the N runs' CPU range across repeats, against the extra requests' CPU")
+    for streams in STREAMS:
+        for tool in dict.fromkeys(e.tool for e in entries):
+            runs = [e.cpu_s for e in entries if e.tool == tool and e.streams == streams]
+            if runs:
+                noise = max(r[0] for r in runs) - min(r[0] for r in runs)
+                extra = statistics.median(r[1] - r[0] for r in runs)
+                print(f"{tool:18} {streams:>3}  noise {noise:6.2f} s  extra {extra:6.2f} s")
+
+
+def _write(out: Path, entries: list[Entry], lines: list[str]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    rows = [asdict(e) | {"decode_ratio": e.decode_ratio, "ttft_offset_ms": e.ttft_offset_ms} for e in entries]
+    out.write_text(json.dumps({"entries": rows, "race": lines}, indent=1))
 
 
 if __name__ == "__main__":
