@@ -87,8 +87,10 @@ class OpenAIClient(EngineClient):
                     done = True
                     break
                 reasoning, text = answer.take(data)
-                pieces = [Chunk(t, reasoning, reasoning=True)] if reasoning else []
-                for chunk in pieces + think.feed(t, text):
+                if reasoning:
+                    answer.n_chunks += 1
+                    yield Chunk(t, reasoning, reasoning=True)
+                for chunk in think.feed(t, text):
                     answer.n_chunks += 1
                     yield chunk
         if not done or answer.finish_reason is None:
@@ -190,6 +192,8 @@ class OpenAIClient(EngineClient):
 
     def _sse_data(self, line: str) -> str | None:
         """The payload of a `data:` line; None for blank lines, comments and fields we do not use."""
+        if line.startswith("data: "):  # nearly every line: the general case below reads it the same
+            return line[6:]
         if not line or line.startswith(":"):
             return None
         field, sep, value = line.partition(":")
@@ -215,26 +219,36 @@ class _Answer:
     spec_details: dict[str, Any] | None = None  # SGLang's sglext.spec_tokens_details
 
     def take(self, data: dict[str, Any]) -> tuple[str, str]:
-        """Note the chunk's finish reason, usage and timings; return its reasoning and content."""
+        """Note the chunk's finish reason, usage and timings; return its reasoning and content.
+
+        Called for every streamed chunk: plain lookups, no helper per field.
+        """
         reasoning = text = ""
-        choices = as_list(data.get("choices"))
-        for choice in (c for c in choices if isinstance(c, dict)):
-            delta = as_dict(choice.get("delta"))
-            reasoning += _text(delta, "reasoning_content") or _text(delta, "reasoning")
-            text += _text(delta, "content")
+        choices = data.get("choices")
+        for choice in choices if isinstance(choices, list) else ():
+            if not isinstance(choice, dict):
+                continue
+            delta = choice.get("delta")
+            if isinstance(delta, dict) and delta:
+                reasoning += _text(delta, "reasoning_content") or _text(delta, "reasoning")
+                text += _text(delta, "content")
             if choice.get("finish_reason"):
                 self.finish_reason = str(choice["finish_reason"])
         # Later chunks win: with continuous usage stats every chunk carries a running total.
-        if isinstance(data.get("usage"), dict):
-            self.usage = data["usage"]
-        if isinstance(data.get("timings"), dict):
-            self.timings = data["timings"]
-        details = as_dict(data.get("sglext")).get("spec_tokens_details")
+        if isinstance(used := data.get("usage"), dict):
+            self.usage = used
+        if isinstance(timings := data.get("timings"), dict):
+            self.timings = timings
+        if "sglext" in data:
+            self._take_spec_details(data["sglext"])
+        return reasoning, text
+
+    def _take_spec_details(self, sglext: Any) -> None:
+        details = as_dict(sglext).get("spec_tokens_details")
         # One entry per choice when n > 1; SparkDash asks for one.
         details = details[0] if isinstance(details, list) and details else details
         if isinstance(details, dict):
             self.spec_details = details
-        return reasoning, text
 
     def figures(self) -> EngineFigures:
         figures = answer_figures(self.usage, self.timings, self.finish_reason)
