@@ -21,7 +21,7 @@ import orjson
 
 from engines.clients import wire
 from engines.clients.chunk import Chunk
-from engines.clients.lines import MAX_LINE_BYTES, LineTooLong, bounded_lines
+from engines.clients.lines import MAX_LINE_BYTES, LineSplitter, LineTooLong, bounded_lines
 from engines.clients.reasoning import split_unopened
 from engines.errors import (
     EngineCut,
@@ -282,9 +282,13 @@ class EngineClient(ABC):
             if reply.status >= 400:
                 head = await _head(reply.body, ERROR_BODY_BYTES)
                 raise _http_error_of(str(request.url), reply.status, head)
-            pieces = reply.body
-            async for line in _utf8_lines(pieces):
-                yield pieces.t, line
+            # Split where read: no generator between the read's stamp and the line.
+            pieces, splitter = reply.body, LineSplitter(MAX_LINE_BYTES)
+            async for piece in pieces:
+                for raw in _split(splitter, piece):
+                    yield pieces.t, _decode(raw)
+            if (last := splitter.rest()) is not None:
+                yield pieces.t, _decode(last)
         finally:
             reply.body.close()
 
@@ -476,7 +480,18 @@ async def _utf8_lines(pieces: AsyncIterable[bytes], max_line: int = MAX_LINE_BYT
         async for line in bounded_lines(pieces, max_line):
             yield _decode(line)
     except LineTooLong as exc:
-        raise EngineMalformed(f"the engine's answer was refused: {exc} (the clients' line bound)") from None
+        raise _too_long(exc) from None
+
+
+def _split(splitter: LineSplitter, piece: bytes) -> list[bytes]:
+    try:
+        return splitter.feed(piece)
+    except LineTooLong as exc:
+        raise _too_long(exc) from None
+
+
+def _too_long(exc: LineTooLong) -> EngineMalformed:
+    return EngineMalformed(f"the engine's answer was refused: {exc} (the clients' line bound)")
 
 
 def _decode(raw: bytes) -> str:

@@ -14,7 +14,6 @@ Everything else (plain requests, https, proxies, a test's transport, event hooks
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ __all__ = ["HEAD_LIMIT", "READ_SIZE", "Dechunker", "WireBody", "WireReply", "ope
 READ_SIZE = 65536  # the most one read takes; a streamed chunk is a few hundred bytes
 HEAD_LIMIT = 65536  # the status line and headers together
 _SIZE_LINE_LIMIT = 1024  # a chunk-size line with its extensions
-_HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")
+_HEX_DIGITS = b"0123456789abcdefABCDEF"
 
 
 class _Cut(Exception):
@@ -253,7 +252,10 @@ class Dechunker:
                     self.pending = buf[i:]
                     break
                 self._line(buf[i:end])
-                i = end + 2
+                i, stop = end + 2, end + 2 + self.left
+                if self.left and buf[stop : stop + 2] == b"\r\n":  # the whole chunk is here: one slice
+                    out.append(buf[i:stop])
+                    i, self.left = stop + 2, 0
         return out[0] if len(out) == 1 else b"".join(out)
 
     def _line(self, line: bytes) -> None:
@@ -261,7 +263,7 @@ class Dechunker:
             self.done = not line
             return
         size = line.split(b";", 1)[0].strip()
-        if not _HEX.fullmatch(size):
+        if not size or len(size) > 16 or size.strip(_HEX_DIGITS):  # int() alone would take "+1", "1_0"
             raise self._malformed(f"bad chunk size {line[:40]!r}")
         self.left = int(size, 16)
         self.trailers = self.left == 0

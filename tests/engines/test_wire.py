@@ -187,3 +187,13 @@ async def test_it_gives_the_same_chunks_and_figures_as_httpx_from_the_simulator(
             httpx_gen = await on_httpx.generate(request)
     assert [c.text for c in wire_gen.chunks] == [c.text for c in httpx_gen.chunks]
     assert wire_gen.figures == httpx_gen.figures
+
+
+async def test_it_refuses_a_line_past_the_clients_bound_and_reads_a_last_line_without_its_newline():
+    async with answering(OK + b"\r\n", b"data: " + b"x" * (1024 * 1024 + 10)) as url:
+        with pytest.raises(EngineMalformed, match="a streamed line exceeded 1 MiB"):
+            await texts(url)
+    ndjson = b'{"message": {"content": "hi"}, "done": false}\n{"done": true, "eval_count": 1}'
+    async with answering(b"HTTP/1.1 200 OK\r\n\r\n", ndjson) as url, client_for("ollama", url) as client:
+        gen = await client.generate(REQUEST)
+    assert (gen.text, gen.figures.output_tokens) == ("hi", 1)
