@@ -265,6 +265,8 @@ class EngineClient(ABC):
     def _stream_lines(self, path: str, body: dict[str, Any]) -> AsyncGenerator[tuple[float, str], None]:
         """POST `body` and yield the answer's lines as they arrive, each with the time the bytes
         that completed it were read (before any splitting or parsing); every failure becomes EngineError.
+        Empty lines are dropped here: neither SSE as the clients read it (one `data:` line, one
+        event) nor NDJSON gives them a meaning, and each would cost a trip up the generators.
 
         Read straight off the socket (engines.clients.wire) where httpx would add nothing: a plain
         http:// engine, no proxy, no test transport, no event hooks; through httpx otherwise.
@@ -286,7 +288,8 @@ class EngineClient(ABC):
             pieces, splitter = reply.body, LineSplitter(MAX_LINE_BYTES)
             async for piece in pieces:
                 for raw in _split(splitter, piece):
-                    yield pieces.t, _decode(raw)
+                    if raw:
+                        yield pieces.t, _decode(raw)
             if (last := splitter.rest()) is not None:
                 yield pieces.t, _decode(last)
         finally:
@@ -300,7 +303,8 @@ class EngineClient(ABC):
                     raise await _http_error(response)
                 pieces = Arrivals(response.aiter_bytes())
                 async for line in _utf8_lines(pieces):
-                    yield pieces.t, line
+                    if line:
+                        yield pieces.t, line
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise self._transport_error(exc) from exc
 
