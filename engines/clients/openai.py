@@ -38,6 +38,7 @@ from engines.errors import EngineMalformed
 __all__ = ["OpenAIClient", "add_spec_details", "add_timings", "answer_figures"]
 
 _IGNORED_SSE_FIELDS = ("event", "id", "retry")
+DONE = "[DONE]"  # the payload that ends an OpenAI-style stream
 # The registry clients that speak /v1/chat/completions: SGLang's own client (engines.clients.sglang)
 # is this one with its native API added, and this class is its /v1 path.
 SPEAKERS = (kinds.OPENAI_COMPATIBLE, kinds.SGLANG_NATIVE)
@@ -81,9 +82,13 @@ class OpenAIClient(EngineClient):
     async def stream(self, request: GenerationRequest) -> AsyncIterator[Chunk | EngineFigures]:
         answer, think = _Answer(), ThinkSplitter()
         done, t = False, base.now()
-        async with aclosing(self.sse_objects("/v1/chat/completions", self.chat_body(request))) as objects:
-            async for t, data in objects:
+        # The lines, not sse_objects: one generator less between each read and its chunk.
+        async with aclosing(self._stream_lines("/v1/chat/completions", self.chat_body(request))) as lines:
+            async for t, line in lines:  # t: when the line's bytes were read, before parsing
+                data = self.sse_object(line)
                 if data is None:
+                    continue
+                if isinstance(data, str):  # DONE
                     done = True
                     break
                 reasoning, text = answer.take(data)
@@ -108,15 +113,25 @@ class OpenAIClient(EngineClient):
         """
         async with aclosing(self._stream_lines(path, body)) as lines:
             async for t, line in lines:  # t: when the line's bytes were read, before parsing
-                payload = self._sse_data(line)
-                if payload is None:
+                data = self.sse_object(line)
+                if data is None:
                     continue
-                if payload == "[DONE]":
+                if isinstance(data, str):  # DONE
                     yield t, None
                     return
-                data = load_json_object(payload, "SSE data line")
-                raise_reported_error(data, self.base_url)
                 yield t, data
+
+    def sse_object(self, line: str) -> dict[str, Any] | str | None:
+        """A streamed line's SSE data object; DONE for the end; None for a line that carries none.
+
+        An error the engine reports inside the stream is raised as EngineError.
+        """
+        payload = self._sse_data(line)
+        if payload is None or payload == DONE:
+            return payload
+        data = load_json_object(payload, "SSE data line")
+        raise_reported_error(data, self.base_url)
+        return data
 
     def chat_body(self, request: GenerationRequest) -> dict[str, Any]:
         """The /v1/chat/completions body; `request.extra` is laid over it."""
@@ -230,8 +245,15 @@ class _Answer:
                 continue
             delta = choice.get("delta")
             if isinstance(delta, dict) and delta:
-                reasoning += _text(delta, "reasoning_content") or _text(delta, "reasoning")
-                text += _text(delta, "content")
+                # As _text(delta, "reasoning_content") or _text(delta, "reasoning"), and content's.
+                thought = delta.get("reasoning_content")
+                if not (thought and isinstance(thought, str)):
+                    thought = delta.get("reasoning")
+                if thought and isinstance(thought, str):
+                    reasoning += thought
+                content = delta.get("content")
+                if content and isinstance(content, str):
+                    text += content
             if choice.get("finish_reason"):
                 self.finish_reason = str(choice["finish_reason"])
         # Later chunks win: with continuous usage stats every chunk carries a running total.
