@@ -245,7 +245,7 @@ class _Answer:
                 continue
             delta = choice.get("delta")
             if isinstance(delta, dict) and delta:
-                # As _text(delta, "reasoning_content") or _text(delta, "reasoning"), and content's.
+                # A string's only: reasoning_content, else reasoning (as each engine names it).
                 thought = delta.get("reasoning_content")
                 if not (thought and isinstance(thought, str)):
                     thought = delta.get("reasoning")
@@ -302,11 +302,6 @@ def usage_reasoning_tokens(usage: dict[str, Any]) -> int | None:
     details = as_dict(usage.get("completion_tokens_details"))
     counted = as_int(details.get("reasoning_tokens"))
     return counted if counted is not None else as_int(usage.get("reasoning_tokens"))
-
-
-def _text(delta: dict[str, Any], key: str) -> str:
-    value = delta.get(key)
-    return value if isinstance(value, str) else ""
 
 
 def add_timings(figures: EngineFigures, timings: dict[str, Any]) -> None:
