@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import ssl
 import time
 import urllib.request
@@ -21,7 +20,7 @@ import orjson
 
 from engines.clients import wire
 from engines.clients.chunk import Chunk
-from engines.clients.lines import MAX_LINE_BYTES, LineSplitter, LineTooLong, bounded_lines
+from engines.clients.lines import MAX_LINE_BYTES, LineTooLong, bounded_lines
 from engines.clients.reasoning import split_unopened
 from engines.errors import (
     EngineCut,
@@ -273,27 +272,9 @@ class EngineClient(ABC):
         """
         hooks = self.http.event_hooks
         if self._on_wire and not hooks["request"] and not hooks["response"]:
-            return self._wire_lines(path, body)
+            request, timeout = self.http.build_request("POST", path, json=body), self.http.timeout
+            return wire.stream_lines(request, timeout.connect, timeout.read, _stamp_sent)
         return self._httpx_lines(path, body)
-
-    async def _wire_lines(self, path: str, body: dict[str, Any]) -> AsyncGenerator[tuple[float, str], None]:
-        request = self.http.build_request("POST", path, json=body)
-        timeout = self.http.timeout
-        reply = await wire.open_reply(request, timeout.connect, timeout.read, _stamp_sent)
-        try:
-            if reply.status >= 400:
-                head = await _head(reply.body, ERROR_BODY_BYTES)
-                raise _http_error_of(str(request.url), reply.status, head)
-            # Split where read: no generator between the read's stamp and the line.
-            pieces, splitter = reply.body, LineSplitter(MAX_LINE_BYTES)
-            async for piece in pieces:
-                for raw in _split(splitter, piece):
-                    if raw:
-                        yield pieces.t, _decode(raw)
-            if (last := splitter.rest()) is not None:
-                yield pieces.t, _decode(last)
-        finally:
-            reply.body.close()
 
     async def _httpx_lines(self, path: str, body: dict[str, Any]) -> AsyncGenerator[tuple[float, str], None]:
         try:
@@ -424,29 +405,9 @@ def as_float(value: Any) -> float | None:
     return float(value)
 
 
-_TAG = re.compile(r"<[^>]*>")
-ERROR_BODY_BYTES = 65536  # of an HTTP error's body, what is read for its message
-
-
-async def _head(pieces: AsyncIterable[bytes], limit: int) -> bytes:
-    """At most `limit` bytes of the body: an error page is read for its message, never whole."""
-    kept = bytearray()
-    async for piece in pieces:
-        kept += piece[: limit - len(kept)]
-        if len(kept) >= limit:
-            break
-    return bytes(kept)
-
-
 async def _http_error(response: httpx.Response) -> EngineHTTPError:
-    body = await _head(response.aiter_bytes(), ERROR_BODY_BYTES)
-    return _http_error_of(str(response.request.url), response.status_code, body)
-
-
-def _http_error_of(url: str, status: int, body: bytes) -> EngineHTTPError:
-    """The error of an HTTP answer with status >= 400, its message from the body's text (tags stripped)."""
-    text = " ".join(_TAG.sub(" ", body.decode("utf-8", errors="replace")).split())
-    return EngineHTTPError(f"{url} answered HTTP {status}: {text[:200] or '(empty body)'}", status)
+    body = await wire.error_head(response.aiter_bytes())
+    return wire.http_error(str(response.request.url), response.status_code, body)
 
 
 def _proxied(url: str) -> bool:
@@ -484,22 +445,7 @@ async def _utf8_lines(pieces: AsyncIterable[bytes], max_line: int = MAX_LINE_BYT
         async for line in bounded_lines(pieces, max_line):
             yield _decode(line)
     except LineTooLong as exc:
-        raise _too_long(exc) from None
+        raise wire.too_long(exc) from None
 
 
-def _split(splitter: LineSplitter, piece: bytes) -> list[bytes]:
-    try:
-        return splitter.feed(piece)
-    except LineTooLong as exc:
-        raise _too_long(exc) from None
-
-
-def _too_long(exc: LineTooLong) -> EngineMalformed:
-    return EngineMalformed(f"the engine's answer was refused: {exc} (the clients' line bound)")
-
-
-def _decode(raw: bytes) -> str:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise EngineMalformed(f"engine sent bytes that are not UTF-8 ({exc.reason}): {raw[:100]!r}") from None
+_decode = wire.decode

@@ -14,20 +14,44 @@ Everything else (plain requests, https, proxies, a test's transport, event hooks
 from __future__ import annotations
 
 import asyncio
+import re
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable
 from dataclasses import dataclass
 
 import httpx
 
-from engines.errors import EngineCut, EngineError, EngineMalformed, EngineTimeout, EngineUnreachable
+from engines.clients.lines import MAX_LINE_BYTES, LineSplitter, LineTooLong
+from engines.errors import (
+    EngineCut,
+    EngineError,
+    EngineHTTPError,
+    EngineMalformed,
+    EngineTimeout,
+    EngineUnreachable,
+)
 
-__all__ = ["HEAD_LIMIT", "READ_SIZE", "Dechunker", "WireBody", "WireReply", "open_reply"]
+__all__ = [
+    "ERROR_BODY_BYTES",
+    "HEAD_LIMIT",
+    "READ_SIZE",
+    "Dechunker",
+    "WireBody",
+    "WireReply",
+    "decode",
+    "error_head",
+    "http_error",
+    "open_reply",
+    "stream_lines",
+    "too_long",
+]
 
 READ_SIZE = 65536  # the most one read takes; a streamed chunk is a few hundred bytes
 HEAD_LIMIT = 65536  # the status line and headers together
 _SIZE_LINE_LIMIT = 1024  # a chunk-size line with its extensions
 _HEX_DIGITS = b"0123456789abcdefABCDEF"
+ERROR_BODY_BYTES = 65536  # of an HTTP error's body, what is read for its message
+_TAG = re.compile(r"<[^>]*>")
 
 
 class _Cut(Exception):
@@ -77,6 +101,79 @@ async def open_reply(
         body.close()
         raise
     return WireReply(status, headers, body)
+
+
+async def stream_lines(
+    request: httpx.Request,
+    connect_s: float | None,
+    read_s: float | None,
+    on_sent: Callable[[], None] | None = None,
+    max_line: int = MAX_LINE_BYTES,
+) -> AsyncGenerator[tuple[float, str], None]:
+    """Send `request`; each non-empty line of the answer with the time of the read that completed it.
+
+    One generator from the socket to the line: the read, its stamp, de-chunking, splitting and
+    decoding happen in this loop. An answer with status >= 400 raises EngineHTTPError (its text
+    from the body's first ERROR_BODY_BYTES); every other failure is an EngineError too.
+    """
+    reply = await open_reply(request, connect_s, read_s, on_sent)
+    body = reply.body
+    try:
+        if reply.status >= 400:
+            raise http_error(str(request.url), reply.status, await error_head(body))
+        splitter, framing, read = LineSplitter(max_line), body.framing, body.reader.read
+        while framing is None or not framing.done:
+            try:
+                piece = await read(READ_SIZE)
+            except (OSError, _Idle) as exc:
+                raise body.error(exc) from None
+            body.t = t = time.perf_counter()  # the read's time: before any framing or parsing
+            if not piece:
+                body.ended(framing)
+                break
+            for raw in _split(splitter, framing.feed(piece) if framing is not None else piece):
+                if raw:
+                    yield t, decode(raw)
+        if (last := splitter.rest()) is not None:
+            yield body.t, decode(last)
+    finally:
+        body.close()
+
+
+def _split(splitter: LineSplitter, data: bytes) -> list[bytes]:
+    try:
+        return splitter.feed(data)
+    except LineTooLong as exc:
+        raise too_long(exc) from None
+
+
+def too_long(exc: LineTooLong) -> EngineMalformed:
+    """The clients' error for a streamed line past their bound."""
+    return EngineMalformed(f"the engine's answer was refused: {exc} (the clients' line bound)")
+
+
+def decode(raw: bytes) -> str:
+    """An engine's bytes as text; EngineMalformed naming them when they are not UTF-8."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise EngineMalformed(f"engine sent bytes that are not UTF-8 ({exc.reason}): {raw[:100]!r}") from None
+
+
+async def error_head(pieces: AsyncIterable[bytes], limit: int = ERROR_BODY_BYTES) -> bytes:
+    """At most `limit` bytes of the body: an error page is read for its message, never whole."""
+    kept = bytearray()
+    async for piece in pieces:
+        kept += piece[: limit - len(kept)]
+        if len(kept) >= limit:
+            break
+    return bytes(kept)
+
+
+def http_error(url: str, status: int, body: bytes) -> EngineHTTPError:
+    """The error of an HTTP answer with status >= 400, its message from the body's text (tags stripped)."""
+    text = " ".join(_TAG.sub(" ", body.decode("utf-8", errors="replace")).split())
+    return EngineHTTPError(f"{url} answered HTTP {status}: {text[:200] or '(empty body)'}", status)
 
 
 def _request_bytes(request: httpx.Request) -> bytes:
@@ -131,7 +228,7 @@ class WireBody:
                     f"connection to {self.where} failed: closed before the answer's headers"
                 ) from None
             except (OSError, _Idle) as exc:
-                raise self._error(exc) from None
+                raise self.error(exc) from None
             self.t = time.perf_counter()
             status, headers = parse_head(head, self.where)
             if not 100 <= status < 200:
@@ -145,17 +242,21 @@ class WireBody:
             try:
                 piece = await read(READ_SIZE)
             except (OSError, _Idle) as exc:
-                raise self._error(exc) from None
+                raise self.error(exc) from None
             self.t = time.perf_counter()  # the read's time: before any framing or parsing
             if not piece:
-                if framing is None:
-                    return  # an answer delimited by the connection's end
-                raise self._error(_Cut("the connection closed mid-answer"))
+                self.ended(framing)
+                return
             data = framing.feed(piece) if framing is not None else piece
             if data:
                 yield data
 
-    def _error(self, exc: BaseException) -> EngineError:
+    def ended(self, framing: Dechunker | _Counted | None) -> None:
+        """The connection ended: the body's end when nothing else frames it, else a cut."""
+        if framing is not None:
+            raise self.error(_Cut("the connection closed mid-answer"))
+
+    def error(self, exc: BaseException) -> EngineError:
         if isinstance(exc, _Idle):
             return EngineTimeout(
                 f"{self.where} timed out: sent nothing for {self.read_s:g} s (the per-request read timeout)"

@@ -29,15 +29,15 @@ STAGES = (
     ("level summary: bootstrap intervals (once a level)", r"\(measure/stats\.py|\(random\.py"),
     ("read and HTTP framing: event loop, socket, httpx stack", r"\((asyncio/|selectors\.py|socket\.py|httpx|"
      r"httpcore|h11|anyio|sniffio|ssl\.py)|_run_once|Arrivals"),
-    ("HTTP framing: de-chunking (engines.clients.wire)", r"\(engines/clients/wire\.py"),
-    ("split into lines, UTF-8 decode", r"bounded_lines|LineSplitter|_utf8_lines|_decode \(|"
-     r"_split \(engines/clients/base"),
+    ("HTTP framing: de-chunking (engines.clients.wire)", r"(Dechunker|_Counted|WireBody)\.\w+ \(engines/clients/wire"),
+    ("split into lines, UTF-8 decode", r"bounded_lines|LineSplitter|_utf8_lines|decode \(|"
+     r"_split \(engines/clients/(base|wire)"),
     ("SSE field", r"_sse_data|sse_object \("),
     ("JSON parse", r"load_json_object|orjson|\(json/|_stdlib_json|raise_reported_error"),
     ("delta to chunks (take, think tags, Chunk)", r"take \(|_take_spec|ThinkSplitter|"
      r"_split \(engines/clients/reas|__init__ \(<string>"),
-    ("generators between read and chunk", r"(stream|sse_objects|_wire_lines|_httpx_lines|_stream_lines) "
-     r"\(engines/"),
+    ("generators between read and chunk", r"(stream|sse_objects|stream_lines|_wire_lines|_httpx_lines|"
+     r"_stream_lines) \(engines/"),
     ("progress", r"on_sample|_Count"),
     ("bookkeeping: generate, request figures, job loop", r"\((engines/|runs/|measure/)"),
 )  # fmt: skip
