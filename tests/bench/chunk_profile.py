@@ -29,7 +29,8 @@ STAGES = (
     ("level summary: bootstrap intervals (once a level)", r"\(measure/stats\.py|\(random\.py"),
     ("read and HTTP framing: event loop, socket, httpx stack", r"\((asyncio/|selectors\.py|socket\.py|httpx|"
      r"httpcore|h11|anyio|sniffio|ssl\.py)|_run_once|Arrivals"),
-    ("HTTP framing: de-chunking (engines.clients.wire)", r"(Dechunker|_Counted|WireBody)\.\w+ \(engines/clients/wire"),
+    ("HTTP framing: de-chunking (engines.clients.wire)", r"(Dechunker|_Counted|WireBody)\.\w+ "
+     r"\(engines/clients/wire"),
     ("split into lines, UTF-8 decode", r"bounded_lines|LineSplitter|_utf8_lines|decode \(|"
      r"_split \(engines/clients/(base|wire)"),
     ("SSE field", r"_sse_data|sse_object \("),
