@@ -8,6 +8,7 @@ stages of a chunk's path by the share of samples whose deepest frame belongs to 
 py-spy is no dependency of the project (`pip download py-spy`, unpack the wheel, pass its
 `py-spy` binary); README, "Where a chunk's microseconds go".
 """
+
 from __future__ import annotations
 
 import asyncio
