@@ -4,9 +4,11 @@ Plain async Python with no Django import, so the measurement core is testable al
 """
 from __future__ import annotations
 
+import functools
 import json
-import re
+import ssl
 import time
+import urllib.request
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
 from contextvars import ContextVar
@@ -14,7 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import httpx
+import orjson
 
+from engines.clients import wire
 from engines.clients.chunk import Chunk
 from engines.clients.lines import MAX_LINE_BYTES, LineTooLong, bounded_lines
 from engines.clients.reasoning import split_unopened
@@ -43,6 +47,13 @@ __all__ = [
 # (llama-server closes an idle connection after 5 s, httpx's default is also 5 s): at 5 s a
 # request sent as the engine closes the connection fails with "Server disconnected".
 KEEPALIVE_EXPIRY_S = 2.0
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """httpx's default TLS context, built once per process: each build reads the CA bundle, ~20 ms
+    of CPU, which every client (one per run) paid before."""
+    return httpx.create_ssl_context()
 
 
 def now() -> float:
@@ -162,8 +173,11 @@ class EngineClient(ABC):
             headers=headers,
             timeout=httpx.Timeout(timeout, connect=10.0),
             limits=httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S),
+            verify=_tls_context(),
             transport=transport,
         )
+        # The streamed answers' socket reader serves a plain http:// engine reached directly.
+        self._on_wire = transport is None and self.http.base_url.scheme == "http" and not _proxied(base_url)
 
     async def __aenter__(self) -> EngineClient:
         return self
@@ -247,9 +261,22 @@ class EngineClient(ABC):
             return None
         return response.text
 
-    async def _stream_lines(self, path: str, body: dict[str, Any]) -> AsyncGenerator[tuple[float, str], None]:
+    def _stream_lines(self, path: str, body: dict[str, Any]) -> AsyncGenerator[tuple[float, str], None]:
         """POST `body` and yield the answer's lines as they arrive, each with the time the bytes
-        that completed it were read (before any splitting or parsing); every failure becomes EngineError."""
+        that completed it were read (before any splitting or parsing); every failure becomes EngineError.
+        Empty lines are dropped here: neither SSE as the clients read it (one `data:` line, one
+        event) nor NDJSON gives them a meaning, and each would cost a trip up the generators.
+
+        Read straight off the socket (engines.clients.wire) where httpx would add nothing: a plain
+        http:// engine, no proxy, no test transport, no event hooks; through httpx otherwise.
+        """
+        hooks = self.http.event_hooks
+        if self._on_wire and not hooks["request"] and not hooks["response"]:
+            request, timeout = self.http.build_request("POST", path, json=body), self.http.timeout
+            return wire.stream_lines(request, timeout.connect, timeout.read, _stamp_sent)
+        return self._httpx_lines(path, body)
+
+    async def _httpx_lines(self, path: str, body: dict[str, Any]) -> AsyncGenerator[tuple[float, str], None]:
         try:
             answer = self.http.stream("POST", path, json=body, extensions={"trace": _note_sent})
             async with answer as response:
@@ -257,7 +284,8 @@ class EngineClient(ABC):
                     raise await _http_error(response)
                 pieces = Arrivals(response.aiter_bytes())
                 async for line in _utf8_lines(pieces):
-                    yield pieces.t, line
+                    if line:
+                        yield pieces.t, line
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise self._transport_error(exc) from exc
 
@@ -305,20 +333,38 @@ _SENT_AT: ContextVar[list[float] | None] = ContextVar("sparkdash_sent_at", defau
 
 async def _note_sent(event: str, info: dict[str, Any]) -> None:
     """httpx trace hook: stamp the moment the request's headers start to be written."""
+    if event.endswith(".send_request_headers.started"):
+        _stamp_sent()
+
+
+def _stamp_sent() -> None:
+    """Note now as the moment the current task's request started going out."""
     box = _SENT_AT.get()
-    if box is not None and event.endswith(".send_request_headers.started"):
+    if box is not None:
         box[0] = now()
 
 
 def load_json_object(text: str, what: str) -> dict[str, Any]:
-    """Parse one JSON object from an engine, or raise EngineError naming `what` and the text."""
+    """Parse one JSON object from an engine, or raise EngineError naming `what` and the text.
+
+    orjson parses a streamed chunk's line in a third of the standard library's time (README, "Where
+    a chunk's microseconds go"); what it refuses and the standard library reads (NaN, integers past
+    64 bits) is read by the latter, so the same text parses the same either way.
+    """
     try:
-        data = json.loads(text)
-    except ValueError:
-        data = None
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        data = _stdlib_json(text)
     if not isinstance(data, dict):
         raise EngineMalformed(f"malformed {what}: {text[:100]}")
     return data
+
+
+def _stdlib_json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def merge_extra(body: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
@@ -359,28 +405,17 @@ def as_float(value: Any) -> float | None:
     return float(value)
 
 
-_TAG = re.compile(r"<[^>]*>")
-ERROR_BODY_BYTES = 65536  # of an HTTP error's body, what is read for its message
-
-
-async def _head(response: httpx.Response, limit: int) -> bytes:
-    """At most `limit` bytes of the body: an error page is read for its message, never whole."""
-    kept = bytearray()
-    async for piece in response.aiter_bytes():
-        kept += piece[: limit - len(kept)]
-        if len(kept) >= limit:
-            break
-    return bytes(kept)
-
-
 async def _http_error(response: httpx.Response) -> EngineHTTPError:
-    body = await _head(response, ERROR_BODY_BYTES)
-    text = " ".join(_TAG.sub(" ", body.decode("utf-8", errors="replace")).split())
-    url = response.request.url
-    return EngineHTTPError(
-        f"{url} answered HTTP {response.status_code}: {text[:200] or '(empty body)'}",
-        response.status_code,
-    )
+    body = await wire.error_head(response.aiter_bytes())
+    return wire.http_error(str(response.request.url), response.status_code, body)
+
+
+def _proxied(url: str) -> bool:
+    """Whether httpx would reach `url` through a proxy from the environment (HTTP_PROXY, ALL_PROXY,
+    NO_PROXY)."""
+    proxies = urllib.request.getproxies()
+    host = httpx.URL(url).host
+    return bool(proxies.get("http") or proxies.get("all")) and not urllib.request.proxy_bypass(host)
 
 
 class Arrivals:
@@ -410,11 +445,7 @@ async def _utf8_lines(pieces: AsyncIterable[bytes], max_line: int = MAX_LINE_BYT
         async for line in bounded_lines(pieces, max_line):
             yield _decode(line)
     except LineTooLong as exc:
-        raise EngineMalformed(f"the engine's answer was refused: {exc} (the clients' line bound)") from None
+        raise wire.too_long(exc) from None
 
 
-def _decode(raw: bytes) -> str:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise EngineMalformed(f"engine sent bytes that are not UTF-8 ({exc.reason}): {raw[:100]!r}") from None
+_decode = wire.decode

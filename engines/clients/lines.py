@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator
 
-__all__ = ["MAX_LINE_BYTES", "MIB", "LineTooLong", "bounded_lines", "size_text"]
+__all__ = ["MAX_LINE_BYTES", "MIB", "LineSplitter", "LineTooLong", "bounded_lines", "size_text"]
 
 MIB = 1024 * 1024
 # An engine client's chat stream carries one delta (or the final figures) per line: kilobytes.
@@ -33,15 +33,21 @@ def size_text(size: int) -> str:
     return f"{size} bytes"
 
 
-async def bounded_lines(pieces: AsyncIterable[bytes], max_line: int) -> AsyncIterator[bytes]:
-    """Each line of the byte stream, without its newline or a trailing CR, as soon as its newline
-    arrives; a last line without a newline comes at the end unless it is blank.
+class LineSplitter:
+    """Lines out of pieces as they come, without their newline or a trailing CR; a line longer
+    than `max_line` bytes (its CR included) raises LineTooLong as soon as it does.
 
-    Raises LineTooLong as soon as a line holds more than `max_line` bytes (its CR included).
+    Plain calls, not an async generator: a reader that stamps its own pieces (engines.clients.wire)
+    splits them where it reads them, with no generator between.
     """
-    pending = bytearray()
-    async for piece in pieces:
-        start = 0
+
+    def __init__(self, max_line: int) -> None:
+        self.max_line = max_line
+        self.pending = bytearray()
+
+    def feed(self, piece: bytes) -> list[bytes]:
+        """The lines `piece` completes, in order."""
+        lines, start, pending, max_line = [], 0, self.pending, self.max_line
         while (end := piece.find(b"\n", start)) >= 0:
             if len(pending) + end - start > max_line:
                 raise LineTooLong(max_line)
@@ -50,10 +56,28 @@ async def bounded_lines(pieces: AsyncIterable[bytes], max_line: int) -> AsyncIte
                 line, pending = bytes(pending), bytearray()
             else:
                 line = piece[start:end]
-            yield line.rstrip(b"\r")
+            lines.append(line.rstrip(b"\r"))
             start = end + 1
         if len(pending) + len(piece) - start > max_line:
             raise LineTooLong(max_line)
         pending += piece[start:]
-    if pending.strip():
-        yield bytes(pending).rstrip(b"\r")
+        self.pending = pending
+        return lines
+
+    def rest(self) -> bytes | None:
+        """The last line, when the stream ended without its newline (None when it is blank)."""
+        return bytes(self.pending).rstrip(b"\r") if self.pending.strip() else None
+
+
+async def bounded_lines(pieces: AsyncIterable[bytes], max_line: int) -> AsyncIterator[bytes]:
+    """Each line of the byte stream, without its newline or a trailing CR, as soon as its newline
+    arrives; a last line without a newline comes at the end unless it is blank.
+
+    Raises LineTooLong as soon as a line holds more than `max_line` bytes (its CR included).
+    """
+    splitter = LineSplitter(max_line)
+    async for piece in pieces:
+        for line in splitter.feed(piece):
+            yield line
+    if (last := splitter.rest()) is not None:
+        yield last

@@ -38,6 +38,7 @@ from engines.errors import EngineMalformed
 __all__ = ["OpenAIClient", "add_spec_details", "add_timings", "answer_figures"]
 
 _IGNORED_SSE_FIELDS = ("event", "id", "retry")
+DONE = "[DONE]"  # the payload that ends an OpenAI-style stream
 # The registry clients that speak /v1/chat/completions: SGLang's own client (engines.clients.sglang)
 # is this one with its native API added, and this class is its /v1 path.
 SPEAKERS = (kinds.OPENAI_COMPATIBLE, kinds.SGLANG_NATIVE)
@@ -81,14 +82,20 @@ class OpenAIClient(EngineClient):
     async def stream(self, request: GenerationRequest) -> AsyncIterator[Chunk | EngineFigures]:
         answer, think = _Answer(), ThinkSplitter()
         done, t = False, base.now()
-        async with aclosing(self.sse_objects("/v1/chat/completions", self.chat_body(request))) as objects:
-            async for t, data in objects:
+        # The lines, not sse_objects: one generator less between each read and its chunk.
+        async with aclosing(self._stream_lines("/v1/chat/completions", self.chat_body(request))) as lines:
+            async for t, line in lines:  # t: when the line's bytes were read, before parsing
+                data = self.sse_object(line)
                 if data is None:
+                    continue
+                if isinstance(data, str):  # DONE
                     done = True
                     break
                 reasoning, text = answer.take(data)
-                pieces = [Chunk(t, reasoning, reasoning=True)] if reasoning else []
-                for chunk in pieces + think.feed(t, text):
+                if reasoning:
+                    answer.n_chunks += 1
+                    yield Chunk(t, reasoning, reasoning=True)
+                for chunk in think.feed(t, text):
                     answer.n_chunks += 1
                     yield chunk
         if not done or answer.finish_reason is None:
@@ -106,15 +113,25 @@ class OpenAIClient(EngineClient):
         """
         async with aclosing(self._stream_lines(path, body)) as lines:
             async for t, line in lines:  # t: when the line's bytes were read, before parsing
-                payload = self._sse_data(line)
-                if payload is None:
+                data = self.sse_object(line)
+                if data is None:
                     continue
-                if payload == "[DONE]":
+                if isinstance(data, str):  # DONE
                     yield t, None
                     return
-                data = load_json_object(payload, "SSE data line")
-                raise_reported_error(data, self.base_url)
                 yield t, data
+
+    def sse_object(self, line: str) -> dict[str, Any] | str | None:
+        """A streamed line's SSE data object; DONE for the end; None for a line that carries none.
+
+        An error the engine reports inside the stream is raised as EngineError.
+        """
+        payload = self._sse_data(line)
+        if payload is None or payload == DONE:
+            return payload
+        data = load_json_object(payload, "SSE data line")
+        raise_reported_error(data, self.base_url)
+        return data
 
     def chat_body(self, request: GenerationRequest) -> dict[str, Any]:
         """The /v1/chat/completions body; `request.extra` is laid over it."""
@@ -190,6 +207,8 @@ class OpenAIClient(EngineClient):
 
     def _sse_data(self, line: str) -> str | None:
         """The payload of a `data:` line; None for blank lines, comments and fields we do not use."""
+        if line.startswith("data: "):  # nearly every line: the general case below reads it the same
+            return line[6:]
         if not line or line.startswith(":"):
             return None
         field, sep, value = line.partition(":")
@@ -215,26 +234,43 @@ class _Answer:
     spec_details: dict[str, Any] | None = None  # SGLang's sglext.spec_tokens_details
 
     def take(self, data: dict[str, Any]) -> tuple[str, str]:
-        """Note the chunk's finish reason, usage and timings; return its reasoning and content."""
+        """Note the chunk's finish reason, usage and timings; return its reasoning and content.
+
+        Called for every streamed chunk: plain lookups, no helper per field.
+        """
         reasoning = text = ""
-        choices = as_list(data.get("choices"))
-        for choice in (c for c in choices if isinstance(c, dict)):
-            delta = as_dict(choice.get("delta"))
-            reasoning += _text(delta, "reasoning_content") or _text(delta, "reasoning")
-            text += _text(delta, "content")
+        choices = data.get("choices")
+        for choice in choices if isinstance(choices, list) else ():
+            if not isinstance(choice, dict):
+                continue
+            delta = choice.get("delta")
+            if isinstance(delta, dict) and delta:
+                # A string's only: reasoning_content, else reasoning (as each engine names it).
+                thought = delta.get("reasoning_content")
+                if not (thought and isinstance(thought, str)):
+                    thought = delta.get("reasoning")
+                if thought and isinstance(thought, str):
+                    reasoning += thought
+                content = delta.get("content")
+                if content and isinstance(content, str):
+                    text += content
             if choice.get("finish_reason"):
                 self.finish_reason = str(choice["finish_reason"])
         # Later chunks win: with continuous usage stats every chunk carries a running total.
-        if isinstance(data.get("usage"), dict):
-            self.usage = data["usage"]
-        if isinstance(data.get("timings"), dict):
-            self.timings = data["timings"]
-        details = as_dict(data.get("sglext")).get("spec_tokens_details")
+        if isinstance(used := data.get("usage"), dict):
+            self.usage = used
+        if isinstance(timings := data.get("timings"), dict):
+            self.timings = timings
+        if "sglext" in data:
+            self._take_spec_details(data["sglext"])
+        return reasoning, text
+
+    def _take_spec_details(self, sglext: Any) -> None:
+        details = as_dict(sglext).get("spec_tokens_details")
         # One entry per choice when n > 1; SparkDash asks for one.
         details = details[0] if isinstance(details, list) and details else details
         if isinstance(details, dict):
             self.spec_details = details
-        return reasoning, text
 
     def figures(self) -> EngineFigures:
         figures = answer_figures(self.usage, self.timings, self.finish_reason)
@@ -266,11 +302,6 @@ def usage_reasoning_tokens(usage: dict[str, Any]) -> int | None:
     details = as_dict(usage.get("completion_tokens_details"))
     counted = as_int(details.get("reasoning_tokens"))
     return counted if counted is not None else as_int(usage.get("reasoning_tokens"))
-
-
-def _text(delta: dict[str, Any], key: str) -> str:
-    value = delta.get(key)
-    return value if isinstance(value, str) else ""
 
 
 def add_timings(figures: EngineFigures, timings: dict[str, Any]) -> None:

@@ -28,6 +28,8 @@ class ThinkSplitter:
 
         The first chunk made from held-back text keeps the time that text arrived.
         """
+        if self.state == "answer" and not self.pending:  # past any reasoning: every piece as it comes
+            return [Chunk(t, text)] if text else []
         since = self.since if self.pending else t
         out = self._split(t, text)
         if out and since != t:
