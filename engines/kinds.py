@@ -80,6 +80,9 @@ class EngineKind:
         recipe); empty: no extra flag is allowed.
     :param methods: ``"module:name"`` of the speculative-method names its recipe takes (what the
         config form suggests); empty: none.
+    :param backend_names: what other tools' result files name its protocol as their backend
+        (``vllm bench --backend vllm``, ``llama.cpp``): a file imported onto a config of another kind
+        is a mismatch (runs.core.imports.match).
     """
 
     name: str
@@ -101,6 +104,7 @@ class EngineKind:
     startup_gauge: str | None = None
     allowed_flags: str = ""
     methods: str = ""
+    backend_names: tuple[str, ...] = ()
 
     def method_names(self) -> list[str]:
         """The speculative-method names its launch recipe takes, for the config form's suggestions."""
@@ -147,7 +151,7 @@ REGISTRY: dict[str, EngineKind] = {
             default_binary="ollama", default_port=11434,
             log_parser=parse_line,  # its runner is llama.cpp's server, whose lines it passes on
             counters_prefix=None, lookahead_by="alias", honours_ignore_eos=False,
-            tokenizer="calibrated", needs_num_ctx=True,
+            tokenizer="calibrated", needs_num_ctx=True, backend_names=("ollama",),
             cache_fix=gettext_noop(
                 "set LLAMA_ARG_CACHE_RAM (MiB) in the ollama serve environment and restart it"
             ),
@@ -162,7 +166,7 @@ REGISTRY: dict[str, EngineKind] = {
             tokenizer="tokenize", needs_num_ctx=False,
             cache_fix=gettext_noop("a larger --cache-ram N (MiB; -1 = no limit), or LLAMA_ARG_CACHE_RAM"),
             version_paths=(("/props", "build_info"),),
-            chat_fields={"cache_prompt": True},
+            chat_fields={"cache_prompt": True}, backend_names=("llama-server", "llama.cpp", "llamacpp"),
         ),
         EngineKind(
             name="sglang", label="SGLang", client=SGLANG_NATIVE,
@@ -178,7 +182,7 @@ REGISTRY: dict[str, EngineKind] = {
             version_paths=(("/server_info", "version"), ("/get_server_info", "version")),
             # Asks its /v1 stream for the request's acceptance (its native /generate has it anyway).
             chat_fields={"return_spec_tokens_details": True},
-            startup_gauge="sglang:startup_time_seconds",
+            startup_gauge="sglang:startup_time_seconds", backend_names=("sglang", "sglang-native"),
         ),
         EngineKind(
             name="vllm", label="vLLM", client=OPENAI_COMPATIBLE,
@@ -191,6 +195,7 @@ REGISTRY: dict[str, EngineKind] = {
                 "more KV-cache room (--gpu-memory-utilization, --max-model-len), prefix caching on"
             ),
             version_paths=(("/version", "version"),), figures_from_counters=True,
+            backend_names=("vllm", "vllm-chat"),
         ),
     )
 }  # fmt: skip

@@ -2,10 +2,11 @@
 
 httpx reads a streamed body through httpcore, h11 and anyio, several layers of Python for every
 network piece: 4 to 5 µs of CPU per chunk more than the same read on a bare socket, on this
-project's machine (README, "Where a chunk's microseconds go"). This reader does only what a streamed answer needs:
-the request httpx built, written on a connection of its own, the status line and headers, and
-the body framed by chunked transfer-encoding, Content-Length or the connection's end. Each read
-is stamped (`WireBody.t`) as it returns, before any framing or parsing.
+project's machine (README, "Where a chunk's microseconds go"). This reader does only what a
+streamed answer needs: the request httpx built, written on a connection of its own, the status
+line and headers, and the body framed by chunked transfer-encoding, Content-Length or the
+connection's end. Each read is stamped (`WireBody.t`) as it returns, before any framing or
+parsing.
 
 Everything else (plain requests, https, proxies, a test's transport, event hooks) stays on httpx:
 `EngineClient._stream_lines` chooses. Plain Python, no Django.

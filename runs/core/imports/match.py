@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from engines import kinds
 from measure.words import gettext_noop
 from runs.core.imports.levels import PeerFile
 from runs.core.refusal import Refusal
@@ -36,15 +37,8 @@ SEPARATORS = re.compile(r"[\s\-_.:]+")
 TRAILING = re.compile(rf"[\s\-_.:]((?:{QUANT})|(?:{FORMAT}))$")
 LLAMA_CPP_TYPE = re.compile(rf"\s((?:{QUANT}))\s+-\s+(medium|small|large|xl)$")  # "Q4_K - Medium"
 # A backend option that names the engine it speaks to (its protocol is that engine's): the kind.
-BACKEND_KINDS = {
-    "vllm": "vllm",
-    "vllm-chat": "vllm",
-    "sglang": "sglang",
-    "sglang-native": "sglang",
-    "llama.cpp": "llama-server",
-    "llamacpp": "llama-server",
-    "llama-server": "llama-server",
-    "ollama": "ollama",
+# SparkDash's own kinds declare theirs (engines.kinds, backend_names); these are engines it does not run.
+OTHER_BACKENDS = {
     "tgi": "tgi",
     "lmdeploy": "lmdeploy",
     "lmdeploy-chat": "lmdeploy",
@@ -53,7 +47,12 @@ BACKEND_KINDS = {
     "deepspeed-mii": "deepspeed-mii",
     "scalellm": "scalellm",
 }
-IN_PROCESS = {"llama-bench": "llama-server"}  # tools that load the model themselves: the engine's kind
+BACKEND_KINDS = OTHER_BACKENDS | {
+    backend: kind for kind in kinds.names() for backend in kinds.get(kind).backend_names
+}
+# Tools that load the model themselves, and the kind of engine they run it in (llama.cpp's: the kind
+# whose backend names say llama.cpp).
+IN_PROCESS = {"llama-bench": BACKEND_KINDS["llama.cpp"]}
 
 # What a mismatch is about, as a run page names it.
 WHATS = (gettext_noop("model"), gettext_noop("quantization"), gettext_noop("backend"), gettext_noop("engine"))
