@@ -15,8 +15,8 @@ from claims.checking import check_json, refresh_check, start_check
 from claims.core.schema import ClaimRefused
 from claims.intake import import_claim_path
 from claims.models import Check
-from engines.models import Engine
 from runs.management.commands.bench import find_config
+from runs.management.commands.importruns import find_engine
 
 
 class Command(BaseCommand):
@@ -36,7 +36,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if not 1 <= options["runs"] <= 50:
             raise CommandError("--runs must be 1 to 50")
-        engine = _find_engine(options["engine"], options["team"])
+        engine = find_engine(options["engine"], options["team"])
         config = find_config(options["config"], engine.machine.team.name) if options["config"] else None
         try:
             claim, _new = import_claim_path(options["file"], engine.machine.team)
@@ -47,18 +47,6 @@ class Command(BaseCommand):
         if options["wait"] or settings.SPARKDASH_WORKER == "inprocess":
             check = _wait(check, options["timeout"])
         self.stdout.write(json.dumps(check_json(check), indent=2, ensure_ascii=False, default=str))
-
-
-def _find_engine(name: str, team: str | None) -> Engine:
-    engines = Engine.objects.filter(name=name).select_related("machine__team")
-    if team:
-        engines = engines.filter(machine__team__name=team)
-    found = list(engines[:2])
-    if not found:
-        raise CommandError(f"no engine named {name!r}" + (f" in team {team!r}" if team else ""))
-    if len(found) > 1:
-        raise CommandError(f"more than one team has an engine named {name!r}: give --team")
-    return found[0]
 
 
 def _wait(check: Check, timeout: float) -> Check:
