@@ -89,7 +89,7 @@ def _clock(run: Run) -> float | None:
 
 def _throttle(runs: list[Run]) -> str:
     """Each run's throttling as its telemetry summary says it ("" where none recorded telemetry)."""
-    said = []
+    said: list[str] = []
     for run in runs:
         throttle = ((run.summary or {}).get("telemetry") or {}).get("throttle")
         if isinstance(throttle, dict):
@@ -97,9 +97,9 @@ def _throttle(runs: list[Run]) -> str:
             said.append(
                 f"#{run.pk}: {throttle.get('throttled_s', 0):g} s {' '.join(reasons)}".strip()
                 if throttle.get("throttled")
-                else f"#{run.pk}: none"
+                else Words(gettext_noop("#%(run)s: none"), run=run.pk)
             )
-    return "; ".join(said)
+    return Words.joined("; ", said)
 
 
 def _bandwidth(check: Check) -> tuple[float | None, str]:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from measure.words import gettext_noop
+from measure.words import Words, gettext_noop
 
 __all__ = ["BANDWIDTH_TOLERANCE", "ROWS", "ProvenanceRow", "compare_provenance", "differs", "shown"]
 
@@ -37,6 +37,8 @@ ROWS = (
     ("throttle", gettext_noop("throttling")),
 )
 TOLERANCES = {"bandwidth_gbps": BANDWIDTH_TOLERANCE}
+ON, OFF = gettext_noop("on"), gettext_noop("off")
+NAMED = gettext_noop("%(name)s %(value)s")  # a setting beside its value: "lookahead 12"
 
 
 @dataclass(frozen=True)
@@ -98,18 +100,20 @@ def differs(claim: Any, here: Any, tolerance: float = NUMBER_TOLERANCE) -> bool:
 
 
 def shown(value: Any) -> str:
-    """A side's value as one line of text ("" when unstated)."""
+    """A side's value as one line of text ("" when unstated); its words (on, off) stay `Words`, so
+    a page in another language translates them and leaves names and figures as they are."""
     if _unstated(value):
         return ""
     if isinstance(value, bool):
-        return "on" if value else "off"
+        return Words(ON if value else OFF)
     if _number(value):
         return f"{float(value):,.4g}" if abs(float(value)) < 1e4 else f"{float(value):,.0f}"
     if isinstance(value, Mapping):
-        return ", ".join(f"{k} {shown(v)}" for k, v in sorted(value.items()) if not _unstated(v))
+        entries = sorted((k, shown(v)) for k, v in value.items() if not _unstated(v))
+        return Words.joined(", ", [Words(NAMED, name=k, value=v) for k, v in entries])
     if isinstance(value, list | tuple):
-        return " / ".join(shown(v) for v in value)
-    return str(value)
+        return Words.joined(" / ", [shown(v) for v in value])
+    return value if isinstance(value, str) else str(value)
 
 
 def _unstated(value: Any) -> bool:

@@ -27,3 +27,16 @@ def test_it_compares_settings_key_by_key():
     assert not differs({"method": "draft-mtp", "lookahead": None}, {"method": "draft_mtp", "lookahead": 12})
     assert differs(273, 200, 0.10) and not differs(0, 0.0)
     assert shown({"lookahead": 12, "method": "x"}) == "lookahead 12, method x"
+
+
+def test_it_keeps_its_words_translatable_and_names_and_figures_as_they_are():
+    from django.utils import translation
+
+    from engines.templatetags.engine_words import words
+
+    with translation.override("ja"):
+        assert words(shown(False)) == "オフ" and words(shown(True)) == "オン"
+        assert words(shown({"lookahead": 12, "thinking": False})) == "lookahead 12, thinking オフ"
+        assert words(shown(["b11434", True])) == "b11434 / オン"
+    assert shown(False) == "off"
+    assert shown({"lookahead": 12, "thinking": False}) == "lookahead 12, thinking off"
