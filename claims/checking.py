@@ -29,6 +29,7 @@ from claims.models import Check, Claim, ClaimedFigure, FigureResult
 from engines.models import Engine, EngineConfig
 from measure.stats import figure_value
 from runs.actions.runs import start_run
+from runs.core.jobs.concurrency.loop import MAX_PROMPT_TOKENS
 from runs.models import Run
 
 __all__ = ["check_json", "refresh_check", "start_check"]
@@ -93,6 +94,8 @@ def _plan(
     jobs: dict[str, dict[str, Any]] = {}
     if levels:
         jobs["concurrency"] = {"levels": sorted(levels), "answer_tokens": answer, "reps": 1, "warmup": 1}
+        if data.prompt_tokens and data.prompt_tokens <= MAX_PROMPT_TOKENS:
+            jobs["concurrency"]["prompt_tokens"] = data.prompt_tokens
     if speed:
         jobs["speed"] = {"reps": 1, "warmup": 1, "max_tokens": answer}
     return jobs
@@ -141,13 +144,21 @@ def differences(data: ClaimData, config: EngineConfig) -> list[dict[str, Any]]:
         ("speculative method", data.speculative_method, config.speculative_method),
         ("lookahead", data.lookahead, config.lookahead),
         ("bandwidth (GB/s)", data.bandwidth_gbps, machine.bandwidth_gbps),
-        ("prompt tokens", data.prompt_tokens, "the job's own prompts"),
+        ("prompt tokens", data.prompt_tokens, _prompt_tokens_here(data)),
+        ("context depth", data.context_depth, 0),  # the check's prompts start from an empty cache
     ]
     return [
         {"what": what, "claim": claim, "here": here}
         for what, claim, here in pairs
         if claim not in (None, "") and claim != here
     ]
+
+
+def _prompt_tokens_here(data: ClaimData) -> int | str | None:
+    """The concurrency sweep sizes its prompts to the claim's length, up to the longest it sends."""
+    if data.prompt_tokens and data.prompt_tokens <= MAX_PROMPT_TOKENS:
+        return data.prompt_tokens
+    return "the job's own prompts"
 
 
 def refresh_check(check: Check) -> Check:

@@ -37,6 +37,7 @@ def claim_side(claim: Claim) -> dict[str, Any]:
         "speculative": {"method": claim.speculative_method, "lookahead": claim.lookahead},
         "sampling": dict(claim.sampling or {}),
         "thinking": claim.thinking,
+        "prompt_tokens": claim.prompt_tokens,
         "nodes": claim.nodes,
         "bandwidth_gbps": claim.bandwidth_gbps,
     }
@@ -57,6 +58,7 @@ def check_side(check: Check) -> tuple[dict[str, Any], dict[str, str]]:
         "speculative": {"method": config.get("speculative_method"), "lookahead": config.get("lookahead")},
         "sampling": {key: config.get(key) for key in SAMPLING},
         "thinking": {"on": True, "off": False}.get(str(config.get("thinking") or "")),
+        "prompt_tokens": _distinct(_prompt_tokens(r) for r in runs),
         "nodes": 1,
         "sm_clock_mhz": _distinct(_clock(r) for r in runs),
         "throttle": _throttle(runs),
@@ -79,6 +81,13 @@ def _model_file(run: Run) -> str | None:
     if not isinstance(found, dict) or not found.get("sha256"):
         return None
     return f"{found.get('path', '')} sha256 {found['sha256'][:16]}…"
+
+
+def _prompt_tokens(run: Run) -> int | None:
+    """A concurrency sweep's sized prompt length (None where it sent its own short prompt)."""
+    if run.job != "concurrency":
+        return None
+    return (run.summary or {}).get("prompt_tokens")
 
 
 def _clock(run: Run) -> float | None:

@@ -2,10 +2,11 @@
 
 A claim's metric names are the words published figures use (``decode_tps``, ``ttft_ms``); each
 maps onto one catalogue metric (measure.catalog) and the job kind whose runs measure it: decode
-per stream and TTFT at a concurrency level and the box's total at it come from a concurrency
-sweep's level (runs.core.jobs.concurrency), prefill and speculative decoding's pooled figures
-from a speed run (runs.core.jobs.speed). ``scale`` turns the catalogue's unit into the claim's
-(TTFT is stored in seconds, claimed in milliseconds). Plain Python, no Django.
+per stream, TTFT and prefill at a concurrency level and the box's total at it come from a
+concurrency sweep's level (runs.core.jobs.concurrency), whose prompts have the claim's length where
+it states one; speculative decoding's pooled figures come from a speed run (runs.core.jobs.speed).
+``scale`` turns the catalogue's unit into the claim's (TTFT is stored in seconds, claimed in
+milliseconds). Plain Python, no Django.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ CLAIM_METRICS: dict[str, ClaimMetric] = {
         ClaimMetric("decode_tps", "decode_tps_client", "tok/s", "per-stream", "concurrency"),
         ClaimMetric("decode_tps_total", "total_tps", "tok/s", "aggregate", "concurrency"),
         ClaimMetric("ttft_ms", "ttft_s", "ms", "per-stream", "concurrency", scale=1000.0),
-        ClaimMetric("prefill_tps", "prefill_tps", "tok/s", "per-stream", "speed"),
+        ClaimMetric("prefill_tps", "prefill_tps", "tok/s", "per-stream", "concurrency"),
         ClaimMetric(catalog.ACCEPTANCE_RATE, catalog.ACCEPTANCE_RATE, "fraction", "run", "speed"),
         ClaimMetric(
             catalog.TOKENS_PER_VERIFICATION, catalog.TOKENS_PER_VERIFICATION, "tokens", "run", "speed"

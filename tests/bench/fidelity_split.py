@@ -77,11 +77,11 @@ async def _measure(url: str, size: SplitSize) -> tuple[dict[int, Bursts], dict[s
             for c in size.levels:
                 # A first short burst opens the level's connections, as a sweep's earlier levels would.
                 opening = [_request(2, 4_000_000 + c + i) for i in range(c)]
-                await split.level(opening, 1, 2, CollectingProgress())
+                await split.level([opening], 2, CollectingProgress())
                 for b in range(size.bursts):
                     seeds = [5_000_000 + c * 1000 + b * c + i for i in range(c)]
                     progress = CollectingProgress()
-                    rows, level = await split.level([_request(size.tokens, s) for s in seeds], 1, size.tokens,
+                    rows, level = await split.level([[_request(size.tokens, s) for s in seeds]], size.tokens,
                                                     progress)
                     measured[c].append((rows, level, seeds))
     return measured, health.figures()

@@ -13,8 +13,11 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from claims.models import Check, Claim, ClaimedFigure
+from claims.provenance import provenance_rows
+from engines.models import Engine
+from runs.models import Run
 from tests.factories import EngineConfigFactory
-from tests.real_engine import GEMMA_270M, llama_server_process, requires_engine
+from tests.real_engine import GEMMA_270M, free_port, llama_server_process, requires_engine
 
 HERE = Path(__file__).resolve().parent
 EXAMPLES = HERE.parent.parent / "examples" / "claims"
@@ -209,3 +212,36 @@ def test_it_keeps_the_same_file_as_one_claim_and_never_changes_it(inprocess, cap
         claim.save()
     with pytest.raises(ValueError, match="never changes"):
         Claim.objects.update(title="changed")
+
+
+@pytest.mark.timeout(300)
+def test_it_sends_prompts_of_the_claims_length_and_reads_prefill_from_the_same_runs(
+    inprocess, capsys, tmp_path
+):
+    EngineConfigFactory(
+        name="sim-config", engine__name="gemma-real", model="demo", max_tokens=16, engine__simulator=True,
+        engine__launch=Engine.Launch.MANAGED, engine__base_url=f"http://127.0.0.1:{free_port()}",
+        extra_flags="--decode-tps 400 --ttft-ms 2 --prefill-tps 8000",
+    )
+    path = claim_file(
+        tmp_path,
+        """\
+        - {metric: prefill_tps, concurrency: 2, value: 8000}
+        - {metric: ttft_ms, concurrency: 2, value: 100}
+        """,
+    )
+    stated = "output_tokens: 8, prompt_tokens: 600, context_depth: 4096, concurrency: [2]"
+    path.write_text(path.read_text().replace("output_tokens: 16, concurrency: [1]", stated))
+    result = checkclaim(capsys, path, "--runs", "2")
+    check = Check.objects.get(pk=result["check"])
+    runs = list(check.runs.all())
+    assert [r.job for r in runs] == ["concurrency"] * 2
+    assert all(r.status == Run.Status.SUCCEEDED for r in runs)
+    assert all(r.params["prompt_tokens"] == 600 for r in runs)
+    assert all(r.summary["prompt_tokens"] == pytest.approx(600, rel=0.02) for r in runs)
+    assert not any(d["what"] == "prompt tokens" for d in check.differences)
+    assert {"what": "context depth", "claim": 4096, "here": 0} in check.differences
+    row = {r.key: r for r in provenance_rows(check)}["prompt_tokens"]
+    assert row.claim == "600" and not row.differs
+    prefill = by_metric(result)["prefill_tps"]
+    assert prefill["measured"]["n"] == 2 and prefill["measured"]["median"] > 0, prefill

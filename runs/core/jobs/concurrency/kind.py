@@ -4,14 +4,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engines import kinds
 from measure import catalog
 from measure.catalog import Metric
 from measure.words import Words, gettext_noop
-from runs.core.jobs.concurrency.loop import MAX_LEVEL, ConcurrencyJob, run_concurrency
+from runs.core.jobs.concurrency.loop import MAX_LEVEL, MAX_PROMPT_TOKENS, ConcurrencyJob, run_concurrency
 from runs.core.jobs.concurrency.split import MAX_PROCESSES, SPLIT_FROM
 from runs.core.jobs.params import IntListParam, IntParam, Param
 from runs.core.jobs.spec import JobContext, JobSpec, count
 from runs.core.jobs.summary import Figures, RunSummary, Spread
+from runs.core.jobs.tokens import engine_tokenizer
 from runs.core.readings import Exported, ScoredMetric, Summary, median_of
 
 # The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
@@ -40,6 +42,10 @@ PARAMS: dict[str, Param] = {
         what=gettext_noop("from this many requests at once, a level is sent by several measuring processes "
                           "under one start plan, so that one process's loop does not set the pace; a level "
                           "above 100 is always split (one process's connection pool holds 100)")),
+    "prompt_tokens": IntParam(gettext_noop("prompt tokens"), 0, MAX_PROMPT_TOKENS, 0,
+        what=gettext_noop("each prompt's length, counted by the engine's own tokenizer (a published "
+                          "benchmark's pp); every request's prompt begins differently, so none is read "
+                          "from another's cache. 0: the short prompt as it is")),
     "processes": IntParam(gettext_noop("measuring processes"), 0, MAX_PROCESSES, 0,
         what=gettext_noop("how many processes send a split level; 0: one per core of the worker beyond "
                           "the first")),
@@ -65,10 +71,15 @@ EXPORTED = (
 async def run(ctx: JobContext) -> dict[str, Any]:
     params = ctx.params
     levels = tuple(params.get("levels", (1, 2, 4, 8, 16)))
+    prompt_tokens, kind = params.get("prompt_tokens", 0), kinds.get(ctx.config.engine_kind)
+    extra: dict[str, Any] = {}
+    if prompt_tokens and kind.needs_num_ctx:  # Ollama's context would cut a long prompt short
+        extra = {"options": {"num_ctx": prompt_tokens + params["answer_tokens"] + 512}}
     job = ConcurrencyJob(ctx.config.model, levels, params["answer_tokens"], params["reps"],
                          dict(ctx.config.sampling), split_from=params.get("split_from", SPLIT_FROM),
-                         processes=params.get("processes", 0))
-    return await run_concurrency(ctx.client, job, ctx.progress, ctx.pace)
+                         processes=params.get("processes", 0), prompt_tokens=prompt_tokens, extra=extra)
+    count = engine_tokenizer(ctx.client, kind.tokenizer, ctx.config.model, extra) if prompt_tokens else None
+    return await run_concurrency(ctx.client, job, ctx.progress, ctx.pace, count)
 
 
 def describe(params: Mapping[str, Any]) -> Words:
@@ -87,6 +98,7 @@ class Level(Figures):
 
     total_tps: Spread | None = None
     finish_s: Spread | None = None
+    prefill_tps: Spread | None = None
     achieved_concurrency: float | None = None
 
 

@@ -109,18 +109,19 @@ class SplitLevels:
         return self.plan.processes_for(c) > 0
 
     async def level(
-        self, requests: Sequence[GenerationRequest], reps: int, answer_tokens: int, progress: RunProgress,
+        self, bursts: Sequence[Sequence[GenerationRequest]], answer_tokens: int, progress: RunProgress,
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        """One level of len(requests) at once, `reps` bursts: its request rows (each reported) and
-        its summary, as loop._level gives them."""
-        c, n = len(requests), self.plan.processes_for(len(requests))
+        """One level: each burst's requests at once, one burst after another; its request rows (each
+        reported) and its summary, as loop._level gives them."""
+        c = len(bursts[0])
+        n = self.plan.processes_for(c)
         if self.pool is None:
             self.pool = MeasuringPool(ClientRecipe.of(self.client))
         await self.pool.grow(n)
         rows: list[dict[str, Any]] = []
         totals: list[float | None] = []
         achieved: list[float | None] = []
-        for rep in range(reps):
+        for rep, requests in enumerate(bursts):
             total, kept = await self._burst(requests, n, rep, rows, progress)
             totals.append(total)
             achieved.append(kept)

@@ -8,10 +8,11 @@ from engines import kinds
 from measure import catalog
 from measure.catalog import Metric
 from measure.words import Words, gettext_noop
-from runs.core.jobs.needle.loop import NeedleJob, ollama_calibrator, openai_tokenizer, run_needle
+from runs.core.jobs.needle.loop import NeedleJob, run_needle
 from runs.core.jobs.params import FractionListParam, IntListParam, IntParam, Param
 from runs.core.jobs.spec import JobContext, JobSpec
 from runs.core.jobs.summary import Breakdown, RunSummary, Share
+from runs.core.jobs.tokens import engine_tokenizer
 from runs.core.readings import Benchmark, Exported, ScoredMetric, field_of, one, share_of
 
 # The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
@@ -55,10 +56,7 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     extra: dict[str, Any] = {}
     if kind.needs_num_ctx:
         extra = {"options": {"num_ctx": max(params["lengths"]) + answer_tokens + 512}}
-    if kind.tokenizer == "calibrated":
-        tokenizer = ollama_calibrator(ctx.client, config.model, extra)
-    else:
-        tokenizer = openai_tokenizer(ctx.client, config.model)
+    tokenizer = engine_tokenizer(ctx.client, kind.tokenizer, config.model, extra)
     job = NeedleJob(config.model, tuple(params["lengths"]), tuple(params["depths"]), config.seed,
                     answer_tokens, extra=extra, thinking=config.sampling.get("thinking"),
                     reasoning_effort=config.sampling.get("reasoning_effort"))

@@ -8,15 +8,15 @@ of the target length. The score is the number of answers that contain the value.
 """
 from __future__ import annotations
 
-import math
 import random
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engines.clients.base import EngineClient, EngineError, GenerationRequest
+from engines.clients.base import EngineClient, GenerationRequest
 from runs.core.jobs.progress import RunProgress
+from runs.core.jobs.tokens import Tokenizer, filler, size_text
 from runs.core.request_figures import request_metrics, send
 
 __all__ = [
@@ -25,14 +25,10 @@ __all__ = [
     "Prompt",
     "Tokenizer",
     "found_in",
-    "ollama_calibrator",
-    "openai_tokenizer",
     "run_needle",
     "size_prompt",
     "summarize_needle",
 ]
-
-Tokenizer = Callable[[str], Awaitable[int]]
 
 # RULER's niah template, for one needle whose value is a number.
 TEMPLATE = (
@@ -41,32 +37,9 @@ TEMPLATE = (
     "What is the special magic number for {key} mentioned in the provided text?"
 )
 NEEDLE = "One of the special magic numbers for {key} is: {value}."
-# Neutral and free of digits, so the value is the only number in the haystack.
-FILLER = (
-    "The river runs slowly past the old mill and the low stone bridge.",
-    "Most of the houses in the village have red roofs and small gardens at the back.",
-    "In the afternoon the market square fills with people buying bread and fruit.",
-    "A narrow path climbs through the woods to a quiet lake above the valley.",
-    "The library keeps its longest opening hours during the winter months.",
-    "Farmers bring their carts down the hill road early in the morning.",
-    "The wind from the west usually brings rain by the end of the day.",
-    "Children walk to the school along the canal when the weather is fine.",
-    "An old clock tower stands at the corner where the two main streets meet.",
-    "Boats are tied along the harbour wall until the tide comes back in.",
-    "The bakery on the high street closes its doors shortly after lunch.",
-    "Tall trees line both sides of the avenue that leads to the park.",
-)
 # Keys are adjective-noun pairs, as RULER's word keys are.
 ADJECTIVES = "amber brisk calm dusty eager faint gentle hollow ivory jolly keen lucid mellow nimble olive"
 NOUNS = "anchor basket candle dolphin engine falcon garden harbor island jacket kettle lantern meadow orchard"
-MAX_SIZING_STEPS = 12
-# Before the tokenizer has been heard: a guess of characters per token for the first step.
-GUESS_CHARS_PER_TOKEN = 4.0
-# The Ollama calibration's two prompts, in filler sentences (about 1,000 and 5,200 characters, some
-# 250 and 1,300 tokens): within even a 2,048-token default context, and far enough apart that the
-# chat template's tokens cancel out.
-CALIBRATION_SENTENCES = (10, 70)
-
 
 @dataclass(frozen=True)
 class NeedleJob:
@@ -124,9 +97,9 @@ class Needle:
 
     def prompt(self, sentences: int) -> str:
         """The question after `sentences` filler sentences, with the needle at its depth."""
-        filler = [FILLER[(self.start + i) % len(FILLER)] for i in range(sentences)]
-        filler.insert(round(self.depth * sentences), NEEDLE.format(key=self.key, value=self.value))
-        return TEMPLATE.format(context=" ".join(filler), key=self.key)
+        said = filler(sentences, self.start)
+        said.insert(round(self.depth * sentences), NEEDLE.format(key=self.key, value=self.value))
+        return TEMPLATE.format(context=" ".join(said), key=self.key)
 
 
 @dataclass(frozen=True)
@@ -201,47 +174,13 @@ def found_in(answer: str, value: str) -> bool:
 async def size_prompt(
     count: Tokenizer, needle: Needle, target: int, tolerance: float, guess: int | None = None
 ) -> Prompt:
-    """The prompt whose token count is within `tolerance` of `target`.
+    """The prompt whose token count is within `tolerance` of `target` (tokens.size_text).
 
-    Each step takes the tokens per filler sentence measured so far to the target (a secant on
-    the sentence count), kept inside the bracket of counts already known to be under and over.
     :param guess: the sentence count to try first (e.g. the one sized for the previous depth).
     Raises EngineError when no sentence count comes within the tolerance.
     """
-    frame = await count(needle.prompt(0))
-    if frame > target * (1 + tolerance):
-        raise EngineError(f"a needle prompt of {target} tokens is too short: the question alone is {frame}")
-    n, low, high = guess or _first_guess(target - frame), 0, math.inf
-    counted: dict[int, int] = {}
-    for _ in range(MAX_SIZING_STEPS):
-        text = needle.prompt(n)
-        counted[n] = tokens = await count(text)
-        if abs(tokens - target) <= tolerance * target:
-            return Prompt(needle, target, n, text, tokens)
-        low, high = (n, high) if tokens < target else (low, n)
-        if high - low <= 1:
-            break
-        n = _next_guess(n, tokens, frame, target, low, high)
-    closest = min(counted.values(), key=lambda t: abs(t - target))
-    raise EngineError(
-        f"cannot size a needle prompt to {target} tokens within {tolerance:.0%}: "
-        f"the closest filler length counted {closest} tokens"
-    )
-
-
-def _first_guess(tokens: int) -> int:
-    chars = sum(len(s) + 1 for s in FILLER) / len(FILLER)
-    return max(1, round(tokens * GUESS_CHARS_PER_TOKEN / chars))
-
-
-def _next_guess(n: int, tokens: int, frame: int, target: int, low: int, high: float) -> int:
-    per_sentence = max(tokens - frame, 1) / n
-    guess = round((target - frame) / per_sentence)
-    if guess == n:  # the estimate rounds back to where we are: take one step towards the target
-        guess += 1 if tokens < target else -1
-    if not low < guess < high:
-        guess = (low + int(high)) // 2 if high < math.inf else 2 * n
-    return guess
+    sized = await size_text(count, needle.prompt, target, tolerance, guess, what="a needle prompt")
+    return Prompt(needle, target, sized.sentences, sized.text, sized.tokens)
 
 
 def summarize_needle(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -263,57 +202,3 @@ def _tally(rows: Sequence[dict[str, Any]], key: str) -> dict[str, dict[str, int]
         entry["found"] += row["found"]
         entry["total"] += 1
     return tally
-
-
-def openai_tokenizer(client: EngineClient, model: str | None = None) -> Tokenizer:
-    """Count with the engine's POST /tokenize (llama-server, vLLM, SGLang).
-
-    llama-server reads "content", vLLM and SGLang read "prompt"; each ignores the other key.
-    Raises EngineHTTPError when the engine has no /tokenize (404), EngineError on a bad answer.
-    """
-
-    async def count(text: str) -> int:
-        body: dict[str, Any] = {"content": text, "prompt": text}
-        if model is not None:
-            body["model"] = model
-        answer = await client.post_json("/tokenize", body)
-        tokens = answer.get("tokens")
-        if not isinstance(tokens, list):
-            raise EngineError(f"/tokenize answered without a token list: {str(answer)[:100]}")
-        return len(tokens)
-
-    return count
-
-
-def ollama_calibrator(client: EngineClient, model: str, extra: dict[str, Any] | None = None) -> Tokenizer:
-    """Estimate counts for an engine without a tokenizer endpoint (Ollama).
-
-    On first use, two filler prompts are sent with one answer token each; the difference of
-    their prompt_eval_count over the difference of their lengths is the model's tokens per
-    character on this text (the chat template's tokens cancel out). Counts are then scaled.
-    """
-    slope: list[float] = []
-
-    async def count(text: str) -> int:
-        if not slope:
-            slope.append(await _tokens_per_char(client, model, extra or {}))
-        return round(len(text) * slope[0])
-
-    return count
-
-
-async def _tokens_per_char(client: EngineClient, model: str, extra: dict[str, Any]) -> float:
-    points = []
-    for sentences in CALIBRATION_SENTENCES:
-        text = Needle("calm-harbor", "1234567", 0.5).prompt(sentences)
-        request = GenerationRequest(model, [{"role": "user", "content": text}], max_tokens=1, extra=extra)
-        gen = await send(client, request, f"tokenizer calibration ({sentences} sentences)")
-        if gen.figures.prompt_tokens is None:
-            raise EngineError("tokenizer calibration: the engine did not report its prompt tokens")
-        points.append((len(text), gen.figures.prompt_tokens))
-    (chars_a, tokens_a), (chars_b, tokens_b) = points
-    if tokens_b <= tokens_a:
-        raise EngineError(
-            f"tokenizer calibration: a longer prompt counted {tokens_b} tokens, not more than {tokens_a}"
-        )
-    return (tokens_b - tokens_a) / (chars_b - chars_a)

@@ -3,6 +3,7 @@ import pytest
 from engines.clients import EngineError, client_for
 from engines.simulator import SimProfile, serve_in_thread
 from runs.core.jobs.concurrency.loop import ConcurrencyJob, run_concurrency
+from runs.core.jobs.tokens import openai_tokenizer
 from tests.runs.core.progress import CollectingProgress
 
 pytestmark = pytest.mark.backend_free
@@ -89,3 +90,34 @@ async def test_it_keeps_a_burst_whose_one_request_failed():
     assert level["requests"] == 3 and level["finish_s"]["n"] == 3
     assert level["outcomes"]["failed_by_reason"] == {"http 500": 1}
     assert summary["outcomes"]["attempted"] == 4 and summary["outcomes"]["succeeded"] == 3
+
+
+async def test_it_sizes_every_prompt_and_lets_no_request_read_anothers_cache():
+    job = ConcurrencyJob("demo", levels=(1, 2), answer_tokens=4, reps=2, prompt_tokens=400)
+    progress = CollectingProgress()
+    # With a prefill rate the simulator keeps a prompt cache, and says what it reused.
+    with serve_in_thread(SimProfile(decode_tps=500, ttft_ms=5, prefill_tps=20_000)) as sim:
+        async with client_for("llama-server", sim.url) as client:
+            summary = await run_concurrency(client, job, progress, tokenizer=openai_tokenizer(client))
+    requests = [v for kind, v in progress.samples if kind == "request"]
+    assert len(requests) == 6 and summary["prompt_tokens"] == pytest.approx(400, rel=0.02)
+    # The engine's count adds the system prompt and chat template to the sized question.
+    assert all(400 <= r["prompt_tokens"] <= 460 for r in requests), [r["prompt_tokens"] for r in requests]
+    # Only the system prompt's and the serial's first characters may come from the cache.
+    assert max(r["cached_tokens"] or 0 for r in requests) < 40, [r["cached_tokens"] for r in requests]
+    assert summary["levels"]["2"]["prompt_tokens"]["n"] == 4
+
+
+async def test_it_reuses_the_one_short_prompt_without_prompt_tokens():
+    job = ConcurrencyJob("demo", levels=(1,), answer_tokens=4, reps=3)
+    progress = CollectingProgress()
+    with serve_in_thread(SimProfile(decode_tps=500, ttft_ms=5)) as sim:
+        async with client_for("llama-server", sim.url) as client:
+            summary = await run_concurrency(client, job, progress)
+    assert "prompt_tokens" not in summary and "prompt_tokens" not in summary["levels"]["1"]
+    assert len({v["prompt_tokens"] for kind, v in progress.samples if kind == "request"}) == 1
+
+
+def test_it_needs_the_tokenizer_and_a_length_in_range():
+    with pytest.raises(ValueError, match="prompt_tokens"):
+        ConcurrencyJob("demo", prompt_tokens=-1)

@@ -1,10 +1,8 @@
-"""The needle job: prompt sizing, scoring, the tokenizer helpers, the simulator and a real llama-server."""
-import json
+"""The needle job: prompt sizing, scoring, the simulator and a real llama-server."""
 import math
 import re
 import time
 
-import httpx
 import pytest
 
 from engines.clients import EngineError, client_for
@@ -16,11 +14,10 @@ from runs.core.jobs.needle.loop import (
     Needle,
     NeedleJob,
     found_in,
-    ollama_calibrator,
-    openai_tokenizer,
     run_needle,
     size_prompt,
 )
+from runs.core.jobs.tokens import ollama_calibrator, openai_tokenizer
 from tests.real_engine import GEMMA_270M, LLAMA_SERVER, LLAMA_THREADS, free_port, requires_engine
 from tests.runs.core.progress import CollectingProgress
 
@@ -188,25 +185,6 @@ async def test_it_calibrates_ollama_from_prompt_eval_count():
         pytest.approx(4096, rel=0.02),
         pytest.approx(16384, rel=0.02),
     ]
-
-
-async def test_it_counts_with_the_engine_tokenize_endpoint():
-    bodies = []
-
-    def answer(request):
-        bodies.append(json.loads(request.content))
-        return httpx.Response(200, json={"tokens": list(range(len(bodies[-1]["content"].split())))})
-
-    async with client_for("vllm", "http://engine", transport=httpx.MockTransport(answer)) as client:
-        assert await openai_tokenizer(client, "demo")("one two three") == 3
-    assert bodies == [{"content": "one two three", "prompt": "one two three", "model": "demo"}]
-
-
-async def test_it_rejects_a_tokenize_answer_without_tokens():
-    transport = httpx.MockTransport(lambda request: httpx.Response(200, json={"count": 3}))
-    async with client_for("llama-server", "http://engine", transport=transport) as client:
-        with pytest.raises(EngineError, match="without a token list"):
-            await openai_tokenizer(client)("one two three")
 
 
 @pytest.mark.parametrize(
