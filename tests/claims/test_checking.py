@@ -98,7 +98,8 @@ def test_it_reproduces_a_claim_made_from_figures_measured_here_and_finds_decode_
     stated = (
         f"{{metric: decode_tps, concurrency: 1, value: {decode}, runs: 3, spread: {(high - low) / 2:.3f}}}"
     )
-    same = checkclaim(capsys, claim_file(tmp_path, f"- {stated}\n"))
+    # Five runs, so that one slow run on a busy machine does not widen the interval past the tolerance.
+    same = checkclaim(capsys, claim_file(tmp_path, f"- {stated}\n"), "--runs", "5")
     row = by_metric(same)["decode_tps"]
     print("same claim:", row, file=sys.stderr)
     again_low, again_high = row["measured"]["ci"]
@@ -107,10 +108,8 @@ def test_it_reproduces_a_claim_made_from_figures_measured_here_and_finds_decode_
             f"this box's speed moved between the two checks ([{low}, {high}] then "
             f"[{again_low}, {again_high}] tok/s): a claim from the first cannot be held to the second"
         )
-    assert row["verdict"] == "reproduced" or (row["verdict"] == "inconclusive" and row["runs_needed"] > 3), (
-        row
-    )
-    assert len(row["runs"]) == 3 and Check.objects.get(pk=same["check"]).runs.count() == 3
+    assert row["verdict"] == "reproduced", row
+    assert len(row["runs"]) == 5 and Check.objects.get(pk=same["check"]).runs.count() == 5
 
     # Three times the faster of the two checks' upper bounds: a box that sped up between checks (a
     # neighbour's load gone) must not bring the tripled claim back inside the interval.
