@@ -93,6 +93,11 @@ def test_it_reproduces_a_claim_made_from_figures_measured_here_and_finds_decode_
     low, high = first["decode_tps"]["measured"]["ci"]
     print(f"\nmeasured here: decode {decode} tok/s [{low}, {high}], TTFT {ttft} ms", file=sys.stderr)
     assert first["decode_tps"]["verdict"] == "higher" and first["decode_tps"]["measured"]["n"] == 3
+    if (high - low) / 2 > 0.25 * decode:
+        pytest.skip(
+            f"the probe's own interval [{low}, {high}] tok/s is wider than the claim's 25 % tolerance (a "
+            "busy box): a claim made from it would be inconclusive before any check"
+        )
 
     # The claim states the spread it was measured with, as a published claim would.
     stated = (
