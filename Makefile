@@ -112,13 +112,16 @@ suite: install engine browser
 # CI runs the tests that need the real llama-server (mark `llama_server`, about half the suite's
 # time) once, in a pass of their own (`make test-llama`); CI_SPLIT=1 leaves them out of `make test`
 # and `make test-backends`, which CI runs on the two backends beside it.
+# CI_SPLIT=1 also moves the backend_free tests marked `backend_pass` (tests/engines, tests/traffic) from
+# `make test` to `make test-backends`, so that the two passes take about as long as each other.
 CI_SPLIT ?=
-CI_SPLIT_MARKS = $(if $(CI_SPLIT),-m 'not faults and not engines and not llama_server')
+CI_SPLIT_MARKS = $(if $(CI_SPLIT),-m 'not faults and not engines and not llama_server and not backend_pass')
+BACKENDS_MARKS = $(if $(CI_SPLIT),(not backend_free or backend_pass) and not llama_server,not backend_free)
 
 # Only the tests that depend on the backends: all but those marked backend_free (tests/backends.py).
 # CI runs `make test` on the embedded default and this on Postgres + Redis, beside it.
 test-backends: install engine browser
-	$(BIN)/pytest -m 'not faults and not engines and not backend_free$(if $(CI_SPLIT), and not llama_server)' $(PYTEST_ARGS)
+	$(BIN)/pytest -m 'not faults and not engines and $(BACKENDS_MARKS)' $(PYTEST_ARGS)
 
 # Only the tests that need the real llama-server (pytest mark `llama_server`, set by tests/backends.py
 # from `requires_engine`), on whichever backends the environment selects: CI's third pass.
@@ -128,7 +131,7 @@ test-llama: install engine browser
 # The real vLLM and SGLang tests (pytest marker `engines`): every start of these CPU engines takes a
 # minute or more, too long for `make test`'s budget; CI runs them once, after `make test`.
 test-engines: install engine browser
-	$(BIN)/pytest -m engines
+	$(BIN)/pytest -m engines $(PYTEST_ARGS)
 
 # The newcomer's walk (a fresh demo install, the tour, a run, the lookahead sweep, compare) in
 # headless Chromium, its pictures written to docs/img/ (the README shows them).

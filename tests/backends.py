@@ -24,6 +24,10 @@ from tests.real_engine import requires_engine
 
 MARK = "backend_free"
 LLAMA_SERVER_MARK = "llama_server"
+BACKEND_PASS_MARK = "backend_pass"
+# The folders whose backend_free tests CI runs in its backend pass rather than its embedded pass:
+# about 130 s of the embedded pass's 1,270, which leaves the two passes about as long as each other.
+BACKEND_PASS_FOLDERS = ("tests/engines/", "tests/traffic/")
 # Fixtures that bring a database (or a server on one) into a test.
 DATABASE_FIXTURES = frozenset({
     "db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback",
@@ -51,6 +55,7 @@ def why_not_backend_free(item: pytest.Item) -> str | None:
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects: the mark it adds must count there
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     _mark_llama_server_tests(items)
+    _mark_backend_pass_tests(items)
     wrong = [
         f"{item.nodeid}: {why}"
         for item in items
@@ -58,6 +63,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     ]
     if wrong:
         raise pytest.UsageError(f"marked {MARK} but needs a backend:\n  " + "\n  ".join(wrong))
+
+
+def _mark_backend_pass_tests(items: list[pytest.Item]) -> None:
+    """Mark `backend_pass` the backend_free tests under BACKEND_PASS_FOLDERS: with CI_SPLIT, `make test`
+    leaves them out and `make test-backends` takes them (each still runs once, on one backend)."""
+    for item in items:
+        where = item.path.as_posix()
+        if backend_free(item) and any(f"/{folder}" in where for folder in BACKEND_PASS_FOLDERS):
+            item.add_marker(BACKEND_PASS_MARK)
 
 
 def _mark_llama_server_tests(items: list[pytest.Item]) -> None:

@@ -125,3 +125,30 @@ def test_it_marks_each_test_that_needs_the_real_llama_server_so_ci_runs_it_once(
     assert "2/3 tests collected (1 deselected)" in done.stdout, done.stdout + done.stderr
     done = pytest_in(tmp_path, NEEDS_LLAMA_SERVER, *args, "-m", "not llama_server", "--collect-only")
     assert "test_on_the_simulator" in done.stdout and "1/3 tests collected" in done.stdout, done.stdout
+
+
+BACKEND_FREE_AND_NOT = '''
+import pytest
+
+@pytest.mark.backend_free
+def test_plain_python():
+    pass
+
+def test_on_the_backends():
+    pass
+'''
+
+
+@pytest.mark.parametrize(("folder", "moved"), [("tests/traffic", True), ("tests/runs", False)])
+def test_it_moves_the_backend_free_tests_of_some_folders_to_cis_backend_pass(tmp_path, folder, moved):
+    """CI_SPLIT's embedded pass leaves `backend_pass` out; its backend pass takes it (Makefile marks)."""
+    where = tmp_path / folder
+    where.mkdir(parents=True)
+    args = ("--strict-markers", "-o", "markers=backend_free\nbackend_pass\nllama_server", "--collect-only")
+    embedded = pytest_in(where, BACKEND_FREE_AND_NOT, *args, "-m", "not llama_server and not backend_pass")
+    backends = pytest_in(
+        where, BACKEND_FREE_AND_NOT, *args, "-m", "(not backend_free or backend_pass) and not llama_server"
+    )
+    assert ("test_plain_python" in embedded.stdout) is not moved, embedded.stdout + embedded.stderr
+    assert ("test_plain_python" in backends.stdout) is moved, backends.stdout + backends.stderr
+    assert "test_on_the_backends" in embedded.stdout and "test_on_the_backends" in backends.stdout
