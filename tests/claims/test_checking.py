@@ -23,17 +23,20 @@ HERE = Path(__file__).resolve().parent
 EXAMPLES = HERE.parent.parent / "examples" / "claims"
 
 
-def claim_file(tmp_path: Path, figures: str, *, name: str = "claim.yaml", extra: str = "") -> Path:
+def claim_file(
+    tmp_path: Path, figures: str, *, name: str = "claim.yaml", extra: str = "", tolerance: int = 25,
+    output_tokens: int = 16,
+) -> Path:
     """A claim about the real llama-server here (273 GB/s like the test machine, 0.25 GB per token)."""
     text = (
-        textwrap.dedent("""\
+        textwrap.dedent(f"""\
         claim:
-          source: {title: "Gemma 3 270M on llama-server", url: "https://example.org/gemma", author: "test"}
-          hardware: {name: "test box", bandwidth_gbps: 273, nodes: 1}
-          engine: {kind: llama-server}
-          model: {name: gemma3-270m, quantization: Q4_K_M, bytes_per_token_gb: 0.25}
-          workload: {output_tokens: 16, concurrency: [1]}
-          tolerance_pct: 25
+          source: {{title: "Gemma 3 270M on llama-server", url: "https://example.org/gemma", author: "test"}}
+          hardware: {{name: "test box", bandwidth_gbps: 273, nodes: 1}}
+          engine: {{kind: llama-server}}
+          model: {{name: gemma3-270m, quantization: Q4_K_M, bytes_per_token_gb: 0.25}}
+          workload: {{output_tokens: {output_tokens}, concurrency: [1]}}
+          tolerance_pct: {tolerance}
         """)
         + extra
         + "  figures:\n"
@@ -76,6 +79,12 @@ def by_metric(result: dict) -> dict[str, dict]:
 def test_it_reproduces_a_claim_made_from_figures_measured_here_and_finds_decode_x3_lower(
     inprocess, capsys, tmp_path, real_config
 ):
+    # The claims state 64-token answers and a 50 % tolerance. On CI's shared 2-core box, five checks of
+    # 16-token answers from the 1-thread llama-server once spread from 25.9 to 46.9 tok/s: an interval
+    # wider than 25 % of its median, which is `inconclusive` by the claim's own rule, not a fault.
+    stated = {"tolerance": 50, "output_tokens": 64}
+    # Each claim's 64 tokens derive a config of its own beside gemma-real-config: name the base one.
+    base = ("--config", "gemma-real-config")
     first = by_metric(
         checkclaim(
             capsys,
@@ -86,25 +95,27 @@ def test_it_reproduces_a_claim_made_from_figures_measured_here_and_finds_decode_
         - {metric: ttft_ms, concurrency: 1, value: 1.0}
         """,
                 name="probe.yaml",
+                **stated,
             ),
+            *base,
         )
     )
     decode, ttft = first["decode_tps"]["measured"]["median"], first["ttft_ms"]["measured"]["median"]
     low, high = first["decode_tps"]["measured"]["ci"]
     print(f"\nmeasured here: decode {decode} tok/s [{low}, {high}], TTFT {ttft} ms", file=sys.stderr)
     assert first["decode_tps"]["verdict"] == "higher" and first["decode_tps"]["measured"]["n"] == 3
-    if (high - low) / 2 > 0.25 * decode:
+    if (high - low) / 2 > 0.5 * decode:
         pytest.skip(
-            f"the probe's own interval [{low}, {high}] tok/s is wider than the claim's 25 % tolerance (a "
+            f"the probe's own interval [{low}, {high}] tok/s is wider than the claim's 50 % tolerance (a "
             "busy box): a claim made from it would be inconclusive before any check"
         )
 
     # The claim states the spread it was measured with, as a published claim would.
-    stated = (
+    figure = (
         f"{{metric: decode_tps, concurrency: 1, value: {decode}, runs: 3, spread: {(high - low) / 2:.3f}}}"
     )
     # Five runs, so that one slow run on a busy machine does not widen the interval past the tolerance.
-    same = checkclaim(capsys, claim_file(tmp_path, f"- {stated}\n"), "--runs", "5")
+    same = checkclaim(capsys, claim_file(tmp_path, f"- {figure}\n", **stated), "--runs", "5", *base)
     row = by_metric(same)["decode_tps"]
     print("same claim:", row, file=sys.stderr)
     again_low, again_high = row["measured"]["ci"]
@@ -125,7 +136,9 @@ def test_it_reproduces_a_claim_made_from_figures_measured_here_and_finds_decode_
             tmp_path,
             f"- {{metric: decode_tps, concurrency: 1, value: {tripled_value}}}\n",
             name="tripled.yaml",
+            **stated,
         ),
+        *base,
     )
     row = by_metric(tripled)["decode_tps"]
     print("decode x3:", row, file=sys.stderr)

@@ -275,7 +275,7 @@ def test_it_starts_a_concurrency_sweep_with_only_its_parameters(alice_client, co
     assert response.status_code == 302
     assert run.job == "concurrency"
     assert run.params == {"levels": [1, 2, 4], "answer_tokens": 32, "reps": 1, "warmup": 1, "split_from": 32,
-                          "processes": 0}
+                          "prompt_tokens": 0, "processes": 0}
 
 
 def test_it_starts_a_prefix_cache_probe_with_defaults_for_blank_fields(alice_client, config, no_dispatch):

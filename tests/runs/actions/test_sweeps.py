@@ -125,7 +125,7 @@ def test_it_fills_in_defaults_and_orders_jobs_like_run_job():
     assert clean_jobs([CONCURRENCY, SPEED]) == [
         {"job": "speed", "params": {"reps": 1, "warmup": 0}},
         {"job": "concurrency", "params": {"levels": [1, 2], "answer_tokens": 256, "reps": 1, "warmup": 1,
-                                            "split_from": 32, "processes": 0}},
+                                            "split_from": 32, "prompt_tokens": 0, "processes": 0}},
     ]
 
 

@@ -81,7 +81,10 @@ async def test_it_replays_each_pass_in_order_and_totals_generation_time(kind):
     assert [(r["rep"], r["index"]) for r in rows] == [(rep, i) for rep in range(3) for i in range(3)]
     assert [r["output_tokens"] for r in rows[:3]] == [10, 20, 6]
     assert summary["output_tokens"]["median"] == 36
-    assert summary["generation_s"]["median"] == pytest.approx(36 / 200, rel=0.02)
+    # Read from the client's decode speed: beside a busy suite the simulator's late first token, then its
+    # catching up with its schedule, makes a span a few % short (CI saw 0.174 s); a pass too many or too
+    # few is 1/3 off.
+    assert summary["generation_s"]["median"] == pytest.approx(36 / 200, rel=0.05)
     scheduled = 3 * 0.010 + (9 + 19 + 5) / 200
     # Plus localhost HTTP: about 10 ms a request on an idle machine, more beside a busy suite. The
     # bound still tells one pass (0.195 s) from two or a warm-up counted in (0.39 s and more).
