@@ -113,7 +113,7 @@ def shown(value: Any) -> str:
         return f"{float(value):,.4g}" if abs(float(value)) < 1e4 else f"{float(value):,.0f}"
     if isinstance(value, Mapping):
         entries = sorted((k, shown(v)) for k, v in value.items() if not _unstated(v))
-        return Words.joined(", ", [Words(NAMED, name=k, value=v) for k, v in entries])
+        return Words.joined(", ", [Words(NAMED, name=k, value=v) for k, v in entries]) if entries else ""
     if isinstance(value, list | tuple):
         return Words.joined(" / ", [shown(v) for v in value])
     return value if isinstance(value, str) else str(value)

@@ -14,6 +14,8 @@ register = template.Library()
 def words(value: object) -> object:
     """`Words` as `gettext(text) % params` (its figures translated too); other text through gettext."""
     if isinstance(value, Words):
+        if not value:  # nothing to say (an empty list joined): not its separator, nor gettext("")'s header
+            return ""
         if value.parts:
             return value.text.join(str(words(part)) for part in value.parts)
         # Only figures that are Words themselves are sentences; the rest (field names, values) stay.

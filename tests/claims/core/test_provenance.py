@@ -3,6 +3,7 @@
 import pytest
 
 from claims.core.provenance import ROWS, compare_provenance, differs, shown
+from measure.words import Words
 
 pytestmark = pytest.mark.backend_free
 
@@ -38,5 +39,8 @@ def test_it_keeps_its_words_translatable_and_names_and_figures_as_they_are():
         assert words(shown(False)) == "オフ" and words(shown(True)) == "オン"
         assert words(shown({"lookahead": 12, "thinking": False})) == "lookahead 12, thinking オフ"
         assert words(shown(["b11434", True])) == "b11434 / オン"
+        # Settings the claim leaves unstated say nothing, not the list separator ("、").
+        assert words(shown({"method": None, "lookahead": None})) == ""
+        assert words(Words.joined(", ", [])) == ""
     assert shown(False) == "off"
     assert shown({"lookahead": 12, "thinking": False}) == "lookahead 12, thinking off"
