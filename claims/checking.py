@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from claims.core.carry import Carried, cannot_reproduce, carry
-from claims.core.metrics import CLAIM_METRICS
+from claims.core.metrics import CLAIM_METRICS, ClaimMetric
 from claims.core.plausible import exceeds
 from claims.core.schema import ClaimData
 from claims.core.verdicts import decide
@@ -29,6 +29,7 @@ from claims.models import Check, Claim, ClaimedFigure, FigureResult
 from engines.models import Engine, EngineConfig
 from measure.stats import figure_value
 from runs.actions.runs import start_run
+from runs.core import registry
 from runs.core.jobs.concurrency.loop import MAX_PROMPT_TOKENS
 from runs.models import Run
 
@@ -85,7 +86,7 @@ def _plan(
         result = FigureResult(check_run=check, figure=figure, ceiling=ceiling)
         if ceiling is None and cannot:
             result.reason = "; ".join(item["why"] for item in cannot)
-        elif ceiling is None and CLAIM_METRICS[figure.metric].job == "concurrency":
+        elif ceiling is None and _per_level(CLAIM_METRICS[figure.metric]):
             levels.add(figure.concurrency)
         elif ceiling is None:
             speed = True
@@ -209,10 +210,15 @@ def measured(run: Run, figure: ClaimedFigure) -> float | None:
         return None
     known = CLAIM_METRICS[figure.metric]
     where = run.summary
-    if known.job == "concurrency":
+    if _per_level(known):
         where = (run.summary.get("levels") or {}).get(str(figure.concurrency)) or {}
     value = figure_value(where.get(known.catalog_key))
     return value * known.scale if value is not None else None
+
+
+def _per_level(known: ClaimMetric) -> bool:
+    """Whether the metric's job kind measures it per load level (the kind says so, runs.core.jobs.spec)."""
+    return registry.get(known.job).load == "levels"
 
 
 def check_json(check: Check) -> dict[str, Any]:

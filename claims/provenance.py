@@ -84,9 +84,7 @@ def _model_file(run: Run) -> str | None:
 
 
 def _prompt_tokens(run: Run) -> int | None:
-    """A concurrency sweep's sized prompt length (None where it sent its own short prompt)."""
-    if run.job != "concurrency":
-        return None
+    """The sized prompt length a run's summary keeps (None where it sent its job's own prompts)."""
     return (run.summary or {}).get("prompt_tokens")
 
 
