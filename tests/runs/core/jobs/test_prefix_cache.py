@@ -2,7 +2,7 @@ import pytest
 
 from engines.clients import EngineError, client_for
 from engines.simulator import SimProfile, serve_in_thread
-from runs.core.jobs.prefix_cache.loop import PrefixCacheJob, run_prefix_cache
+from runs.core.jobs.prefix_cache.loop import TTFT_FACTOR, PrefixCacheJob, run_prefix_cache
 from runs.core.jobs.source_text import source_text
 from tests.runs.core.progress import CollectingProgress
 
@@ -15,7 +15,7 @@ SMALL = {"steps": 4, "bytes_per_step": 2000, "answer_tokens": 8}
 
 
 async def probe(kind, cache_tokens, progress=None, **fields):
-    profile = SimProfile(decode_tps=1000, ttft_ms=5, prefill_tps=20_000, cache_tokens=cache_tokens)
+    profile = SimProfile(decode_tps=1000, ttft_ms=5, prefill_tps=10_000, cache_tokens=cache_tokens)
     with serve_in_thread(profile) as sim:
         async with client_for(kind, sim.url) as client:
             job = PrefixCacheJob("demo", **(SMALL | fields))
@@ -30,7 +30,8 @@ async def test_it_detects_a_discard_when_the_cache_is_smaller_than_the_conversat
     assert continuation["cached_tokens"] == 0
     assert continuation["new_tokens"] == continuation["prompt_tokens"]
     assert (summary["cache_discard_detected"], summary["detected_by"]) == (True, "cached_tokens")
-    assert summary["ttft_ratio"] > 3
+    # The product's own threshold: a busy CI box once added enough to the last step to give 2.84.
+    assert summary["ttft_ratio"] > TTFT_FACTOR
 
 
 @pytest.mark.parametrize("cache_tokens", [None, 100_000])
@@ -89,7 +90,7 @@ def test_it_writes_exactly_the_bytes_asked_of_numbered_source_lines():
 
 
 async def run_faulty(steps, every):
-    profile = SimProfile(decode_tps=1000, ttft_ms=5, prefill_tps=20_000, fault="http-500", fault_every=every)
+    profile = SimProfile(decode_tps=1000, ttft_ms=5, prefill_tps=10_000, fault="http-500", fault_every=every)
     progress = CollectingProgress()
     with serve_in_thread(profile) as sim:
         async with client_for("llama-server", sim.url) as client:
