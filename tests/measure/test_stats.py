@@ -3,6 +3,7 @@ import random
 import statistics
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from measure import stats
@@ -105,8 +106,7 @@ def test_it_draws_resample_medians_as_often_as_resampling_does():
     # Every one of the 4^4 resamples of four values, against the one-draw shortcut.
     values = [1.0, 2.0, 4.0, 8.0]
     exact = Counter(statistics.median(r) for r in itertools.product(values, repeat=4))
-    rng = random.Random(1)
-    drawn = Counter(stats._median_draw(rng, values) for _ in range(20000))
+    drawn = Counter(stats._median_draws(np.random.default_rng(1), 20000, values).tolist())
     for median, count in exact.items():
         assert drawn[median] / 20000 == pytest.approx(count / 256, abs=0.01)
 
@@ -114,8 +114,7 @@ def test_it_draws_resample_medians_as_often_as_resampling_does():
 def test_it_draws_a_resample_maximum_as_often_as_resampling_does():
     values = [1.0, 2.0, 3.0]
     exact = Counter(max(r) for r in itertools.product(values, repeat=3))
-    rng = random.Random(2)
-    drawn = Counter(stats._order_draw(rng, values, 3) for _ in range(20000))
+    drawn = Counter(stats._order_draws(np.random.default_rng(2), 20000, values, 3).tolist())
     for top, count in exact.items():
         assert drawn[top] / 20000 == pytest.approx(count / 27, abs=0.01)
 
