@@ -29,6 +29,11 @@ __all__ = ["DraftCounters", "LoneRequests", "RequestCounters", "settled_counters
 
 SETTLE_POLL_S = 0.05
 SETTLE_TRIES = 40  # 2 s: the counters land just after the last chunk
+# llama-server replies that drafted nothing, in a row, after which its counters are no longer read
+# around each request (a launch without a draft model or n-gram drafting never drafts), until a
+# reply drafts again: one /metrics read per request was a tenth of the measuring loop's CPU at one
+# stream (issue 41's profile). The first drafting reply after a pause keeps its reply's figures.
+QUIET_REPLIES = 3
 
 
 async def settled_counters(client: EngineClient, prefix: str, tries: int = 10) -> str | None:
@@ -70,36 +75,46 @@ async def spec_since(client: EngineClient, before: str | None) -> SpecDelta | No
 class LoneRequests:
     """Wraps a client's `generate` so that a request sent while no other of this client was in
     flight is completed from the engine's `/metrics` change across it (`complete`); a request that
-    overlapped another keeps what its reply said."""
+    overlapped another keeps what its reply said.
+
+    Lone requests one after another read the counters once each, not twice: the snapshot taken
+    after one is the next one's before, unless another request of this client started between.
+    """
 
     def __init__(self, client: EngineClient, prefix: str) -> None:
         self.client = client
         self.prefix = prefix
         self.in_flight = 0
         self.started = 0
+        self.held: tuple[int, dict[str, float]] | None = None  # (request number, counters after it)
 
     async def generate(
         self, send: Callable[[GenerationRequest], Awaitable[Generation]], request: GenerationRequest
     ) -> Generation:
         """`send(request)`, its figures completed from the counters when it ran alone."""
         alone, ticket = self.in_flight == 0, self.started + 1
-        self.in_flight += 1
-        self.started = ticket
+        held = self.held[1] if self.held and self.held[0] == self.started else None
+        self.in_flight, self.started, self.held = self.in_flight + 1, ticket, None
         try:
-            before = await self._samples() if alone and self.wanted(None) else None
+            before = (held or await self._samples()) if alone and self.wanted(None) else None
             gen = await send(request)
+            self.replied(gen)
             if before is None or self.started != ticket or not self.wanted(gen):
                 return gen
             after = await self._settled(before, gen)
         finally:
             self.in_flight -= 1
         if after is not None and self.started == ticket:
+            self.held = (ticket, after)
             gen.figures = self.complete(gen.figures, before, after)
         return gen
 
     def wanted(self, gen: Generation | None) -> bool:
         """Whether the counters are worth reading for this request (None: before it is sent)."""
         return True
+
+    def replied(self, gen: Generation) -> None:
+        """Learn from a reply, whether it ran alone or not."""
 
     def counted(self, before: dict[str, float], after: dict[str, float], gen: Generation) -> bool | None:
         """Whether `after` holds all of the request (None: never will, stop waiting)."""
@@ -158,8 +173,17 @@ class DraftCounters(LoneRequests):
     tokens are the reply's own: anything else is another client's request mixed in.
     """
 
+    def __init__(self, client: EngineClient, prefix: str) -> None:
+        super().__init__(client, prefix)
+        self.quiet = 0  # replies in a row that drafted nothing
+
     def wanted(self, gen: Generation | None) -> bool:
-        return gen is None or bool(gen.figures.draft_tokens)
+        if gen is None:  # an engine that has stopped drafting is not asked before every request
+            return self.quiet < QUIET_REPLIES
+        return bool(gen.figures.draft_tokens)
+
+    def replied(self, gen: Generation) -> None:
+        self.quiet = 0 if gen.figures.draft_tokens else self.quiet + 1
 
     def counted(self, before: dict[str, float], after: dict[str, float], gen: Generation) -> bool | None:
         spec = spec_decode_delta(before, after, self.prefix)

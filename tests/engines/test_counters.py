@@ -134,3 +134,49 @@ async def test_it_gives_a_llama_server_request_that_did_not_draft_no_draft_figur
     async with llama_server([llamacpp(10, 40, 20), llamacpp(13, 52, 27)], draft_n=0, accepted=0) as client:
         figures = (await client.generate(REQUEST)).figures
     assert (figures.verifications, figures.draft_tokens, figures.accepted_tokens) == (None, None, None)
+
+
+def counting(snapshots: list[str], reads: list[str]):
+    """/metrics answering each snapshot in turn (the last one repeats), noting each read."""
+    answers = iter(snapshots)
+
+    def counters(_: httpx.Request) -> httpx.Response:
+        reads.append(next(answers, reads[-1] if reads else snapshots[-1]))
+        return httpx.Response(200, text=reads[-1])
+
+    return counters
+
+
+async def test_it_reads_the_counters_once_per_lone_request_when_they_follow_each_other():
+    third = vllm_requests(4, 118, 7.2, 0.64, 8) + vllm(16, 64, 34) + per_position([15, 10, 5, 4])
+    reads: list[str] = []
+
+    async def chat(_: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=openai_chat_stream(["a"] * 9, "vllm", usage(9)), headers=SSE)
+
+    routes = {"GET /metrics": counting([BEFORE, AFTER, third], reads), "POST /v1/chat/completions": chat}
+    async with client_for("vllm", URL, transport=serve(routes)) as client:
+        first, second = [(await client.generate(REQUEST)).figures for _ in range(2)]
+    assert len(reads) == 3  # not 4: the snapshot after the first is the second's before
+    assert first.decode_s == pytest.approx(1.6) and second.decode_s == pytest.approx(1.6)
+    assert (second.verifications, second.draft_tokens, second.accepted_tokens) == (3, 12, 7)
+
+
+async def test_it_stops_reading_llama_servers_counters_while_it_drafts_nothing_and_starts_again():
+    drafted = iter([0, 0, 0, 0, 0, 12, 12])
+    reads: list[str] = []
+    snapshots = [llamacpp(10, 40, 20, [9, 6, 3, 2])] * 4 + [llamacpp(13, 52, 27, [12, 8, 4, 3])]
+
+    def chat(_: httpx.Request) -> httpx.Response:
+        draft_n = next(drafted)
+        timings = llama_timings(20, draft_n=draft_n, draft_n_accepted=7 if draft_n else 0)
+        return httpx.Response(200, content=openai_chat_stream(["a"] * 4, "llama-server", usage(20),
+                                                               timings=timings), headers=SSE)
+
+    routes = {"GET /metrics": counting(snapshots, reads), "POST /v1/chat/completions": chat}
+    async with client_for("llama-server", "http://llama.test:8080", transport=serve(routes)) as client:
+        figures = [(await client.generate(REQUEST)).figures for _ in range(7)]
+    # Before each of the first three; none once three replies drafted nothing; the sixth drafts (its
+    # reply's own figures, no before), so the seventh is read around again: before and after.
+    assert len(reads) == 3 + 2
+    assert [f.verifications for f in figures[5:]] == [20 - 1 - 7, 3]
