@@ -15,6 +15,8 @@ from runs.core import registry
 from runs.core.jobs.params import IntParam, RequestsParam
 from runs.models import Run
 
+WAIT_POLL_S = 0.5
+
 
 class Command(BaseCommand):
     help = "Start a run of CONFIG and print it as JSON (with --wait: once it has finished)."
@@ -49,14 +51,15 @@ class Command(BaseCommand):
             raise CommandError(f"run {run.pk} failed: {run.error}")
 
     def _wait(self, run_id: int, timeout: float) -> Run:
+        # Polls the status alone: loading the whole run twice a second was a fifth of what a
+        # user's run cost beyond the measuring loop (issue 41's profile of `make bench-peers`).
         deadline = time.monotonic() + timeout
-        while True:
-            run = Run.objects.select_related("config__engine", "machine", "revision").get(pk=run_id)
-            if run.is_finished:
-                return run
+        statuses = Run.objects.filter(pk=run_id).values_list("status", flat=True)
+        while (status := statuses.get()) not in Run.TERMINAL:
             if time.monotonic() > deadline:
-                raise CommandError(f"run {run_id} still {run.status} after {timeout:.0f} s")
-            time.sleep(0.5)
+                raise CommandError(f"run {run_id} still {status} after {timeout:.0f} s")
+            time.sleep(WAIT_POLL_S)
+        return Run.objects.select_related("config__engine", "machine", "revision").get(pk=run_id)
 
 
 def _read_text(path: Path) -> str:
