@@ -29,10 +29,11 @@ __all__ = ["DraftCounters", "LoneRequests", "RequestCounters", "settled_counters
 
 SETTLE_POLL_S = 0.05
 SETTLE_TRIES = 40  # 2 s: the counters land just after the last chunk
-# llama-server replies that drafted nothing, in a row, after which its counters are no longer read
-# around each request (a launch without a draft model or n-gram drafting never drafts), until a
-# reply drafts again: one /metrics read per request was a tenth of the measuring loop's CPU at one
-# stream (issue 41's profile). The first drafting reply after a pause keeps its reply's figures.
+# llama-server replies after which, if none of them drafted, its counters are no longer read around
+# each request (a launch without a draft model or n-gram drafting never drafts), until a reply
+# drafts: one /metrics read per request was a tenth of the measuring loop's CPU at one stream
+# (issue 41's profile). That first drafting reply keeps its reply's figures; once one has drafted,
+# the counters are read around every lone request.
 QUIET_REPLIES = 3
 
 
@@ -175,15 +176,16 @@ class DraftCounters(LoneRequests):
 
     def __init__(self, client: EngineClient, prefix: str) -> None:
         super().__init__(client, prefix)
-        self.quiet = 0  # replies in a row that drafted nothing
+        self.replies, self.drafted = 0, False
 
     def wanted(self, gen: Generation | None) -> bool:
-        if gen is None:  # an engine that has stopped drafting is not asked before every request
-            return self.quiet < QUIET_REPLIES
+        if gen is None:  # an engine that has not drafted is not asked before every request
+            return self.drafted or self.replies < QUIET_REPLIES
         return bool(gen.figures.draft_tokens)
 
     def replied(self, gen: Generation) -> None:
-        self.quiet = 0 if gen.figures.draft_tokens else self.quiet + 1
+        self.replies += 1
+        self.drafted = self.drafted or bool(gen.figures.draft_tokens)
 
     def counted(self, before: dict[str, float], after: dict[str, float], gen: Generation) -> bool | None:
         spec = spec_decode_delta(before, after, self.prefix)

@@ -162,10 +162,11 @@ async def test_it_reads_the_counters_once_per_lone_request_when_they_follow_each
     assert (second.verifications, second.draft_tokens, second.accepted_tokens) == (3, 12, 7)
 
 
-async def test_it_stops_reading_llama_servers_counters_while_it_drafts_nothing_and_starts_again():
-    drafted = iter([0, 0, 0, 0, 0, 12, 12])
+async def test_it_stops_reading_llama_servers_counters_until_it_drafts_and_then_always_reads_them():
+    drafted = iter([0, 0, 0, 0, 0, 12, 0, 12])
     reads: list[str] = []
-    snapshots = [llamacpp(10, 40, 20, [9, 6, 3, 2])] * 4 + [llamacpp(13, 52, 27, [12, 8, 4, 3])]
+    first, second = llamacpp(10, 40, 20, [9, 6, 3, 2]), llamacpp(13, 52, 27, [12, 8, 4, 3])
+    snapshots = [first] * 4 + [second, llamacpp(16, 64, 34, [15, 10, 5, 4])]
 
     def chat(_: httpx.Request) -> httpx.Response:
         draft_n = next(drafted)
@@ -175,8 +176,9 @@ async def test_it_stops_reading_llama_servers_counters_while_it_drafts_nothing_a
 
     routes = {"GET /metrics": counting(snapshots, reads), "POST /v1/chat/completions": chat}
     async with client_for("llama-server", "http://llama.test:8080", transport=serve(routes)) as client:
-        figures = [(await client.generate(REQUEST)).figures for _ in range(7)]
+        figures = [(await client.generate(REQUEST)).figures for _ in range(8)]
     # Before each of the first three; none once three replies drafted nothing; the sixth drafts (its
-    # reply's own figures, no before), so the seventh is read around again: before and after.
-    assert len(reads) == 3 + 2
-    assert [f.verifications for f in figures[5:]] == [20 - 1 - 7, 3]
+    # reply's own figures, no before), so the counters stay on: read before the seventh (which drafts
+    # nothing, so not after), and before and after the eighth.
+    assert len(reads) == 3 + 1 + 2
+    assert [f.verifications for f in figures[5:]] == [20 - 1 - 7, None, 3]
