@@ -95,7 +95,7 @@ def _plan(
     jobs: dict[str, dict[str, Any]] = {}
     if levels:
         jobs["concurrency"] = {"levels": sorted(levels), "answer_tokens": answer, "reps": 1, "warmup": 1}
-        if data.prompt_tokens and data.prompt_tokens <= MAX_PROMPT_TOKENS:
+        if _sized(data):
             jobs["concurrency"]["prompt_tokens"] = data.prompt_tokens
     if speed:
         jobs["speed"] = {"reps": 1, "warmup": 1, "max_tokens": answer}
@@ -157,9 +157,12 @@ def differences(data: ClaimData, config: EngineConfig) -> list[dict[str, Any]]:
 
 def _prompt_tokens_here(data: ClaimData) -> int | str | None:
     """The concurrency sweep sizes its prompts to the claim's length, up to the longest it sends."""
-    if data.prompt_tokens and data.prompt_tokens <= MAX_PROMPT_TOKENS:
-        return data.prompt_tokens
-    return "the job's own prompts"
+    return data.prompt_tokens if _sized(data) else "the job's own prompts"
+
+
+def _sized(data: ClaimData) -> bool:
+    """Whether the check's concurrency sweep sends prompts of the claim's stated length."""
+    return data.prompt_tokens is not None and 0 < data.prompt_tokens <= MAX_PROMPT_TOKENS
 
 
 def refresh_check(check: Check) -> Check:

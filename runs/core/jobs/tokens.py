@@ -15,8 +15,8 @@ from typing import Any
 from engines.clients.base import EngineClient, EngineError, GenerationRequest
 from runs.core.request_figures import send
 
-__all__ = ["FILLER", "Sized", "Tokenizer", "engine_tokenizer", "filler", "ollama_calibrator",
-           "openai_tokenizer", "size_text"]
+__all__ = ["CONTEXT_SPARE", "FILLER", "Sized", "Tokenizer", "context_for", "engine_tokenizer", "filler",
+           "ollama_calibrator", "openai_tokenizer", "size_text"]
 
 Tokenizer = Callable[[str], Awaitable[int]]
 
@@ -35,6 +35,7 @@ FILLER = (
     "Tall trees line both sides of the avenue that leads to the park.",
 )
 MAX_SIZING_STEPS = 12
+CONTEXT_SPARE = 512  # tokens of an Ollama context beyond the prompt and answer (the chat template)
 # Before the tokenizer has been heard: a guess of characters per token for the first step.
 GUESS_CHARS_PER_TOKEN = 4.0
 # The Ollama calibration's two texts, in filler sentences (about 1,000 and 5,200 characters, some
@@ -103,6 +104,15 @@ def _next_guess(n: int, tokens: int, frame: int, target: int, low: int, high: fl
     if not low < guess < high:
         guess = (low + int(high)) // 2 if high < math.inf else 2 * n
     return guess
+
+
+def context_for(needs_num_ctx: bool, prompt_tokens: int, answer_tokens: int) -> dict[str, Any]:
+    """Request fields giving an engine room for the prompt and answer: Ollama's context window
+    (num_ctx, CONTEXT_SPARE tokens more for the chat template) would otherwise cut a long prompt
+    short; other kinds need nothing."""
+    if not needs_num_ctx:
+        return {}
+    return {"options": {"num_ctx": prompt_tokens + answer_tokens + CONTEXT_SPARE}}
 
 
 def engine_tokenizer(

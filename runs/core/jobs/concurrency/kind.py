@@ -13,7 +13,7 @@ from runs.core.jobs.concurrency.split import MAX_PROCESSES, SPLIT_FROM
 from runs.core.jobs.params import IntListParam, IntParam, Param
 from runs.core.jobs.spec import JobContext, JobSpec, count
 from runs.core.jobs.summary import Figures, RunSummary, Spread
-from runs.core.jobs.tokens import engine_tokenizer
+from runs.core.jobs.tokens import context_for, engine_tokenizer
 from runs.core.readings import Exported, ScoredMetric, Summary, median_of
 
 # The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
@@ -72,9 +72,7 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     params = ctx.params
     levels = tuple(params.get("levels", (1, 2, 4, 8, 16)))
     prompt_tokens, kind = params.get("prompt_tokens", 0), kinds.get(ctx.config.engine_kind)
-    extra: dict[str, Any] = {}
-    if prompt_tokens and kind.needs_num_ctx:  # Ollama's context would cut a long prompt short
-        extra = {"options": {"num_ctx": prompt_tokens + params["answer_tokens"] + 512}}
+    extra = context_for(bool(prompt_tokens) and kind.needs_num_ctx, prompt_tokens, params["answer_tokens"])
     job = ConcurrencyJob(ctx.config.model, levels, params["answer_tokens"], params["reps"],
                          dict(ctx.config.sampling), split_from=params.get("split_from", SPLIT_FROM),
                          processes=params.get("processes", 0), prompt_tokens=prompt_tokens, extra=extra)

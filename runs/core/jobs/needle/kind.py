@@ -12,7 +12,7 @@ from runs.core.jobs.needle.loop import NeedleJob, run_needle
 from runs.core.jobs.params import FractionListParam, IntListParam, IntParam, Param
 from runs.core.jobs.spec import JobContext, JobSpec
 from runs.core.jobs.summary import Breakdown, RunSummary, Share
-from runs.core.jobs.tokens import engine_tokenizer
+from runs.core.jobs.tokens import context_for, engine_tokenizer
 from runs.core.readings import Benchmark, Exported, ScoredMetric, field_of, one, share_of
 
 # The metrics this kind declares (measure.catalog): its figures' labels, units and definitions.
@@ -53,9 +53,7 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     params, config = ctx.params, ctx.config
     kind = kinds.get(config.engine_kind)
     answer_tokens = config.answer_budget(params["answer_tokens"])  # room to reason first, if thinking
-    extra: dict[str, Any] = {}
-    if kind.needs_num_ctx:
-        extra = {"options": {"num_ctx": max(params["lengths"]) + answer_tokens + 512}}
+    extra = context_for(kind.needs_num_ctx, max(params["lengths"]), answer_tokens)
     tokenizer = engine_tokenizer(ctx.client, kind.tokenizer, config.model, extra)
     job = NeedleJob(config.model, tuple(params["lengths"]), tuple(params["depths"]), config.seed,
                     answer_tokens, extra=extra, thinking=config.sampling.get("thinking"),
