@@ -5,7 +5,7 @@ import httpx
 import pytest
 
 from engines.clients import EngineError, client_for
-from runs.core.jobs.tokens import filler, openai_tokenizer, size_text
+from runs.core.jobs.tokens import CONTEXT_SPARE, context_for, filler, openai_tokenizer, size_text
 
 pytestmark = pytest.mark.backend_free
 
@@ -38,3 +38,8 @@ async def test_it_sizes_any_text_built_from_filler_sentences():
     assert sized.text.startswith("Question? " + filler(1, 3)[0])
     with pytest.raises(EngineError, match="a prompt of 5 tokens is too short"):
         await size_text(words, lambda n: "a much longer question than five words " * (n + 1), 5, 0.02)
+
+
+def test_it_gives_ollama_room_for_the_prompt_the_answer_and_the_chat_template():
+    assert context_for(True, 1000, 64) == {"options": {"num_ctx": 1000 + 64 + CONTEXT_SPARE}}
+    assert context_for(False, 1000, 64) == {}
