@@ -31,8 +31,10 @@ def recorded_gpu(tmp_path, settings):
 
 def test_it_flags_a_thermally_throttled_run_with_how_long(recorded_gpu):
     recorded_gpu(throttle=(0.6, 1.4))
+    # Four requests: the run outlasts the throttled window by a second or more. With two it ended
+    # 1.2 s in once its summary took less time (bootstrap drawn by numpy), and saw 0.6 s of it.
     with serve_in_thread(SimProfile(decode_tps=100, ttft_ms=5)) as sim:
-        run = run_to_end(make_run(sim.url, {"reps": 2, "warmup": 0}))
+        run = run_to_end(make_run(sim.url, {"reps": 4, "warmup": 0}))
     assert run.status == Run.Status.SUCCEEDED, run.error
     telemetry = run.summary["telemetry"]
     assert telemetry["gpu"] and telemetry["sources"] == ["host", "nvml (recorded trace)"]
