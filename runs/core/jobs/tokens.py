@@ -61,13 +61,16 @@ class Sized:
 
 async def size_text(
     count: Tokenizer, build: Callable[[int], str], target: int, tolerance: float, guess: int | None = None,
-    what: str = "a prompt",
+    what: str = "a prompt", nearest: bool = False,
 ) -> Sized:
     """The text `build(n)` (n filler sentences) whose token count is within `tolerance` of `target`.
 
     Each step takes the tokens per filler sentence measured so far to the target (a secant on
     the sentence count), kept inside the bracket of counts already known to be under and over.
     :param guess: the sentence count to try first (e.g. the one sized for a previous text).
+    :param nearest: when two sentence counts next to each other straddle the target and neither
+        is within the tolerance (a sentence is more than the tolerance of a short target), the
+        closer of them rather than an error.
     Raises EngineError when the frame alone is too long, or no sentence count comes within the tolerance.
     """
     frame = await count(build(0))
@@ -85,6 +88,9 @@ async def size_text(
             break
         n = _next_guess(n, tokens, frame, target, low, high)
     closest = min(counted.values(), key=lambda t: abs(t - target))
+    if nearest and high - low <= 1:
+        best = min(counted, key=lambda k: abs(counted[k] - target))
+        return Sized(best, build(best), counted[best])
     raise EngineError(
         f"cannot size {what} to {target} tokens within {tolerance:.0%}: "
         f"the closest filler length counted {closest} tokens"

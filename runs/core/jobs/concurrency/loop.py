@@ -140,7 +140,8 @@ class Bursts:
         if tokenizer is None:
             raise ValueError("prompt_tokens needs the engine's tokenizer")
         build = lambda n: long_prompt(job.prompt, n, 0)  # noqa: E731
-        sized = await size_text(tokenizer, build, job.prompt_tokens, PROMPT_TOLERANCE, what="a prompt")
+        sized = await size_text(tokenizer, build, job.prompt_tokens, PROMPT_TOLERANCE, what="a prompt",
+                                nearest=True)
         return cls(job, ignore_eos, sized)
 
     def next(self, c: int) -> list[GenerationRequest]:

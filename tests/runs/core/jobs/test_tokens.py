@@ -43,3 +43,16 @@ async def test_it_sizes_any_text_built_from_filler_sentences():
 def test_it_gives_ollama_room_for_the_prompt_the_answer_and_the_chat_template():
     assert context_for(True, 1000, 64) == {"options": {"num_ctx": 1000 + 64 + CONTEXT_SPARE}}
     assert context_for(False, 1000, 64) == {}
+
+
+async def test_it_takes_the_nearest_sentence_count_when_one_sentence_is_more_than_the_tolerance():
+    async def fifteen_a_sentence(text):
+        return 10 + 15 * text.count(".")
+
+    def build(n):
+        return " ".join(filler(n))
+
+    with pytest.raises(EngineError, match="within 2%"):
+        await size_text(fifteen_a_sentence, build, 303, 0.02)
+    sized = await size_text(fifteen_a_sentence, build, 303, 0.02, nearest=True)
+    assert (sized.sentences, sized.tokens) == (20, 310)  # 295 and 310 straddle 303: 310 is nearer
