@@ -87,13 +87,12 @@ async def size_text(
         if high - low <= 1:
             break
         n = _next_guess(n, tokens, frame, target, low, high)
-    closest = min(counted.values(), key=lambda t: abs(t - target))
+    best = min(counted, key=lambda k: abs(counted[k] - target))
     if nearest and high - low <= 1:
-        best = min(counted, key=lambda k: abs(counted[k] - target))
         return Sized(best, build(best), counted[best])
     raise EngineError(
         f"cannot size {what} to {target} tokens within {tolerance:.0%}: "
-        f"the closest filler length counted {closest} tokens"
+        f"the closest filler length counted {counted[best]} tokens"
     )
 
 
@@ -115,8 +114,8 @@ def _next_guess(n: int, tokens: int, frame: int, target: int, low: int, high: fl
 def context_for(needs_num_ctx: bool, prompt_tokens: int, answer_tokens: int) -> dict[str, Any]:
     """Request fields giving an engine room for the prompt and answer: Ollama's context window
     (num_ctx, CONTEXT_SPARE tokens more for the chat template) would otherwise cut a long prompt
-    short; other kinds need nothing."""
-    if not needs_num_ctx:
+    short; other kinds, and a job that sizes no prompt (0 tokens), need nothing."""
+    if not needs_num_ctx or not prompt_tokens:
         return {}
     return {"options": {"num_ctx": prompt_tokens + answer_tokens + CONTEXT_SPARE}}
 

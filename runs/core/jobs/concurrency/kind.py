@@ -72,7 +72,7 @@ async def run(ctx: JobContext) -> dict[str, Any]:
     params = ctx.params
     levels = tuple(params.get("levels", (1, 2, 4, 8, 16)))
     prompt_tokens, kind = params.get("prompt_tokens", 0), kinds.get(ctx.config.engine_kind)
-    extra = context_for(bool(prompt_tokens) and kind.needs_num_ctx, prompt_tokens, params["answer_tokens"])
+    extra = context_for(kind.needs_num_ctx, prompt_tokens, params["answer_tokens"])
     job = ConcurrencyJob(ctx.config.model, levels, params["answer_tokens"], params["reps"],
                          dict(ctx.config.sampling), split_from=params.get("split_from", SPLIT_FROM),
                          processes=params.get("processes", 0), prompt_tokens=prompt_tokens, extra=extra)

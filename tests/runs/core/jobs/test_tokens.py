@@ -43,6 +43,7 @@ async def test_it_sizes_any_text_built_from_filler_sentences():
 def test_it_gives_ollama_room_for_the_prompt_the_answer_and_the_chat_template():
     assert context_for(True, 1000, 64) == {"options": {"num_ctx": 1000 + 64 + CONTEXT_SPARE}}
     assert context_for(False, 1000, 64) == {}
+    assert context_for(True, 0, 64) == {}  # the job's own short prompt: Ollama's default context
 
 
 async def test_it_takes_the_nearest_sentence_count_when_one_sentence_is_more_than_the_tolerance():
