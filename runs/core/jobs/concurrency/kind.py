@@ -86,8 +86,10 @@ def describe(params: Mapping[str, Any]) -> Words:
                             **count(params.get("reps")))
     answers = Words(gettext_noop("%(n)s-token answers"), n=params.get("answer_tokens"))
     at_once = Words(gettext_noop("%(levels)s requests at once"), levels=levels)
-    return Words.joined(" · ", [at_once, answers, bursts])
-
+    parts = [at_once, answers, bursts]
+    if params.get("prompt_tokens"):  # a sized prompt (a claim's pp) changes what each level measures
+        parts.insert(1, Words(gettext_noop("%(n)s-token prompts"), n=params["prompt_tokens"]))
+    return Words.joined(" · ", parts)
 
 
 class Level(Figures):
