@@ -135,7 +135,7 @@ async def _execute(run: Run) -> None:
         return
     client = client_for(engine.kind, engine.base_url, engine.api_key, request_timeout_s(run))
     recorder = RunRecorder(run.pk, settings.SPARKDASH_FLUSH_INTERVAL_S)
-    guard = RunGuard(run.pk, settings.SPARKDASH_WATCH_INTERVAL_S)
+    guard = RunGuard(run.pk, settings.SPARKDASH_WATCH_INTERVAL_S, recorder)
     status, summary, error = Run.Status.FAILED, {}, ""
     try:
         await recorder.open()

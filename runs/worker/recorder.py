@@ -104,6 +104,9 @@ class RunRecorder:
         self._cancelled = False
         self._failed: BaseException | None = None
         self._run: Run | None = None  # loaded on the drain thread's first pass
+        # (when a pass wrote the heartbeat, the status it read back): written by the drain thread,
+        # read by the run's guard on the job's loop; one tuple, replaced whole
+        self._beat: tuple[float, str] | None = None
 
     async def open(self) -> None:
         """Continue numbering after any samples a previous delivery of this run stored."""
@@ -153,6 +156,12 @@ class RunRecorder:
         if self._woken is None or self._woken.done():
             self._woken = self._drain.submit(self._pass())
 
+    def status_since(self, t: float) -> str | None:
+        """The run's status as a pass read it back after writing the heartbeat at monotonic time `t`
+        or later; None when no pass did (runs.worker.guard.RecentBeats)."""
+        beat = self._beat
+        return beat[1] if beat is not None and beat[0] >= t else None
+
     def _raise_noted(self) -> None:
         if self._failed is not None:
             raise self._failed
@@ -183,11 +192,13 @@ class RunRecorder:
     async def _flush_pending(self) -> None:
         with self._lock:
             batch = list(self.pending)
+        beat_at = time.monotonic()
         try:
             run = await self._store(batch)
         except DB_DOWN_ERRORS as exc:
             await self._note_outage(exc, len(batch))
             return
+        self._beat = (beat_at, run.status)
         if self.db_down_since is not None:
             down_s = time.monotonic() - self.db_down_since
             log.warning("run %s: database back after %.1f s", self.run_id, down_s)
