@@ -9,4 +9,5 @@ noisy. Short mode runs a tiny version of each, to check it still runs; goals are
 # The order `make bench` runs them in; `--only` picks a subset by these names.
 BENCHMARKS = (
     "fidelity", "agreement", "vllm_agreement", "overhead", "live_latency", "scale", "relay", "telemetry",
+    "worker_threads",
 )

@@ -69,3 +69,16 @@ def test_it_reads_each_requests_engine_timings_from_the_llama_server_log():
     assert [t[0] for t in split["ours"]] == [61.0, 62.0, 65.0, 66.0]
     assert [t[0] for t in split["guidellm"]] == [63.0, 64.0]
     assert _split_evals(timings, 1, 2, 3, 2) is None  # a request too many or few: no guessing
+
+
+def test_it_counts_the_share_of_each_requests_tokens_that_a_window_holds():
+    from tests.bench.worker_threads_probe import tokens_within
+
+    requests = [
+        {"start_t": 0.0, "ttft_s": 1.0, "e2e_s": 3.0, "output_tokens": 40},  # decodes 1-3 s: half inside
+        {"start_t": 2.0, "ttft_s": 0.5, "e2e_s": 1.5, "output_tokens": 10},  # 2.5-3.5 s: all inside
+        {"start_t": 5.0, "ttft_s": 0.5, "e2e_s": 1.0, "output_tokens": 99},  # after the window
+        {"start_t": 2.0, "ttft_s": 1.0, "e2e_s": 1.0, "output_tokens": 1},  # one token, at 3 s
+        {"start_t": 2.0, "ttft_s": None, "e2e_s": 1.0, "output_tokens": None},  # failed
+    ]
+    assert tokens_within(requests, 2.0, 4.0) == pytest.approx(20 + 10 + 1)
