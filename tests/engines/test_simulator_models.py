@@ -147,7 +147,9 @@ async def test_it_reports_cached_tokens_and_adds_new_ones_to_the_ttft() -> None:
         SimProfile(decode_tps=1000, ttft_ms=10, prefill_tps=10_000)
     )
     assert first["timings"]["cache_n"] == 0
-    assert first_ttft - base_first == pytest.approx(2500 / 10_000, rel=0.03)
+    # 2,500 new tokens at 10,000 tok/s add 250 ms; recomputing none would add 0. A CI run with three
+    # passes side by side measured 223 ms (its reference request had come 27 ms late), so 50 ms.
+    assert first_ttft - base_first == pytest.approx(2500 / 10_000, abs=0.050)
     timings, usage = again["timings"], again["usage"]
     assert timings["cache_n"] == usage["prompt_tokens_details"]["cached_tokens"] == 2500
     assert timings["cache_n"] + timings["prompt_n"] == usage["prompt_tokens"]
