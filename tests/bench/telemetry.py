@@ -13,16 +13,12 @@ on minus the round's mean off exceeds the median |off - off| of the rounds (or 1
 """
 from __future__ import annotations
 
-import json
-import os
 import statistics
-import subprocess
-import sys
-import tempfile
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from tests.bench.figures import figure, percentiles
+from tests.bench.worker_probe import run_probe
 
 GOAL_PCT = 1.0
 FLOOR_MS = 1.0  # timer and scheduler jitter: no bound tighter than this
@@ -56,17 +52,7 @@ def run(short: bool) -> dict[str, Any]:
 
 
 def _probe(plan: dict[str, Any]) -> list[dict[str, Any]]:
-    with tempfile.TemporaryDirectory(prefix="sparkdash-bench-telemetry-") as var:
-        env = os.environ | {
-            "SPARKDASH_VAR_DIR": var, "DATABASE_URL": "", "REDIS_URL": "", "SPARKDASH_WORKER": "inprocess",
-            "DEBUG": "False", "SECRET_KEY": "bench-only", "LOG_LEVEL": "WARNING",
-            "DJANGO_SETTINGS_MODULE": "sparkdash.settings",
-        }
-        args = [sys.executable, "-m", "tests.bench.telemetry_probe", json.dumps(plan)]
-        done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=1800, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"telemetry probe failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])["results"]
+    return run_probe("tests.bench.telemetry_probe", plan, timeout_s=1800)
 
 
 def _arm(rounds: list[list[dict[str, Any]]], label: str) -> list[dict[str, Any]]:

@@ -26,33 +26,19 @@ def main(plan: dict[str, Any]) -> None:
 
     from engines.simulator import SimProfile
     from tests.bench.simproc import simulator_process
+    from tests.bench.worker_probe import simulator_config
 
     call_command("migrate", verbosity=0, interactive=False)
     settings.SPARKDASH_TELEMETRY_BASELINE_S = plan["baseline_s"]
     results = []
     with simulator_process(SimProfile(**plan["profile"])) as sim:
-        config = _config(sim.url, plan["max_tokens"])
+        config = simulator_config(sim.url, "telemetry", plan["max_tokens"])
         for rate in (0.0, 10.0):  # imports, first connections, the first /proc reads
             _one(config, rate, plan["reps"])
         for label, rate in plan["runs"]:
             results.append({"label": label, "rate_hz": rate} | _one(config, rate, plan["reps"]))
             print(f"{label}: {results[-1]['wall_s']:.1f} s", file=sys.stderr, flush=True)
     print(json.dumps({"results": results}))
-
-
-def _config(sim_url: str, max_tokens: int) -> Any:
-    from engines.models import Engine, EngineConfig, Machine
-    from teams.models import Team
-
-    machine = Machine.objects.create(
-        name="telemetry-bench", team=Team.default(), bandwidth_gbps=273, memory_gb=121
-    )
-    engine = Engine.objects.create(
-        machine=machine, name="sim-telemetry", kind="llama-server", base_url=sim_url, simulator=True
-    )
-    return EngineConfig.objects.create(
-        engine=engine, name="telemetry", model="sim-telemetry", max_tokens=max_tokens
-    )
 
 
 def _one(config: Any, rate_hz: float, reps: int) -> dict[str, Any]:

@@ -19,14 +19,10 @@ figures say where to look, the race says whether it is enough.
 """
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import tempfile
 from typing import Any
 
 from tests.bench.figures import figure
+from tests.bench.worker_probe import run_probe
 
 PROFILE = {"decode_tps": 40, "ttft_ms": 20, "lookahead": 0, "batch_cost": 0.2, "model": "sim-threads"}
 LEVELS = (1, 16)
@@ -49,17 +45,7 @@ def run(short: bool) -> dict[str, Any]:
 
 
 def _probe(plan: dict[str, Any]) -> list[dict[str, Any]]:
-    with tempfile.TemporaryDirectory(prefix="sparkdash-bench-threads-") as var:
-        env = os.environ | {
-            "SPARKDASH_VAR_DIR": var, "DATABASE_URL": "", "REDIS_URL": "", "SPARKDASH_WORKER": "inprocess",
-            "DEBUG": "False", "SECRET_KEY": "bench-only", "LOG_LEVEL": "WARNING",
-            "DJANGO_SETTINGS_MODULE": "sparkdash.settings",
-        }
-        args = [sys.executable, "-m", "tests.bench.worker_threads_probe", json.dumps(plan)]
-        done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=900, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"worker threads probe failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])["results"]
+    return run_probe("tests.bench.worker_threads_probe", plan, timeout_s=900)
 
 
 def _figures(result: dict[str, Any]) -> list[dict[str, Any]]:

@@ -31,27 +31,13 @@ def main(plan: dict[str, Any]) -> None:
 
     from engines.simulator import SimProfile
     from tests.bench.simproc import simulator_process
+    from tests.bench.worker_probe import simulator_config
 
     call_command("migrate", verbosity=0, interactive=False)
     with simulator_process(SimProfile(**plan["profile"])) as sim:
-        config = _config(sim.url, plan["answer_tokens"])
+        config = simulator_config(sim.url, "threads", plan["answer_tokens"])
         results = [_one(config, level, plan) for level in plan["levels"]]
     print(json.dumps({"results": results}))
-
-
-def _config(sim_url: str, answer_tokens: int) -> Any:
-    from engines.models import Engine, EngineConfig, Machine
-    from teams.models import Team
-
-    machine = Machine.objects.create(
-        name="threads-bench", team=Team.default(), bandwidth_gbps=273, memory_gb=121
-    )
-    engine = Engine.objects.create(
-        machine=machine, name="sim-threads", kind="llama-server", base_url=sim_url, simulator=True
-    )
-    return EngineConfig.objects.create(
-        engine=engine, name="threads", model="sim-threads", max_tokens=answer_tokens
-    )
 
 
 def _one(config: Any, level: int, plan: dict[str, Any]) -> dict[str, Any]:
