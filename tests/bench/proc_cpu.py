@@ -19,19 +19,25 @@ KINDS = (
 )
 
 
+def stat_cpu_s(stat_text: str) -> float:
+    """User + system CPU seconds from the text of a /proc/PID/stat (or /proc/PID/task/TID/stat)."""
+    fields = stat_text.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
 def cpu_seconds() -> Counter[str]:
     """CPU seconds (user + system) used so far by each kind of live process; the rest as "other"."""
     found: Counter[str] = Counter()
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+                used = stat_cpu_s(f.read())
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 command = f.read().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue  # gone meanwhile
         kind = next((name for name, piece in KINDS if piece in command), "other")
-        found[kind] += (int(fields[11]) + int(fields[12])) / TICKS
+        found[kind] += used
     return found
 
 

@@ -7,7 +7,6 @@ every latency figure is held against. Run as `python -m tests.bench.simproc PROF
 from __future__ import annotations
 
 import json
-import os
 import socket
 import statistics
 import subprocess
@@ -21,10 +20,10 @@ from pathlib import Path
 import httpx
 
 from engines.simulator import SimProfile, serve_forever
+from tests.bench.proc_cpu import stat_cpu_s
 from tests.processes import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass(frozen=True)
@@ -36,8 +35,7 @@ class SimProcess:
 
     def cpu_s(self) -> float:
         """The process's user + system CPU seconds so far (from /proc)."""
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / TICKS
+        return stat_cpu_s(Path(f"/proc/{self.pid}/stat").read_text())
 
     def sends(self) -> dict[int, dict]:
         """The simulator's send log (GET /sim/sends), keyed by each reply's seed."""

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-TICKS = os.sysconf("SC_CLK_TCK")
+from tests.bench.proc_cpu import stat_cpu_s
 
 
 def main(plan: dict[str, Any]) -> None:
@@ -82,11 +81,11 @@ def thread_cpu() -> dict[str, float]:
     used: dict[str, float] = {}
     for task in Path("/proc/self/task").iterdir():
         try:
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            cpu_s = stat_cpu_s((task / "stat").read_text())
         except OSError:
             continue  # ended meanwhile
         name = names.get(int(task.name), "threads not started by Python")
-        used[name] = used.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / TICKS
+        used[name] = used.get(name, 0.0) + cpu_s
     return used
 
 
