@@ -10,6 +10,7 @@ import logging
 from datetime import datetime
 from typing import Any, TypedDict
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
@@ -82,13 +83,17 @@ class RunQuerySet(models.QuerySet["Run"]):
             return False
         return self.end(run_id, Run.Status.FAILED, only=(Run.Status.RUNNING,), error=error)
 
-    async def abeat(self, run_id: int, *, running_only: bool = True, **fields: Any) -> int:
+    def beat(self, run_id: int, *, running_only: bool = True, **fields: Any) -> int:
         """The run's heartbeat (and progress in `fields`); with running_only, 0 once it is not running.
 
         The reaper fails a running run whose heartbeat stops (a lost worker).
         """
         runs = self.filter(pk=run_id, status=Run.Status.RUNNING) if running_only else self.filter(pk=run_id)
-        return await runs.aupdate(heartbeat=timezone.now(), **fields)
+        return runs.update(heartbeat=timezone.now(), **fields)
+
+    async def abeat(self, run_id: int, *, running_only: bool = True, **fields: Any) -> int:
+        """`beat`, from async code."""
+        return await sync_to_async(self.beat)(run_id, running_only=running_only, **fields)
 
 
 class Run(models.Model):

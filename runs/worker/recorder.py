@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
-from django.db import InterfaceError, OperationalError, close_old_connections
+from django.db import InterfaceError, OperationalError, close_old_connections, transaction
 from django.db.models import Max
 
 from measure.client_health import ClientHealth
@@ -39,6 +39,15 @@ _FIRST_RETRY_S, _MAX_RETRY_S = 0.1, 2.0
 # What a run's row changes while it runs (its config, engine, machine and revision never do).
 RUNNING_FIELDS = ("status", "progress_done", "progress_total", "summary", "provenance", "error", "warnings",
                   "started", "finished", "heartbeat")
+# While the run is still running, a pass reads its row back at most this often: its status change
+# shows in the heartbeat's update at once, and what else changes beside the recorder (provenance,
+# warnings) within this long on the live page. Each read was two fifths of the database thread's
+# CPU per pass (issue 41's profile).
+ROW_REREAD_S = 2.0
+# With readings to store (telemetry), a pass runs at least this often, so they show live while a
+# long request sends no sample.
+QUIET_PASS_S = 1.0
+ReadingsDrain = Callable[[], list[dict[str, Any]]]
 
 
 class RunCancelled(Exception):
@@ -104,6 +113,11 @@ class RunRecorder:
         self._cancelled = False
         self._failed: BaseException | None = None
         self._run: Run | None = None  # loaded on the drain thread's first pass
+        self._read_at = 0.0  # when a pass last read the run's row back
+        self._reread = False  # the next pass reads the row back whatever its age (the last one)
+        self._passed_at = 0.0  # when the last pass began
+        self._readings: tuple[ReadingsDrain, str] | None = None
+        self._quiet: concurrent.futures.Future[None] | None = None
         # (when a pass wrote the heartbeat, the status it read back): written by the drain thread,
         # read by the run's guard on the job's loop; one tuple, replaced whole
         self._beat: tuple[float, str] | None = None
@@ -118,6 +132,7 @@ class RunRecorder:
     async def on_start(self, total: int) -> None:
         what = f"run {self.run_id}"
         await retry_db(lambda: Run.objects.abeat(self.run_id, running_only=False, progress_total=total), what)
+        self._read_at = 0.0  # the next pass reads the total back
         await self.flush()
 
     async def on_sample(self, sample_type: str, values: dict[str, Any]) -> None:
@@ -128,7 +143,7 @@ class RunRecorder:
             values["start_t"] = round(sent - self.started_perf, 6)
         if sample_type == "request":
             self.request_rows.append({k: values.get(k) for k in WINDOW_FIELDS})
-        self._append(Sample(run_id=self.run_id, seq=self.next_seq, t=t, kind=sample_type, values=values))
+        self._append(sample_type, t, values)
         if sample_type in PROGRESS_SAMPLE_TYPES:
             self.done += 1
         self._raise_noted()
@@ -141,14 +156,28 @@ class RunRecorder:
     def add_readings(self, sample_type: str, readings: list[dict[str, Any]]) -> None:
         """Samples stamped with their own run time (a reading's "t"), stored at the next flush."""
         for reading in readings:
-            values = {k: v for k, v in reading.items() if k != "t"}
-            self._append(Sample(run_id=self.run_id, seq=self.next_seq, t=reading["t"], kind=sample_type,
-                                values=values))
+            self._append(sample_type, reading["t"], {k: v for k, v in reading.items() if k != "t"})
 
-    def _append(self, sample: Sample) -> None:
+    def take_readings(self, drain: ReadingsDrain | None, sample_type: str = "telemetry") -> None:
+        """From now on each pass, on the drain thread, stores what `drain()` returns (a sampler's new
+        readings) as samples of `sample_type`, and a pass runs at least every QUIET_PASS_S; None
+        stops it. The measuring loop never touches the readings."""
+        self._readings = (drain, sample_type) if drain is not None else None
+        if drain is not None and self._quiet is None:
+            self._quiet = self._drain.submit(self._quiet_passes())
+
+    async def _quiet_passes(self) -> None:
+        while self._readings is not None:
+            await asyncio.sleep(QUIET_PASS_S)
+            if time.monotonic() - self._passed_at >= QUIET_PASS_S:
+                await self._pass()
+
+    def _append(self, sample_type: str, t: float, values: dict[str, Any]) -> None:
+        # Both threads append (the job's samples, the drain's readings): seq is taken under the lock.
         with self._lock:
+            sample = Sample(run_id=self.run_id, seq=self.next_seq, t=t, kind=sample_type, values=values)
             self.pending.append(sample)
-        self.next_seq += 1
+            self.next_seq += 1
 
     def _wake(self) -> None:
         """Start a pass on the drain thread unless one is under way; returns at once."""
@@ -182,7 +211,8 @@ class RunRecorder:
         if self._passing is None:  # first pass: the drain loop's lock and its live-update sender
             self._passing = asyncio.Lock()
             asyncio.get_running_loop().create_task(self._live.serve())
-        async with self._passing:  # the job's flushes and its wake-ups both pass
+        async with self._passing:  # the job's flushes, its wake-ups and quiet passes
+            self._passed_at = time.monotonic()
             self._failed = None  # a pass that stores again ends the outage the job was told of
             try:
                 await self._flush_pending()
@@ -190,6 +220,9 @@ class RunRecorder:
                 self._failed = exc
 
     async def _flush_pending(self) -> None:
+        if self._readings is not None:
+            drain, sample_type = self._readings
+            self.add_readings(sample_type, drain())
         with self._lock:
             batch = list(self.pending)
         beat_at = time.monotonic()
@@ -210,6 +243,7 @@ class RunRecorder:
     async def close(self) -> None:
         """The last flush: retried until everything pending is stored, or the outage limit passes;
         then the last live updates are sent and the drain thread ends."""
+        self._reread = True  # the last live update shows the row as stored now
         try:
             await retry_db(self._flush_or_raise, f"run {self.run_id} final flush")
         finally:
@@ -222,20 +256,35 @@ class RunRecorder:
             raise OperationalError(f"{len(self.pending)} samples still unstored")
 
     async def _store(self, batch: list[Sample]) -> Run:
-        if batch:
-            # A batch written again after a lost connection only adds the rows not yet stored.
-            await Sample.objects.abulk_create(batch, ignore_conflicts=True)
-        await Run.objects.abeat(self.run_id, running_only=False, progress_done=self.done)
-        return await self._fresh_run()
+        return await sync_to_async(self._store_now)(batch)
 
-    async def _fresh_run(self) -> Run:
-        """The run as stored now: loaded with its config, engine and machine once, then only the
-        fields a run changes while it runs are read again (a fifth of the worker's cost beyond
-        the measuring loop was loading it whole at every pass: issue 41's profile)."""
+    def _store_now(self, batch: list[Sample]) -> Run:
+        """One trip to the database thread: the batch, the heartbeat and the progress in one
+        transaction, then the run as `_row` has it."""
+        done = self.done  # the job's loop counts on meanwhile
+        with transaction.atomic():
+            if batch:
+                # A batch written again after a lost connection only adds the rows not yet stored.
+                Sample.objects.bulk_create(batch, ignore_conflicts=True)
+            running = Run.objects.beat(self.run_id, progress_done=done)
+            if not running:  # stopped meanwhile: its progress still counts the samples stored
+                Run.objects.beat(self.run_id, running_only=False, progress_done=done)
+        return self._row(done, reread=not running)
+
+    def _row(self, done: int, reread: bool) -> Run:
+        """The run: loaded with its config, engine and machine once, then the fields a run changes
+        while it runs read again when it stopped running, at the last pass, or ROW_REREAD_S after
+        the previous read; in between, the progress this pass stored (a fifth of the worker's cost
+        beyond the measuring loop was loading it whole at every pass: issue 41's profile)."""
+        now = time.monotonic()
         if self._run is None:
-            self._run = await load_run(self.run_id)
+            self._run = run_with_relations(self.run_id)
+        elif reread or self._reread or now - self._read_at >= ROW_REREAD_S:
+            self._run.refresh_from_db(fields=RUNNING_FIELDS)
         else:
-            await self._run.arefresh_from_db(fields=RUNNING_FIELDS)
+            self._run.progress_done = done
+            return self._run
+        self._read_at = now
         return self._run
 
     async def _note_outage(self, exc: Exception, pending: int) -> None:
@@ -267,8 +316,13 @@ def handoff_wait_s() -> float:
     return HOP_TIMEOUT_S * 2
 
 
+def run_with_relations(run_id: int) -> Run:
+    """The run with what its `to_dict` reads: config, engine, machine and revision."""
+    return Run.objects.select_related("config__engine", "machine", "revision").get(pk=run_id)
+
+
 async def load_run(run_id: int) -> Run:
-    return await Run.objects.select_related("config__engine", "machine", "revision").aget(pk=run_id)
+    return await sync_to_async(run_with_relations)(run_id)
 
 
 def _first_line(exc: Exception) -> str:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -29,7 +28,7 @@ from runs.core.preheat import preheat
 from runs.core.telemetry_summary import summarize_telemetry, throttled_words
 from runs.core.worded import warning
 from runs.models import Run
-from runs.worker.recorder import RunCancelled, RunRecorder
+from runs.worker.recorder import RunRecorder
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +38,6 @@ OFF_NOTE = "telemetry off (SPARKDASH_TELEMETRY_HZ=0)"
 
 PREHEAT_PROMPT = "Write a long, detailed story about a lighthouse keeper, one paragraph at a time."
 PREHEAT_TOKENS = 128
-# The telemetry drain flushes only after the job has not flushed for this long.
-QUIET_FLUSH_S = 1.0
-
 
 class RunTelemetry:
     """The sampler of one run, feeding its recorder; `async with` around the run's engine and job."""
@@ -51,7 +47,6 @@ class RunTelemetry:
         self.recording = settings.SPARKDASH_NVML_TRACE or None
         self.sampler: TelemetrySampler | None = None  # None: telemetry off
         self.why_no_gpu: str | None = OFF_NOTE
-        self._drain: asyncio.Task[None] | None = None
         if settings.SPARKDASH_TELEMETRY_HZ:
             nvml = RecordedNvml(json.loads(Path(self.recording).read_text())) if self.recording else None
             sources, self.why_no_gpu = machine_sources(nvml)
@@ -60,41 +55,22 @@ class RunTelemetry:
     async def __aenter__(self) -> RunTelemetry:
         if self.sampler is not None:
             self.sampler.start()
-            self._drain = asyncio.create_task(self._drain_loop())
+            # The recorder's passes take the readings on its own thread, off the measuring loop.
+            self.recorder.take_readings(self.sampler.drain)
         return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self._drain is not None:
-            self._drain.cancel()
-            await asyncio.gather(self._drain, return_exceptions=True)
         if self.sampler is None:
             return
+        self.recorder.take_readings(None)
         await asyncio.to_thread(self.sampler.stop)
         self.recorder.add_readings("telemetry", self.sampler.drain())  # stored by the final flush
         for source in self.sampler.sources:
             close = getattr(source, "close", None)
             if close is not None:
                 close()
-
-    async def _drain_loop(self) -> None:
-        """Move readings into the recorder; flush only when the job has not for a while (a long
-        request), so the chart moves without adding flushes (each a write, a heartbeat, a broadcast)
-        to a job that flushes often anyway."""
-        assert self.sampler is not None
-        try:
-            while True:
-                await asyncio.sleep(settings.SPARKDASH_FLUSH_INTERVAL_S * 2)
-                self.recorder.add_readings("telemetry", self.sampler.drain())
-                if time.monotonic() - self.recorder.last_flush >= QUIET_FLUSH_S:
-                    await self.recorder.flush()
-        except RunCancelled:
-            pass  # the job's own next flush stops it
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # the database outage limit: the job's flushes raise it to the run
-            log.exception("run %s: telemetry drain stopped", self.recorder.run_id)
 
     def phase(self, name: str) -> None:
         """What the run does from now on (each reading is labelled with it)."""

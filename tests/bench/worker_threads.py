@@ -7,10 +7,10 @@ runs.worker.execution, the in-process worker's path) runs a concurrency run at 1
 streams against a simulator in a process of its own (40 tok/s for one stream, batch_cost 0.2:
 160 tok/s in all at 16). Mid-run, after WARM_S, each thread's CPU is read over WINDOW_S:
 
-- the measuring loop (engine client, the job's core, the run's guard, the telemetry drain, the
-  client-health probe), the reference every other figure is a ratio to;
-- the recorder (storing samples, live updates), the database thread the async ORM runs on, the
-  telemetry sampler, the loop's executor and anything else.
+- the measuring loop (engine client, the job's core, the run's guard, the client-health probe),
+  the reference every other figure is a ratio to;
+- the recorder (taking the telemetry readings, storing samples, live updates), the database
+  thread the async ORM runs on, the telemetry sampler, the loop's executor and anything else.
 
 Each as % of a core and as CPU seconds per 1,000 tokens generated in the window. What is spent
 per second and not per token (telemetry, heartbeats, flushes) weighs more per token on a slower

@@ -8,6 +8,7 @@ that is not there (a missing SQLite folder, or a Postgres port nothing listens o
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ from django.db import OperationalError, connection
 from runs.live import broadcast as broadcast_module
 from runs.live.broadcast import group_name
 from runs.models import Run, Sample
+from runs.worker import recorder as recorder_module
 from runs.worker.recorder import RunRecorder, retry_db
 from tests.factories import RunFactory
 from tests.real_engine import free_port
@@ -155,3 +157,79 @@ async def _run_message(layer, channel: str) -> dict:
         message = (await asyncio.wait_for(layer.receive(channel), 5))["message"]
         if message["type"] == "run":
             return message["run"]
+
+
+async def test_it_stores_readings_on_its_own_thread_while_the_job_sends_nothing(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recorder_module, "QUIET_PASS_S", 0.1)
+    readings = [{"t": 0.1, "cpu_load": 0.5}, {"t": 0.2, "cpu_load": 0.6}]
+    taken_on: list[str] = []
+
+    def drain() -> list[dict]:
+        taken_on.append(threading.current_thread().name)
+        taken = list(readings)
+        readings.clear()
+        return taken
+
+    recorder = quiet_recorder(run.pk)
+    recorder.take_readings(drain)
+    await recorder.on_sample("request", VALUES)  # no pass woken: the quiet passes store it
+    for _ in range(50):
+        if len(await stored_seqs(run.pk)) == 3:
+            break
+        await asyncio.sleep(0.05)
+    stored = Sample.objects.filter(run_id=run.pk).order_by("seq").values_list("kind", flat=True)
+    kinds = [kind async for kind in stored]
+    assert kinds == ["request", "telemetry", "telemetry"]
+    assert (await Run.objects.aget(pk=run.pk)).progress_done == 1
+    assert set(taken_on) == {f"run-{run.pk}-recorder"}
+    recorder.take_readings(None)
+    await recorder.close()
+
+
+async def test_it_sees_a_cancel_at_the_pass_after_it(run: Run) -> None:
+    recorder = quiet_recorder(run.pk)
+    await recorder.on_sample("request", VALUES)
+    await recorder.flush()  # the row is loaded here; a pass within ROW_REREAD_S reads it back only if stopped
+    await Run.objects.filter(pk=run.pk).aupdate(status=Run.Status.CANCELLED)
+    await recorder.on_sample("request", VALUES)
+    with pytest.raises(recorder_module.RunCancelled):
+        await recorder.flush()
+    assert recorder.status_since(0.0) == Run.Status.CANCELLED
+    assert (await Run.objects.aget(pk=run.pk)).progress_done == 2
+    with pytest.raises(recorder_module.RunCancelled):
+        await recorder.close()
+
+
+async def test_it_sends_the_row_as_stored_with_its_last_pass(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(broadcast_module, "_consumer_loop", asyncio.get_running_loop())
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add(group_name(run.pk), channel)
+    recorder = quiet_recorder(run.pk)
+    await recorder.on_sample("request", VALUES)
+    await recorder.flush()
+    assert (await _run_message(layer, channel))["progress"]["done"] == 1
+    await Run.objects.filter(pk=run.pk).aupdate(provenance={"engine": "written beside the recorder"})
+    await recorder.on_sample("request", VALUES)
+    await recorder.flush()  # within ROW_REREAD_S: the progress it stored, the rest as read before
+    assert (await _run_message(layer, channel))["progress"]["done"] == 2
+    await recorder.close()
+    last = await _run_message(layer, channel)
+    assert last["provenance"] == {"engine": "written beside the recorder"} and last["progress"]["done"] == 2
+    await layer.group_discard(group_name(run.pk), channel)
+
+
+async def test_it_writes_to_the_embedded_database_through_a_write_ahead_log() -> None:
+    if connection.vendor != "sqlite":
+        pytest.skip("the embedded default's database only")
+
+    def journal_mode() -> str:
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA journal_mode")
+            return cursor.fetchone()[0]
+
+    assert await sync_to_async(journal_mode)() == "wal"
