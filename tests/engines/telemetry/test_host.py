@@ -45,3 +45,19 @@ def test_it_turns_rapl_energy_counters_into_package_power(tmp_path):
 def test_it_reads_this_machine():
     reading = HostSource().read(0.0)
     assert 0 <= reading["cpu_load"] <= 1 and 0 < reading["mem_used_bytes"] < reading["mem_total_bytes"]
+
+
+def test_it_reads_memory_with_no_mem_available_line_as_none_in_use():
+    assert memory("MemTotal:       1000 kB\nMemFree:         100 kB\n") == (0, 1000 * 1024)
+    with pytest.raises(ValueError, match="MemTotal"):
+        memory("MemFree:         100 kB\n")
+
+
+def test_it_keeps_its_proc_files_open_between_readings_until_closed(tmp_path):
+    proc = _proc(tmp_path, busy=100, idle=100)
+    source = HostSource(proc, tmp_path / "no-powercap")
+    (proc / "meminfo").unlink()  # still read through the file it opened, not opened anew
+    assert source.read(1.0)["mem_total_bytes"] == 1000 * 1024
+    source.close()
+    with pytest.raises(OSError):
+        source.read(2.0)
