@@ -59,10 +59,13 @@ __all__ = [
     "ClientHealth", "Thresholds", "short_level", "verdict",
 ]
 
-# Short enough to see a 50 ms stall. Each wake cost 110 to 180 us of CPU on this 2-core VM (a bare
-# time.sleep wake 48 us): at 20 ms that was 0.7 % of a core, a visible share of a one-stream run's
-# CPU per 1,000 tokens against a slow engine (make bench-peers), so 50 ms.
-PROBE_INTERVAL_S = 0.05
+# Each wake of an idle loop cost 110 to 180 us of CPU on this 2-core VM (a bare time.sleep wake
+# 48 us): every 20 ms that was 0.7 % of a core, a visible share of a one-stream run's CPU per
+# 1,000 tokens against a slow engine (make bench-peers); every 50 ms it was still 0.07 s of the
+# measuring loop's 0.34 s over 20 s of a one-stream run at 40 tok/s (issue 41). Every 100 ms sees each
+# stall of 100 ms or more and half of those of 50 ms: the probes sample the lag a chunk arriving
+# at any moment would meet, and the threshold asks for two late ones, not for every stall.
+PROBE_INTERVAL_S = 0.1
 MIN_CPU_WALL_S = 2.0
 MIN_LATE_PROBES = 2
 
