@@ -20,9 +20,8 @@ WAIT_POLL_S = (0.1, 2.0)  # the first pause and the longest, in seconds
 
 class Command(BaseCommand):
     help = "Start a run of CONFIG and print it as JSON (with --wait: once it has finished)."
-    # Django's system checks (URL and model checks, for a server about to serve) took half a second
-    # of CPU before every run a script starts, and most of the spread of `make bench-peers`'
-    # start-up, against which the worker row's CPU per 1,000 tokens is told apart (issue 41).
+    # Django's system checks (URL and model checks, for a server about to serve) took about half a
+    # second of CPU before every run a script starts (issue 41's profile of `make bench-peers`).
     requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
