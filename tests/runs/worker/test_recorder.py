@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -29,6 +29,7 @@ from tests.real_engine import free_port
 pytestmark = pytest.mark.django_db(transaction=True)
 
 VALUES = {"ttft_s": 0.2, "decode_tps_client": 40.0}
+RunMessages = Callable[[], Awaitable[dict]]
 
 
 @contextmanager
@@ -133,23 +134,32 @@ async def test_it_gives_up_retrying_after_the_limit(run: Run) -> None:
 async def test_it_sends_the_summary_so_far_with_the_run_until_the_final_one_is_stored(
     run: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    async with run_messages(run.pk, monkeypatch) as next_run_message:
+        recorder = RunRecorder(run.pk, flush_interval_s=0)
+        so_far = {"requests": 1, "ttft_s": {"median": 0.2, "min": 0.2, "max": 0.2, "n": 1}}
+        await recorder.on_summary_so_far(so_far)
+        await recorder.on_sample("request", VALUES)
+        running = await next_run_message()
+        assert running["summary_so_far"] == so_far and running["summary"] == {}
+        assert await Sample.objects.filter(run_id=run.pk).acount() == 1  # the summary so far is not stored
+        await Run.objects.filter(pk=run.pk).aupdate(summary={"requests": 1})
+        await recorder.close()
+        ended = await next_run_message()
+        assert "summary_so_far" not in ended and ended["summary"] == {"requests": 1}
+
+
+@asynccontextmanager
+async def run_messages(run_id: int, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[RunMessages]:
+    """The run's live "run" messages, one per call, as a watcher of the run receives them."""
     # The recorder broadcasts from its drain thread: to this loop's queues as to a consumer's.
     monkeypatch.setattr(broadcast_module, "_consumer_loop", asyncio.get_running_loop())
     layer = get_channel_layer()
     channel = await layer.new_channel()
-    await layer.group_add(group_name(run.pk), channel)
-    recorder = RunRecorder(run.pk, flush_interval_s=0)
-    so_far = {"requests": 1, "ttft_s": {"median": 0.2, "min": 0.2, "max": 0.2, "n": 1}}
-    await recorder.on_summary_so_far(so_far)
-    await recorder.on_sample("request", VALUES)
-    running = await _run_message(layer, channel)
-    assert running["summary_so_far"] == so_far and running["summary"] == {}
-    assert await Sample.objects.filter(run_id=run.pk).acount() == 1  # the summary so far is not stored
-    await Run.objects.filter(pk=run.pk).aupdate(summary={"requests": 1})
-    await recorder.close()
-    ended = await _run_message(layer, channel)
-    assert "summary_so_far" not in ended and ended["summary"] == {"requests": 1}
-    await layer.group_discard(group_name(run.pk), channel)
+    await layer.group_add(group_name(run_id), channel)
+    try:
+        yield lambda: _run_message(layer, channel)
+    finally:
+        await layer.group_discard(group_name(run_id), channel)
 
 
 async def _run_message(layer, channel: str) -> dict:
@@ -205,22 +215,18 @@ async def test_it_sees_a_cancel_at_the_pass_after_it(run: Run) -> None:
 async def test_it_sends_the_row_as_stored_with_its_last_pass(
     run: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(broadcast_module, "_consumer_loop", asyncio.get_running_loop())
-    layer = get_channel_layer()
-    channel = await layer.new_channel()
-    await layer.group_add(group_name(run.pk), channel)
-    recorder = quiet_recorder(run.pk)
-    await recorder.on_sample("request", VALUES)
-    await recorder.flush()
-    assert (await _run_message(layer, channel))["progress"]["done"] == 1
-    await Run.objects.filter(pk=run.pk).aupdate(provenance={"engine": "written beside the recorder"})
-    await recorder.on_sample("request", VALUES)
-    await recorder.flush()  # within ROW_REREAD_S: the progress it stored, the rest as read before
-    assert (await _run_message(layer, channel))["progress"]["done"] == 2
-    await recorder.close()
-    last = await _run_message(layer, channel)
+    async with run_messages(run.pk, monkeypatch) as next_run_message:
+        recorder = quiet_recorder(run.pk)
+        await recorder.on_sample("request", VALUES)
+        await recorder.flush()
+        assert (await next_run_message())["progress"]["done"] == 1
+        await Run.objects.filter(pk=run.pk).aupdate(provenance={"engine": "written beside the recorder"})
+        await recorder.on_sample("request", VALUES)
+        await recorder.flush()  # within ROW_REREAD_S: the progress it stored, the rest as read before
+        assert (await next_run_message())["progress"]["done"] == 2
+        await recorder.close()
+        last = await next_run_message()
     assert last["provenance"] == {"engine": "written beside the recorder"} and last["progress"]["done"] == 2
-    await layer.group_discard(group_name(run.pk), channel)
 
 
 async def test_it_writes_to_the_embedded_database_through_a_write_ahead_log() -> None:
