@@ -18,7 +18,7 @@ from django.utils import timezone
 from engines.clients import EngineClient, EngineError, client_for
 from engines.clients.counters import spec_since
 from engines.models import Machine
-from measure import pooled
+from measure import event_loop, pooled
 from measure.catalog import ACCEPTANCE_BY_POSITION, LOG_ACCEPTANCE, TOKENS_PER_VERIFICATION
 from measure.stats import figure_value
 from measure.words import gettext_noop
@@ -109,7 +109,7 @@ def execute(run_id: int) -> None:
         if run.revision is not None:
             # Runs with the settings it was queued with, whatever the config says now.
             run.config = run.revision.applied(run.config)
-        asyncio.run(_execute_on_checked_connection(run))
+        event_loop.run(_execute_on_checked_connection(run))
     except Exception as exc:
         log.exception("run %s failed outside its job", run_id)
         Run.objects.fail_running(run_id, f"internal error: {exc!r}")

@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from measure import event_loop
+
 __all__ = ["LIVE_UPDATES_BOUND", "DrainThread", "LiveUpdate", "LiveUpdates"]
 
 T = TypeVar("T")
@@ -36,7 +38,7 @@ class DrainThread:
     """A daemon thread running an event loop of its own, started on the first `submit`."""
 
     def __init__(self, name: str) -> None:
-        self.loop = asyncio.new_event_loop()
+        self.loop = event_loop.new_loop()
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._start_lock = threading.Lock()
 

@@ -1,8 +1,10 @@
+import asyncio
 import threading
 import time
 from datetime import timedelta
 
 import pytest
+import uvloop
 from django.utils import timezone
 
 from engines.models import Machine
@@ -41,6 +43,17 @@ def test_it_stores_summary_samples_and_provenance():
     assert seqs == list(range(len(seqs)))  # requests and telemetry readings, numbered in one sequence
     assert run.samples.filter(kind="request").count() == len(SPEED_PROMPTS)
     assert run.progress_done == run.progress_total == len(SPEED_PROMPTS)
+
+
+def test_it_runs_the_job_on_uvloops_event_loop(monkeypatch):
+    loops = []
+
+    async def job(run):
+        loops.append(asyncio.get_running_loop())
+
+    monkeypatch.setattr(execution, "_execute", job)
+    run_to_end(RunFactory())
+    assert len(loops) == 1 and isinstance(loops[0], uvloop.Loop)
 
 
 def test_it_samples_telemetry_through_the_run_with_an_idle_baseline_first():

@@ -4,16 +4,18 @@ and never drops a sample."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import uvloop
 
 from runs.models import Run, Sample
 from runs.worker import recorder as recorder_module
 from runs.worker.client_health import client_bound_warning, with_client_health
-from runs.worker.handoff import LiveUpdate, LiveUpdates
+from runs.worker.handoff import DrainThread, LiveUpdate, LiveUpdates
 from runs.worker.recorder import RunRecorder
 from tests.factories import RunFactory
 from tests.runs.worker.test_recorder import drop_orm_connection, stored_seqs
@@ -111,3 +113,16 @@ async def test_it_folds_updates_into_the_newest_waiting_one_when_full() -> None:
     [waiting] = live._waiting
     assert waiting.samples == [{"seq": 0}, {"seq": 1}, {"seq": 2}] and waiting.run == {"n": 2}
     assert thinned == [1, 1]
+
+
+def test_it_drains_on_a_uvloop_of_its_own_thread():
+    drain = DrainThread("test-drain")
+
+    async def where() -> tuple[asyncio.AbstractEventLoop, str]:
+        return asyncio.get_running_loop(), threading.current_thread().name
+
+    try:
+        loop, thread = drain.submit(where()).result(timeout=10)
+    finally:
+        drain.stop()
+    assert isinstance(loop, uvloop.Loop) and thread == "test-drain"

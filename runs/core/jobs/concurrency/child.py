@@ -21,6 +21,7 @@ from typing import Any
 from engines.clients import client_for
 from engines.clients.base import EngineClient, Generation, GenerationRequest, now
 from engines.errors import EngineError
+from measure import event_loop
 from measure.client_health import ClientHealth
 from runs.core.outcomes import Failures
 from runs.core.request_figures import request_metrics
@@ -37,7 +38,7 @@ Share = Sequence[tuple[int, GenerationRequest]]  # (index in the burst, request)
 
 def serve(conn: Connection, recipe: tuple[str, str, str, float]) -> None:
     """The process's target: serve bursts on `conn` until told to stop (or the pipe closes)."""
-    asyncio.run(_serve(conn, recipe))
+    event_loop.run(_serve(conn, recipe))
 
 
 async def _serve(conn: Connection, recipe: tuple[str, str, str, float]) -> None:
