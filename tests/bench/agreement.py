@@ -16,7 +16,6 @@ shared engine lock. Every request asks for exactly TOKENS tokens (ignore_eos), o
 """
 from __future__ import annotations
 
-import asyncio
 import re
 import statistics
 import tempfile
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.clients import GenerationRequest, client_for
+from measure import event_loop
 from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt
 from runs.core.request_figures import request_metrics, send
 from tests.bench.engine import engine_missing, llama_server
@@ -47,9 +47,9 @@ def run(short: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="sparkdash-bench-") as tmp:
         log = Path(tmp) / "llama-server.log"
         with llama_server(log=log) as url:
-            first = asyncio.run(_ours(url, prompts, tokens, warmup=True))
+            first = event_loop.run(_ours(url, prompts, tokens, warmup=True))
             peer, reason = _peer(url, prompts, tokens, Path(tmp), peer_missing)
-            second = asyncio.run(_ours(url, prompts, tokens, warmup=False))
+            second = event_loop.run(_ours(url, prompts, tokens, warmup=False))
         evals = engine_timings_in(log.read_text(errors="replace"))
     ours = first + second
     figures = _engine_figures(ours)

@@ -11,7 +11,6 @@ py-spy is no dependency of the project (`pip download py-spy`, unpack the wheel,
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import subprocess
@@ -20,6 +19,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from measure import event_loop
 from tests.bench.overhead import Case, _run_job
 from tests.bench.simproc import ROOT, simulator_process
 
@@ -69,7 +69,7 @@ def main(argv: list[str]) -> None:
 def _profiled_load(name: str, out: Path) -> None:
     case = LOADS[name]
     with simulator_process(case.profile()) as sim:
-        asyncio.run(_run_job(sim.url, Case(case.per_chunk, 1, 64, 1)))  # imports, set-up: not profiled
+        event_loop.run(_run_job(sim.url, Case(case.per_chunk, 1, 64, 1)))  # imports, set-up: not profiled
         before, tokens = os.times(), 0
         for _ in range(3):
             tokens += measured(sim.url, case)
@@ -80,7 +80,7 @@ def _profiled_load(name: str, out: Path) -> None:
 
 def measured(url: str, case: Case) -> int:
     """The profiled job (its name marks the samples that count)."""
-    return asyncio.run(_run_job(url, case))
+    return event_loop.run(_run_job(url, case))
 
 
 def stages(raw: str, us_per_chunk: float) -> dict[str, float]:

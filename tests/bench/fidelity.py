@@ -21,6 +21,7 @@ from typing import Any
 
 from engines.clients import GenerationRequest, client_for
 from engines.simulator import SimProfile
+from measure import event_loop
 from runs.core.request_figures import decode_tps_client
 from tests.bench import fidelity_split
 from tests.bench.bare_client import BareClient
@@ -63,7 +64,7 @@ def run(short: bool) -> dict[str, Any]:
     size = SHORT if short else FULL
     rtt = loopback_rtt_s(200 if short else 2000)
     with simulator_process(PROFILE) as sim:
-        phases = asyncio.run(_measure(sim.url, size))
+        phases = event_loop.run(_measure(sim.url, size))
         sends = sim.sends()
     errors = {
         who: {streams: _pool([_errors(seen, sends[seen.seed]) for seen in replies])

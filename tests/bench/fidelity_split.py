@@ -14,13 +14,13 @@ No bare-client reference here: one bare client at 256 streams would be the bottl
 """
 from __future__ import annotations
 
-import asyncio
 import os
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from engines.clients import GenerationRequest, client_for
 from engines.simulator import SimProfile
+from measure import event_loop
 from measure.client_health import ClientHealth
 from runs.core.jobs.concurrency.loop import summarize_level, total_tps
 from runs.core.jobs.concurrency.split import LevelFigures, SplitLevels, SplitPlan
@@ -50,7 +50,7 @@ def run(short: bool) -> dict[str, Any]:
     """The split levels' figures (fidelity.run appends them to its own)."""
     size = SHORT if short else FULL
     with simulator_process(PROFILE) as sim:
-        measured, health = asyncio.run(_measure(sim.url, size))
+        measured, health = event_loop.run(_measure(sim.url, size))
         sends = sim.sends()
     figures: list[dict[str, Any]] = []
     for c, bursts in measured.items():

@@ -6,8 +6,9 @@ job: client, stream parser, per-request figures) with a progress that only count
 The sustained rate on one core is tokens / harness CPU seconds; the reference is what the
 simulator's process spent producing the same tokens in the same run. The floor is a bare
 asyncio socket client (tests/bench/bare_client.py: no HTTP library, no JSON) reading the same
-streams in the same run: with one token a chunk every chunk is a read of its own, and what one
-event-loop wake per read costs on this box is a part of any asyncio client's figure.
+streams in the same run, on the same event loop as the harness (uvloop's: measure/event_loop.py):
+with one token a chunk every chunk is a read of its own, and what one event-loop wake per read
+costs on this box is a part of any asyncio client's figure.
 
 The harness and the floor are measured in ROUNDS alternate pairs, after an untimed warm-up job
 (one-time imports and set-up are no part of a per-token cost), and their ratio is the median of
@@ -26,6 +27,7 @@ from typing import Any
 
 from engines.clients import client_for
 from engines.simulator import SimProfile
+from measure import event_loop
 from runs.core.jobs.concurrency.loop import ConcurrencyJob, run_concurrency
 from tests.bench.bare_client import BareClient
 from tests.bench.figures import figure
@@ -82,7 +84,7 @@ def run(short: bool) -> dict[str, Any]:
     details: dict[str, Any] = {}
     for case in SHORT if short else FULL:
         with simulator_process(case.profile()) as sim:
-            asyncio.run(_run_job(sim.url, Case(case.per_chunk, 1, 64, 1)))  # untimed warm-up
+            event_loop.run(_run_job(sim.url, Case(case.per_chunk, 1, 64, 1)))  # untimed warm-up
             m = _rounds(sim, case, 1 if short else ROUNDS)
             if not short and (m["tok_per_cpu_s"] < GOAL_TPS or m["floor_ratio"] > GOAL_RATIO):
                 m["profile"] = _profile(sim, case)
@@ -120,7 +122,7 @@ async def _run_job(url: str, case: Case) -> int:
 def _measure(sim: SimProcess, case: Case) -> dict[str, Any]:
     """Harness CPU and wall time, and the simulator's CPU, over the whole job."""
     sim_cpu, cpu, wall = sim.cpu_s(), time.process_time(), time.perf_counter()
-    tokens = asyncio.run(_run_job(sim.url, case))
+    tokens = event_loop.run(_run_job(sim.url, case))
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     sim_cpu = sim.cpu_s() - sim_cpu
     return {
@@ -145,14 +147,14 @@ def _measure_bare(url: str, case: Case) -> tuple[float, int]:
                 raise RuntimeError("the bare client read no content chunk")
 
     cpu = time.process_time()
-    asyncio.run(bursts())
+    event_loop.run(bursts())
     return time.process_time() - cpu, case.tokens * case.streams * case.bursts
 
 
 def _profile(sim: SimProcess, case: Case) -> list[str]:
     """Where the harness's time goes, by own time: the top functions of a cProfile of the job."""
     profiler = cProfile.Profile()
-    profiler.runcall(asyncio.run, _run_job(sim.url, case))
+    profiler.runcall(event_loop.run, _run_job(sim.url, case))
     out = io.StringIO()
     pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(12)
     return [line for line in out.getvalue().splitlines() if line.strip()][-13:]

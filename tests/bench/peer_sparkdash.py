@@ -7,12 +7,12 @@ STREAMS at a time, no warm-up; the summary goes to OUT as JSON.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
 
 from engines.clients import client_for
+from measure import event_loop
 from runs.core.jobs.concurrency.loop import ConcurrencyJob, run_concurrency
 from tests.runs.core.progress import CollectingProgress
 
@@ -27,5 +27,5 @@ async def measure(url: str, streams: int, requests: int, tokens: int) -> dict:
 
 if __name__ == "__main__":
     url, streams, requests, tokens, out = sys.argv[1:6]
-    summary = asyncio.run(measure(url, int(streams), int(requests), int(tokens)))
+    summary = event_loop.run(measure(url, int(streams), int(requests), int(tokens)))
     Path(out).write_text(json.dumps(summary, indent=1))

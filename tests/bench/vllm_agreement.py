@@ -37,6 +37,7 @@ import httpx
 
 from engines.clients import EngineError, GenerationRequest, client_for
 from engines.counters_text import VLLM, parse_counters, request_delta
+from measure import event_loop
 from runs.core.jobs.concurrency.loop import total_tps
 from runs.core.jobs.prompts import SPEED_PROMPTS, Prompt
 from runs.core.request_figures import request_metrics, send
@@ -68,7 +69,7 @@ def run(short: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="sparkdash-bench-") as tmp:
         log = Path(tmp) / "vllm.log"
         with vllm_server(log=log) as url:
-            asyncio.run(_ours(url, tuple(dict.fromkeys(prompts[1])), tokens, 1))  # warm-up, unrecorded
+            event_loop.run(_ours(url, tuple(dict.fromkeys(prompts[1])), tokens, 1))  # warm-up, unrecorded
             for c in LEVELS:
                 try:
                     passes[str(c)] = [_pass(side, url, prompts[c], tokens, c, Path(tmp)) for side in order]
@@ -137,7 +138,7 @@ def _pass(
     print(f"  c={c}: {side}, {len(prompts)} requests of {tokens} tokens", flush=True)
     before = _samples(url)
     if side == OURS:
-        done = asyncio.run(_ours(url, prompts, tokens, c))
+        done = event_loop.run(_ours(url, prompts, tokens, c))
         done["prompt_tokens"] = sum(r["prompt_tokens"] for r in done["rows"])
     else:
         done = _theirs(url, prompts, tokens, c, workdir)
