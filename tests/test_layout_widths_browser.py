@@ -8,6 +8,7 @@ Screenshots: /tmp/layout-<page>-<width>[-ja].png, for a person to look at.
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -33,6 +34,9 @@ FITTING = ("runs", "config")
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not HAVE_CHROMIUM, reason=NEEDS_CHROMIUM),
+    # Where a page's boxes fall does not depend on the database: once is enough, in the embedded
+    # pass (as the Japanese job pages and the newcomer walk); 50 s of CI's backend pass each time.
+    pytest.mark.skipif(bool(os.getenv("DATABASE_URL")), reason="runs in the embedded pass"),
     pytest.mark.django_db(transaction=True),
 ]
 

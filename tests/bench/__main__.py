@@ -1,4 +1,5 @@
-"""Run the benchmarks: `python -m tests.bench [--short] [--only fidelity,overhead] [--out var/bench.json]`.
+"""Run the benchmarks: `python -m tests.bench [--short] [--only fidelity,overhead] [--skip vllm_agreement]
+[--out var/bench.json]`.
 
 Prints one table of every figure (value, same-run reference, ratio, goal, met) and writes all
 of them to a JSON file. Exits 1 when a benchmark crashed; a missed goal is a figure, not a failure.
@@ -24,7 +25,7 @@ from tests.bench.figures import figure
 def main(argv: list[str] | None = None) -> int:
     """Run the chosen benchmarks, print the table, write the JSON; 1 if any crashed."""
     args = _parser().parse_args(argv)
-    names = _chosen(args.only)
+    names = _chosen(args.only, args.skip)
     report: dict[str, Any] = {
         "started": datetime.now(UTC).isoformat(),
         "short": args.short,
@@ -49,16 +50,21 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m tests.bench", description=__doc__)
     parser.add_argument("--short", action="store_true", help="a tiny version of each, goals not enforced")
     parser.add_argument("--only", default="", help=f"comma-separated subset of {','.join(BENCHMARKS)}")
+    parser.add_argument("--skip", default="", help="comma-separated benchmarks to leave out")
     parser.add_argument("--out", default="var/bench.json", help="where to write the figures (JSON)")
     return parser
 
 
-def _chosen(only: str) -> list[str]:
-    names = [n.strip() for n in only.split(",") if n.strip()] or list(BENCHMARKS)
-    unknown = sorted(set(names) - set(BENCHMARKS))
+def _chosen(only: str, skip: str = "") -> list[str]:
+    names, left_out = _names(only) or list(BENCHMARKS), _names(skip)
+    unknown = sorted((set(names) | set(left_out)) - set(BENCHMARKS))
     if unknown:
         raise SystemExit(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}")
-    return names
+    return [name for name in names if name not in left_out]
+
+
+def _names(listed: str) -> list[str]:
+    return [n.strip() for n in listed.split(",") if n.strip()]
 
 
 def _run_one(name: str, short: bool) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.bench import BENCHMARKS
-from tests.bench.__main__ import COLUMNS
+from tests.bench.__main__ import COLUMNS, _chosen
 from tests.bench.agreement import _split_evals, engine_timings_in
 
 pytestmark = pytest.mark.backend_free
@@ -47,6 +47,13 @@ def test_it_refuses_an_unknown_benchmark():
     assert done.returncode != 0
     assert "unknown benchmark(s) nope" in done.stderr
     assert "fidelity" in BENCHMARKS
+
+
+def test_it_leaves_out_the_benchmarks_it_is_told_to_skip():
+    assert _chosen("", "vllm_agreement") == [name for name in BENCHMARKS if name != "vllm_agreement"]
+    assert _chosen("fidelity,overhead", "overhead") == ["fidelity"]
+    with pytest.raises(SystemExit, match="unknown benchmark"):
+        _chosen("", "vllm-agreement")
 
 
 def _timing_lines(task: int, prompt_ms: float, prompt_n: int, eval_ms: float, eval_n: int) -> str:
