@@ -39,6 +39,8 @@ __all__ = [
     "wait_until_finished",
 ]
 
+CONNECT_S = 10  # the run socket's handshake, at most
+
 requires_celery = pytest.mark.skipif(
     settings.SPARKDASH_WORKER != "celery"
     or not settings.REDIS_URL
@@ -165,7 +167,9 @@ async def open_run_socket(run_id: int, cookie: str) -> WebsocketCommunicator:
 
     headers = [(b"origin", b"http://testserver"), (b"cookie", cookie.encode())]
     socket = WebsocketCommunicator(application, f"/ws/runs/{run_id}/", headers=headers)
-    connected, code = await socket.connect()
+    # The run's worker starts beside the connect (a managed engine's start is a core's work for a
+    # while): the communicator's default of 1 s was overrun once in CI's busy backend pass.
+    connected, code = await socket.connect(timeout=CONNECT_S)
     assert connected, f"the run socket refused the connection ({code})"
     return socket
 
