@@ -31,7 +31,9 @@ costs the worker about 3 s (twice its start-up range) and the lightest peers abo
 what a busy box's time allowed, not yet "dwarfs" for vLLM's start-up: a difference that is not
 positive prints no figure, and with --repeat the race prints each tool's start-up range next to
 what its extra requests cost, so a figure whose noise is as large as its signal shows as such.
---short's 32 extra requests (1,024 tokens) are for a quick look.
+--short's 32 extra requests (1,024 tokens) are for a quick look. At 16 streams the extra requests
+are 384 (EXTRA_AT): in the race of December 7 2026 the worker's 96 extra requests there cost 0.3 s
+while its N + EXTRA runs' CPU moved by 0.4 s between repeats, and one difference came out negative.
 
 `--repeat K` runs the race K times on the same engine and closes with, per level and goal, the
 median over repeats of SparkDash's (worker) ratio to the best peer, or "not separable" when either
@@ -64,6 +66,10 @@ from tests.bench.engine import engine_missing, llama_server
 STREAMS = (1, 4, 16)
 TOKENS = 32
 EXTRA = 96  # requests added for the CPU difference (32 with --short); a multiple of every level
+# At 16 streams each token costs the lightest tools a third of what it costs at one stream, so 96 extra
+# requests were within start-up noise there (the worker's difference came out negative once): four
+# times as many. A multiple of 16.
+EXTRA_AT = {16: 4 * EXTRA}
 ENGINE_THREADS = 1  # see --engine-threads
 EVAL = re.compile(r"\|\s+(prompt eval|eval) time =\s+([\d.]+) ms /\s+(\d+) tokens")
 
@@ -104,7 +110,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench-peers: {why}")
         return 1
     tools = {peer_race.WORKER: peer_worker.run_worker} | peer_tools.ready(install=True)
-    extra = 32 if args.short else EXTRA
     entries: list[Entry] = []
     with (
         tempfile.TemporaryDirectory() as tmp,
@@ -114,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         peer_worker.prepare(setup)  # once: migrations and the config, outside every CPU figure
         for repeat in range(1, args.repeat + 1):
             for streams in STREAMS:
-                sizes = (_requests(streams, args.short), extra)
+                sizes = (_requests(streams, args.short), extra_requests(streams, args.short))
                 for name, runner in tools.items():
                     entry = _race(name, runner, setup, streams, sizes, args.keep)
                     entry.repeat = repeat
@@ -140,6 +145,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--keep", type=Path, help="keep each tool's result files here (test data)")
     parser.add_argument("--out", default="var/bench-peers.json")
     return parser
+
+
+def extra_requests(streams: int, short: bool) -> int:
+    """N + EXTRA's EXTRA at `streams`: 32 with --short, EXTRA_AT's where it names the level, else EXTRA."""
+    return 32 if short else EXTRA_AT.get(streams, EXTRA)
 
 
 def _requests(streams: int, short: bool) -> int:

@@ -99,6 +99,17 @@ def test_it_plans_the_worker_run_within_the_jobs_limits(streams, requests, plan)
     assert peer_worker.rounds(streams, requests) == plan
 
 
+@pytest.mark.parametrize("short", [False, True])
+def test_it_sizes_each_levels_extra_requests_as_whole_rounds_the_worker_can_send(short):
+    for streams in peers.STREAMS:
+        requests, extra = peers._requests(streams, short), peers.extra_requests(streams, short)
+        assert extra % streams == 0
+        for total in (requests, requests + extra):
+            passes, reps = peer_worker.rounds(streams, total)
+            assert passes * reps * streams == total
+    assert peers.extra_requests(16, False) == 4 * peers.extra_requests(1, False) == 384
+
+
 @pytest.mark.parametrize(("streams", "requests"), [(4, 6), (1, 21 * 17)])
 def test_it_refuses_a_worker_run_it_cannot_send(streams, requests):
     with pytest.raises(ValueError):
