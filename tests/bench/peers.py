@@ -60,7 +60,7 @@ import httpx
 
 from runs.core.imports.detect import read_results
 from runs.core.jobs.prompts import SPEED_PROMPTS, SYSTEM
-from tests.bench import peer_race, peer_tools, peer_worker
+from tests.bench import peer_race, peer_slots, peer_tools, peer_worker
 from tests.bench.engine import engine_missing, llama_server
 
 STREAMS = (1, 4, 16)
@@ -191,6 +191,7 @@ def _race(
     difference)."""
     requests, extra = sizes
     log = setup.work / "engine.log"
+    peer_slots.cool(setup.url, log, max(STREAMS))
     start = log.stat().st_size
     small = runner(setup, streams, requests)
     engine = _engine_figures(log, start, small.warmups)
