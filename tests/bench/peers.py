@@ -16,7 +16,8 @@ TOKENS tokens. For each tool and level:
   the N it generated but not in the time, so its own tokens-per-second is N / (N - 1) high, and every
   client (each counts N - 1 gaps from the first token) read 31/32 of it at 32 tokens;
 - TTFT offset: the tool's median TTFT minus the engine's median prompt time over the same requests
-  (a tool's warm-up requests, sent first, are left out of the engine's);
+  (a tool's warm-up requests, sent first, are left out of the engine's). Every tool's runs at a
+  level start on cold slots (tests/bench/peer_slots.py), whoever ran before;
 - CPU seconds per 1,000 generated tokens: each tool runs twice, with N and N + EXTRA requests, and
   the CPU time (user + system, the tool's whole process tree, from os.wait4) of the first is taken
   from the second's, so start-up (imports, Django, tokenizer loads, warm-ups) cancels the same way
