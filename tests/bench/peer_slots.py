@@ -31,12 +31,12 @@ PROMPT_EVAL = "prompt eval time"
 def cool(url: str, log: Path, slots: int) -> None:
     """Send `slots` filler requests at once (one token each) and wait until the engine logged them all,
     so that none of their timings lands among the next tool's."""
-    before = _logged(log)
+    since = log.stat().st_size
     with ThreadPoolExecutor(slots) as pool:
         for response in pool.map(lambda _: _filler(url), range(slots)):
             response.raise_for_status()
     deadline = time.monotonic() + _LOGGED_S
-    while _logged(log) < before + slots:
+    while _logged(log, since) < slots:
         if time.monotonic() > deadline:
             raise RuntimeError(f"llama-server did not log the {slots} filler requests' timings")
         time.sleep(0.05)
@@ -48,5 +48,8 @@ def _filler(url: str) -> httpx.Response:
     return httpx.post(f"{url}/v1/chat/completions", json=body, timeout=300)
 
 
-def _logged(log: Path) -> int:
-    return log.read_text(errors="replace").count(PROMPT_EVAL)
+def _logged(log: Path, since: int) -> int:
+    """Requests timed in the log after byte `since` (the race's log grows over the whole race)."""
+    with log.open("rb") as f:
+        f.seek(since)
+        return f.read().decode(errors="replace").count(PROMPT_EVAL)
