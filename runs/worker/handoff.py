@@ -1,9 +1,10 @@
 """The hand-off between a job's measuring loop and its recording (issue 41: timing first, recording after).
 
 The job's event loop reads the engine's streams; storing samples (the database) and pushing live
-updates (the channel layer) run on a loop of their own, in a thread (`DrainThread`), so neither
-ever delays a chunk's read. The measuring loop only appends a sample and, once per flush interval,
-wakes the drain.
+updates (the channel layer) run on a thread of their own (`DrainThread`), so neither ever delays
+a chunk's read. The measuring loop only appends a sample and, once per flush interval, wakes the
+drain. The thread serves a loop (live updates, timers) and, between turns of it, runs the
+recorder's passes as plain calls, where Django lets them use its ORM directly.
 
 Only live updates are bounded (`LiveUpdates`): when LIVE_UPDATES_BOUND of them wait unsent, the
 newest waiting one absorbs the next (its samples appended, its run replaced) and the absorbed one
@@ -35,39 +36,96 @@ _JOIN_S = 10.0
 
 
 class DrainThread:
-    """A daemon thread running an event loop of its own, started on the first `submit`."""
+    """A daemon thread serving an event loop of its own, started on the first `submit` or `call`.
 
-    def __init__(self, name: str) -> None:
+    `call(fn)` runs `fn` on the thread between two turns of the loop: the loop is stopped, so no
+    loop runs on the thread, and Django lets `fn` use its ORM there. A store so needs no hop to
+    asgiref's database thread and back, two thread wakes and a fifth of the drain's CPU a pass
+    (issue 41's profile). Coroutines the loop was running (a live update being sent) wait meanwhile.
+
+    :param on_exit: called on the thread as it ends (the recorder closes its database connection)
+    """
+
+    def __init__(self, name: str, on_exit: Callable[[], None] | None = None) -> None:
         self.loop = event_loop.new_loop()
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
-        self._start_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._calls: list[tuple[Callable[[], Any], concurrent.futures.Future[Any]]] = []
+        self._interrupt_asked = False  # an `_interrupt` is on its way to the loop
+        self._stopping = self._closing = False
+        self._on_exit = on_exit
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         """Run `coro` on the drain loop; its result comes in the returned future (thread-safe)."""
-        with self._start_lock:
-            if not self._thread.is_alive() and not self.loop.is_closed():
-                self._thread.start()
+        self._start()
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
+    def call(self, fn: Callable[[], T]) -> concurrent.futures.Future[T]:
+        """Run `fn()` on the thread with its loop stopped, after the calls before it (thread-safe)."""
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        with self._lock:
+            self._calls.append((fn, future))
+        self._start()
+        self._ask_interrupt()
+        return future
+
     def stop(self) -> None:
-        """Stop the loop once what runs on it now yields; wait for the thread to end."""
+        """Stop the loop once what runs on it now yields, after the calls asked for; wait for the thread."""
         if self._thread.is_alive():
-            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._stopping = True
+            self._ask_interrupt()
             self._thread.join(_JOIN_S)
         elif not self.loop.is_closed() and self._thread.ident is None:
             self.loop.close()
 
+    def _start(self) -> None:
+        with self._lock:
+            if not self._thread.is_alive() and not self.loop.is_closed():
+                self._thread.start()
+
+    def _ask_interrupt(self) -> None:
+        with self._lock:
+            if self._interrupt_asked:  # one on its way takes every call asked for before it runs
+                return
+            self._interrupt_asked = True
+        self.loop.call_soon_threadsafe(self._interrupt)
+
+    def _interrupt(self) -> None:
+        with self._lock:
+            self._interrupt_asked = False
+        if not self._closing:
+            self.loop.stop()
+
     def _serve(self) -> None:
         asyncio.set_event_loop(self.loop)
         try:
-            self.loop.run_forever()
+            while True:
+                self.loop.run_forever()
+                self._run_calls()
+                if self._stopping:
+                    break
         finally:
+            self._closing = True
             tasks = asyncio.all_tasks(self.loop)
             for task in tasks:
                 task.cancel()
             self.loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
             self.loop.close()
+            self._run_calls()  # any asked for while it stopped
+            if self._on_exit is not None:
+                self._on_exit()
+
+    def _run_calls(self) -> None:
+        with self._lock:
+            calls, self._calls = self._calls, []
+        for fn, future in calls:
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn())
+            except BaseException as exc:  # handed to whoever waits on the future
+                future.set_exception(exc)
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """The Django side of a job's progress: samples stored in batches, then broadcast, throttled,
 on a drain thread of their own (runs.worker.handoff), never on the loop that reads the streams.
+A pass stores on that thread itself, between turns of its loop, with its own database connection.
 
 A database that goes away for a while (a Postgres restart) loses no sample: a batch that could
 not be stored stays pending and is written again, under the unique (run, seq) key, once the
@@ -16,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
-from django.db import InterfaceError, OperationalError, close_old_connections, transaction
+from django.db import InterfaceError, OperationalError, close_old_connections, connections, transaction
 from django.db.models import Max
 
 from measure.client_health import ClientHealth
@@ -25,6 +26,7 @@ from runs.live.broadcast import HOP_TIMEOUT_S, broadcast
 from runs.models import Run, Sample
 from runs.worker import handoff
 from runs.worker.handoff import DrainThread, LiveUpdate, LiveUpdates
+from runs.worker.statements import beat_running, insert_samples
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -84,7 +86,8 @@ class RunRecorder:
     """Implements the core's RunProgress: buffers samples; a drain thread stores and broadcasts them.
 
     The job's loop only appends (runs.worker.handoff): a pass on the drain thread, woken at most
-    once per flush interval, writes the pending samples, then offers them to the run's watchers,
+    once per flush interval, writes the pending samples (passes run one at a time, as plain calls
+    on that thread), then offers them to the run's watchers,
     so a browser that joins late finds in the database every sample it did not receive live. A
     cancellation, or a database outage past its limit, that a pass finds is raised to the job at
     its next sample or flush.
@@ -105,10 +108,11 @@ class RunRecorder:
         # The run's client health: live updates coalesced in the hand-off are counted here.
         self.health = ClientHealth()
         self._lock = threading.Lock()  # guards `pending` between the two threads
-        self._drain = DrainThread(f"run-{run_id}-recorder")
+        # The drain thread's database connection is its own: closed when the thread ends.
+        self._drain = DrainThread(f"run-{run_id}-recorder", on_exit=connections.close_all)
         bound = live_bound or handoff.LIVE_UPDATES_BOUND
         self._live = LiveUpdates(self._send_live, self.health.thinned, bound)
-        self._passing: asyncio.Lock | None = None  # created on the drain loop
+        self._serving = False  # the live updates' sender runs on the drain loop from the first pass
         self._woken: concurrent.futures.Future[None] | None = None
         self._cancelled = False
         self._failed: BaseException | None = None
@@ -121,6 +125,10 @@ class RunRecorder:
         # (when a pass wrote the heartbeat, the status it read back): written by the drain thread,
         # read by the run's guard on the job's loop; one tuple, replaced whole
         self._beat: tuple[float, str] | None = None
+        try:  # the job's loop, where the async ORM's connection is renewed after an outage
+            self._job_loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            self._job_loop = None
 
     async def open(self) -> None:
         """Continue numbering after any samples a previous delivery of this run stored."""
@@ -170,7 +178,7 @@ class RunRecorder:
         while self._readings is not None:
             await asyncio.sleep(QUIET_PASS_S)
             if time.monotonic() - self._passed_at >= QUIET_PASS_S:
-                await self._pass()
+                await asyncio.wrap_future(self._drain.call(self._pass))
 
     def _append(self, sample_type: str, t: float, values: dict[str, Any]) -> None:
         # Both threads append (the job's samples, the drain's readings): seq is taken under the lock.
@@ -183,7 +191,7 @@ class RunRecorder:
         """Start a pass on the drain thread unless one is under way; returns at once."""
         self.last_flush = time.monotonic()
         if self._woken is None or self._woken.done():
-            self._woken = self._drain.submit(self._pass())
+            self._woken = self._drain.call(self._pass)
 
     def status_since(self, t: float) -> str | None:
         """The run's status as a pass read it back after writing the heartbeat at monotonic time `t`
@@ -204,22 +212,23 @@ class RunRecorder:
         and the job goes on; after DB_OUTAGE_LIMIT_S of failed passes the error is raised.
         """
         self.last_flush = time.monotonic()
-        await asyncio.wrap_future(self._drain.submit(self._pass()))
+        await asyncio.wrap_future(self._drain.call(self._pass))
         self._raise_noted()
 
-    async def _pass(self) -> None:
-        if self._passing is None:  # first pass: the drain loop's lock and its live-update sender
-            self._passing = asyncio.Lock()
-            asyncio.get_running_loop().create_task(self._live.serve())
-        async with self._passing:  # the job's flushes, its wake-ups and quiet passes
-            self._passed_at = time.monotonic()
-            self._failed = None  # a pass that stores again ends the outage the job was told of
-            try:
-                await self._flush_pending()
-            except Exception as exc:  # the outage limit: surfaced to the job
-                self._failed = exc
+    def _pass(self) -> None:
+        """One pass, on the drain thread with its loop stopped (the job's flushes, its wake-ups and
+        quiet passes, one at a time)."""
+        if not self._serving:  # first pass: the live updates' sender starts with the loop's next turn
+            self._serving = True
+            self._drain.loop.create_task(self._live.serve())
+        self._passed_at = time.monotonic()
+        self._failed = None  # a pass that stores again ends the outage the job was told of
+        try:
+            self._flush_pending()
+        except Exception as exc:  # the outage limit: surfaced to the job
+            self._failed = exc
 
-    async def _flush_pending(self) -> None:
+    def _flush_pending(self) -> None:
         if self._readings is not None:
             drain, sample_type = self._readings
             self.add_readings(sample_type, drain())
@@ -227,9 +236,9 @@ class RunRecorder:
             batch = list(self.pending)
         beat_at = time.monotonic()
         try:
-            run = await self._store(batch)
+            run = self._store_now(batch)
         except DB_DOWN_ERRORS as exc:
-            await self._note_outage(exc, len(batch))
+            self._note_outage(exc, len(batch))
             return
         self._beat = (beat_at, run.status)
         if self.db_down_since is not None:
@@ -255,18 +264,13 @@ class RunRecorder:
         if self.db_down_since is not None:
             raise OperationalError(f"{len(self.pending)} samples still unstored")
 
-    async def _store(self, batch: list[Sample]) -> Run:
-        return await sync_to_async(self._store_now)(batch)
-
     def _store_now(self, batch: list[Sample]) -> Run:
-        """One trip to the database thread: the batch, the heartbeat and the progress in one
-        transaction, then the run as `_row` has it."""
+        """The batch, the heartbeat and the progress in one transaction, then the run as `_row`
+        has it."""
         done = self.done  # the job's loop counts on meanwhile
         with transaction.atomic():
-            if batch:
-                # A batch written again after a lost connection only adds the rows not yet stored.
-                Sample.objects.bulk_create(batch, ignore_conflicts=True)
-            running = Run.objects.beat(self.run_id, progress_done=done)
+            insert_samples(batch)  # again after a lost connection: only the rows not yet stored
+            running = beat_running(self.run_id, done)
             if not running:  # stopped meanwhile: its progress still counts the samples stored
                 Run.objects.beat(self.run_id, running_only=False, progress_done=done)
         return self._row(done, reread=not running)
@@ -287,15 +291,25 @@ class RunRecorder:
         self._read_at = now
         return self._run
 
-    async def _note_outage(self, exc: Exception, pending: int) -> None:
+    def _note_outage(self, exc: Exception, pending: int) -> None:
         now = time.monotonic()
         if self.db_down_since is None:
             self.db_down_since = now
             log.warning("run %s: database unavailable (%s); %d samples kept to retry", self.run_id,
                         _first_line(exc), pending)
+            self._renew_job_connection()
         elif now - self.db_down_since > DB_OUTAGE_LIMIT_S:
             raise exc
-        await reset_connection()
+        close_old_connections()  # the drain thread's own: a broken one is not reused
+
+    def _renew_job_connection(self) -> None:
+        """Close the async ORM's connection too, from the job's loop, once an outage begins. What
+        ended the drain thread's connection (a Postgres restart) ended that one, and while the
+        passes store, the guard reads their heartbeat instead of beating: nothing on the job's side
+        would meet the error before its next write (provenance, the engine's session) failed the
+        run. Once closed, it reconnects at its next query (or health-checks, with CONN_MAX_AGE)."""
+        if self._job_loop is not None and not self._job_loop.is_closed():
+            asyncio.run_coroutine_threadsafe(reset_connection(), self._job_loop)
 
     def _offer(self, batch: list[Sample], run: Run) -> None:
         shape: dict[str, Any] = dict(run.to_dict())

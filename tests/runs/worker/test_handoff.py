@@ -69,13 +69,13 @@ async def test_it_stores_every_sample_and_counts_thinned_updates_when_the_hand_o
 async def test_it_returns_from_a_sample_without_waiting_for_the_database(
     run: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = RunRecorder._store
+    store = RunRecorder._store_now
 
-    async def slow_store(self: RunRecorder, batch: list[Sample]) -> Run:
-        await asyncio.sleep(0.3)
-        return await store(self, batch)
+    def slow_store(self: RunRecorder, batch: list[Sample]) -> Run:
+        time.sleep(0.3)
+        return store(self, batch)
 
-    monkeypatch.setattr(RunRecorder, "_store", slow_store)
+    monkeypatch.setattr(RunRecorder, "_store_now", slow_store)
     recorder = RunRecorder(run.pk, flush_interval_s=0)
     took = []
     for _ in range(5):
@@ -126,3 +126,43 @@ def test_it_drains_on_a_uvloop_of_its_own_thread():
     finally:
         drain.stop()
     assert isinstance(loop, uvloop.Loop) and thread == "test-drain"
+
+
+def test_it_runs_calls_on_its_thread_with_no_loop_running_so_the_orm_is_allowed(run: Run):
+    exited_on: list[str] = []
+    drain = DrainThread("test-drain", on_exit=lambda: exited_on.append(threading.current_thread().name))
+
+    def where() -> tuple[str, bool, int]:
+        try:
+            running = asyncio.get_running_loop() is not None
+        except RuntimeError:
+            running = False
+        return threading.current_thread().name, running, Run.objects.filter(pk=run.pk).count()
+
+    async def slow_sender() -> str:
+        await asyncio.sleep(0.2)  # a live update in flight when the call comes
+        return "sent"
+
+    try:
+        sending = drain.submit(slow_sender())
+        time.sleep(0.05)
+        assert drain.call(where).result(timeout=10) == ("test-drain", False, 1)
+        assert sending.result(timeout=10) == "sent"  # the loop's coroutines go on after the call
+        later = drain.call(lambda: "after")
+    finally:
+        drain.stop()
+    assert later.result(timeout=0) == "after" and exited_on == ["test-drain"]
+
+
+def test_it_hands_a_calls_exception_to_its_caller():
+    drain = DrainThread("test-drain")
+
+    def broken() -> None:
+        raise ValueError("no")
+
+    try:
+        with pytest.raises(ValueError, match="no"):
+            drain.call(broken).result(timeout=10)
+        assert drain.call(lambda: 2).result(timeout=10) == 2
+    finally:
+        drain.stop()

@@ -56,6 +56,12 @@ async def drop_orm_connection() -> None:
     await sync_to_async(_close_connection)()
 
 
+async def drop_connections(recorder: RunRecorder) -> None:
+    """Close the async ORM's connection and the recorder's own, on its drain thread."""
+    await drop_orm_connection()
+    await asyncio.wrap_future(recorder._drain.call(_close_connection))
+
+
 async def stored_seqs(run_id: int) -> list[int]:
     seqs = Sample.objects.filter(run_id=run_id).order_by("seq").values_list("seq", flat=True)
     return [s async for s in seqs]
@@ -78,7 +84,7 @@ async def test_it_keeps_samples_while_the_database_is_down_and_stores_them_once_
     await recorder.on_sample("request", VALUES)
     await recorder.flush()
     with database_down():
-        await drop_orm_connection()
+        await drop_connections(recorder)
         await recorder.on_sample("request", VALUES)
         await recorder.on_sample("request", VALUES)
         await recorder.flush()
@@ -113,7 +119,7 @@ async def test_it_waits_for_the_database_before_the_last_flush_gives_up(run: Run
     recorder = quiet_recorder(run.pk)
     await recorder.on_sample("request", VALUES)
     with database_down():
-        await drop_orm_connection()
+        await drop_connections(recorder)
         closing = asyncio.ensure_future(recorder.close())
         await asyncio.sleep(0.5)
         assert not closing.done()
@@ -239,3 +245,39 @@ async def test_it_writes_to_the_embedded_database_through_a_write_ahead_log() ->
             return cursor.fetchone()[0]
 
     assert await sync_to_async(journal_mode)() == "wal"
+
+
+async def test_it_renews_the_job_sides_connection_when_its_pass_finds_the_database_gone(run: Run) -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("Postgres: its connections can be ended from outside, as a restart ends them")
+    recorder = quiet_recorder(run.pk)
+    await recorder.on_sample("request", VALUES)
+    await recorder.flush()  # the drain thread's connection, and the async ORM's below, are open
+    assert await Run.objects.filter(pk=run.pk).aexists()
+    job_side = await sync_to_async(_backend_pid)()
+    pids = [job_side, await asyncio.wrap_future(recorder._drain.call(_backend_pid))]
+    await asyncio.to_thread(_end_connections, pids)
+    await recorder.on_sample("request", VALUES)
+    await recorder.flush()  # the pass meets its ended connection: an outage, the samples kept
+    await recorder.flush()  # and stores them through a new one
+    await asyncio.sleep(0.2)
+    # The job's side (provenance, the engine's session, the outcome) finds a working connection,
+    # although nothing there met the error itself.
+    assert await Run.objects.filter(pk=run.pk).aexists()
+    await recorder.close()
+    assert await stored_seqs(run.pk) == [0, 1]
+
+
+def _backend_pid() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
+
+
+def _end_connections(pids: list[int]) -> None:
+    """What a Postgres restart does to the connections of `pids`, from a connection of its own."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(pid) FROM unnest(%s) AS pid", [pids])
+    finally:
+        connection.close()
