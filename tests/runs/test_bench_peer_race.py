@@ -110,6 +110,45 @@ def test_it_sizes_each_levels_extra_requests_as_whole_rounds_the_worker_can_send
     assert peers.extra_requests(16, False) == 4 * peers.extra_requests(1, False) == 384
 
 
+@pytest.mark.parametrize("short", [False, True])
+def test_it_sizes_the_retry_of_each_level_as_whole_rounds_the_worker_can_send(short):
+    for streams in peers.STREAMS:
+        total = peers._requests(streams, short) + peers.RETRY_FACTOR * peers.extra_requests(streams, short)
+        passes, reps = peer_worker.rounds(streams, total)
+        assert passes * reps * streams == total
+
+
+def _runner(cpu_by_requests, calls):
+    def run(setup, streams, requests):
+        calls.append((streams, requests))
+        return peer_tools.Done([], cpu_by_requests[requests])
+
+    return run
+
+
+def test_it_measures_a_difference_that_is_not_positive_once_more_with_more_requests():
+    calls = []
+    runner = _runner({8: 2.0, 104: 1.9, 200: 2.6}, calls)
+    small = peer_tools.Done([], 2.0)
+    large, cpu, retried = peers.cpu_difference(runner, None, 1, (8, 96), small)
+    assert calls == [(1, 104), (1, 8 + peers.RETRY_FACTOR * 96)]
+    assert retried and large.cpu_s == 2.6
+    assert cpu == pytest.approx(0.6 / (192 * peers.TOKENS / 1000))
+
+
+def test_it_keeps_a_positive_difference_without_a_retry():
+    calls = []
+    runner = _runner({104: 2.5}, calls)
+    _, cpu, retried = peers.cpu_difference(runner, None, 1, (8, 96), peer_tools.Done([], 2.0))
+    assert calls == [(1, 104)] and not retried
+    assert cpu == pytest.approx(0.5 / (96 * peers.TOKENS / 1000))
+
+
+def test_it_gives_no_figure_when_the_retry_is_not_positive_either():
+    runner = _runner({104: 1.9, 200: 1.95}, [])
+    assert peers.cpu_difference(runner, None, 1, (8, 96), peer_tools.Done([], 2.0))[1:] == (None, True)
+
+
 @pytest.mark.parametrize(("streams", "requests"), [(4, 6), (1, 21 * 17)])
 def test_it_refuses_a_worker_run_it_cannot_send(streams, requests):
     with pytest.raises(ValueError):
@@ -124,3 +163,39 @@ def test_it_leaves_a_tools_warm_ups_out_of_the_engines_figures(tmp_path):
     log.write_text("".join(text))
     assert peers._engine_figures(log, 0, skip=1) == {"prompt_ms": 10.0, "decode": 100.0}
     assert peers._engine_figures(log, 0)["prompt_ms"] == 10.0
+
+
+def _cpu_entry(tool, repeat, cpu, runs):
+    return peers.Entry(tool, 1, 100, 100, 55, 50, cpu, repeat=repeat, cpu_s=runs)
+
+
+def test_it_leaves_noise_sized_cpu_figures_out_of_the_race(capsys):
+    # vllm bench: N runs 12.0 and 13.0 s (noise 1.0), its extra requests 0.1 s: 0.01 is noise.
+    entries = [
+        _cpu_entry(peer_race.WORKER, 1, 0.35, (2.0, 3.0)),
+        _cpu_entry(peer_race.WORKER, 2, 0.33, (2.1, 3.1)),
+        _cpu_entry("llama-benchy", 1, 0.30, (1.5, 2.5)),
+        _cpu_entry("llama-benchy", 2, 0.30, (1.6, 2.6)),
+        _cpu_entry("vllm-bench", 1, 0.01, (12.0, 12.1)),
+        _cpu_entry("vllm-bench", 2, 0.01, (13.0, 13.1)),
+    ]
+    noise = peers.start_up_noise(entries)
+    assert noise[("vllm-bench", 1)].noise_sized
+    assert not noise[("llama-benchy", 1)].noise_sized and not noise[(peer_race.WORKER, 1)].noise_sized
+    lines = peers._print_table(entries)
+    assert lines[1].startswith("1 stream(s), CPU per 1k tokens: SparkDash 0.340, best peer 0.300")
+    assert "vllm-bench           1  noise   1.00 s  extra   0.10 s  (noise-sized" in capsys.readouterr().out
+
+
+def test_it_leaves_sparkdashs_own_noise_sized_figures_out_as_well():
+    entries = [
+        _cpu_entry(peer_race.WORKER, 1, 0.05, (2.0, 2.1)),
+        _cpu_entry(peer_race.WORKER, 2, 0.05, (3.0, 3.1)),
+        _cpu_entry("llama-benchy", 1, 0.30, (1.5, 2.5)),
+        _cpu_entry("llama-benchy", 2, 0.30, (1.6, 2.6)),
+    ]
+    assert peers._print_table(entries)[1] == "1 stream(s), CPU per 1k tokens: not measured"
+
+
+def test_it_judges_no_noise_from_a_single_repeat():
+    assert peers.start_up_noise([_cpu_entry("vllm-bench", 1, 0.01, (12.0, 12.1))]) == {}

@@ -127,8 +127,11 @@ async def test_it_times_a_reasoning_models_answer_after_its_thinking(style):
     assert row["ttfo_s"] - row["ttft_s"] == pytest.approx(0.2, abs=0.02)
     assert (row["output_tokens"], row["reasoning_tokens"], row["answer_tokens"]) == (48, 20, 28)
     assert row["reasoning_tokens_source"] == ("engine" if style == "field" else "tokenizer")
-    assert row["decode_tps_client"] == pytest.approx(100, rel=0.03)  # reasoning tokens count
-    assert row["decode_tps_answer"] == pytest.approx(100, rel=0.05)
+    # Reasoning tokens count: over answer tokens alone either speed would read about 60 tok/s. The
+    # simulator keeps its schedule, so a first token late on a loaded machine (CI runs three passes
+    # at once) shortens the window and raises the speed: 16 ms late read 103.6 there.
+    assert row["decode_tps_client"] == pytest.approx(100, rel=0.1)
+    assert row["decode_tps_answer"] == pytest.approx(100, rel=0.1)
     assert summary["ttfo_s"]["median"] > summary["ttft_s"]["median"]
     assert summary["answer_tokens"]["median"] == 28
 
