@@ -219,11 +219,15 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.getenv("REDIS_URL", "")
+# A watcher's socket waits on the channel layer with blocking pops of 5 s (channels_redis's
+# brpop_timeout). redis-py 8 gives up reading after 5 s by default, so an idle watcher's receive
+# raised TimeoutError and its socket closed (redis-py issue 4091). The layer's reads have no
+# client-side timeout, as before redis-py 8: every pop ends on the server's side within 5 s.
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": None}]},
         }
     }
 else:
