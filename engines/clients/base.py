@@ -4,13 +4,14 @@ Plain async Python with no Django import, so the measurement core is testable al
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import ssl
 import time
 import urllib.request
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -18,7 +19,7 @@ from typing import Any, ClassVar
 import httpx
 import orjson
 
-from engines.clients import wire
+from engines.clients import lost_socket, wire
 from engines.clients.chunk import Chunk
 from engines.clients.lines import MAX_LINE_BYTES, LineTooLong, bounded_lines
 from engines.clients.reasoning import split_unopened
@@ -253,10 +254,8 @@ class EngineClient(ABC):
 
     async def counters_text(self) -> str | None:
         """The engine's Prometheus /metrics text, or None when it does not serve one."""
-        try:
+        with self._engine_errors():
             response = await self.http.get("/metrics")
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            raise self._transport_error(exc) from exc
         if response.status_code != 200:
             return None
         return response.text
@@ -277,7 +276,7 @@ class EngineClient(ABC):
         return self._httpx_lines(path, body)
 
     async def _httpx_lines(self, path: str, body: dict[str, Any]) -> AsyncGenerator[tuple[float, str], None]:
-        try:
+        with self._engine_errors():
             answer = self.http.stream("POST", path, json=body, extensions={"trace": _note_sent})
             async with answer as response:
                 if response.status_code >= 400:
@@ -286,8 +285,6 @@ class EngineClient(ABC):
                 async for line in _utf8_lines(pieces):
                     if line:
                         yield pieces.t, line
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            raise self._transport_error(exc) from exc
 
     async def _get_object(self, path: str) -> dict[str, Any]:
         return await self._request_object("GET", path)
@@ -303,13 +300,20 @@ class EngineClient(ABC):
         self, method: str, path: str, body: dict[str, Any] | None = None
     ) -> dict[str, Any]:
         """One plain request whose answer must be a JSON object."""
-        try:
+        with self._engine_errors():
             response = await self.http.request(method, path, json=body)
             if response.status_code >= 400:
                 raise await _http_error(response)
+        return load_json_object(_decode(response.content), f"answer from {self.base_url}{path}")
+
+    @contextlib.contextmanager
+    def _engine_errors(self) -> Iterator[None]:
+        """httpx's failures, a socket uvloop lost as it opened among them, raised as EngineError."""
+        try:
+            with lost_socket.as_connect_error():
+                yield
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise self._transport_error(exc) from exc
-        return load_json_object(_decode(response.content), f"answer from {self.base_url}{path}")
 
     def _transport_error(self, exc: Exception) -> EngineError:
         reason = str(exc) or type(exc).__name__

@@ -1,13 +1,18 @@
-"""EngineClient.generate: TTFT starts when the request goes out, not when the harness builds it."""
+"""EngineClient: TTFT starts when the request goes out, not when the harness builds it; a lost
+connection is an EngineError, whichever event loop meets it."""
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 
 import httpx
 import pytest
 
 from engines.clients import GenerationRequest, base, client_for
+from engines.errors import EngineError
 from engines.simulator import SimProfile, serve_in_thread
+from measure import event_loop
+from tests.engines.resetting import resetting_engine
 
 pytestmark = pytest.mark.backend_free
 
@@ -28,3 +33,23 @@ async def test_it_stamps_sent_at_when_the_request_headers_start_going_out() -> N
             gen = await client.generate(REQUEST)
     assert started + 0.05 <= ready[0] <= gen.sent_at
     assert gen.first_token_at is not None and gen.sent_at < gen.first_token_at
+
+
+
+async def _failures(url: str, attempts: int) -> Counter[str]:
+    seen: Counter[str] = Counter()
+    for _ in range(attempts):
+        async with client_for("vllm", url) as client:
+            try:
+                await client.counters_text()
+            except EngineError as exc:
+                seen[type(exc).__name__] += 1
+    return seen
+
+
+def test_it_raises_an_engine_error_for_a_connection_reset_as_it_opens_on_uvloop() -> None:
+    # uvloop drops a reset connection's socket before httpcore asks it about TLS; before the client
+    # caught that, about 5 % of these attempts raised a bare AttributeError (48 of 1,000).
+    with resetting_engine() as url:
+        seen = event_loop.run(_failures(url, 400))
+    assert sum(seen.values()) == 400, seen

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import httpx
 
+from engines.clients import lost_socket
 from engines.clients.base import KEEPALIVE_EXPIRY_S
 from engines.clients.lines import MIB, LineTooLong, bounded_lines, size_text
 
@@ -160,7 +161,8 @@ class Wire:
         """
         stale: Exception | None = None
         try:
-            response = await self.http().send(request, stream=True)
+            with lost_socket.as_connect_error():
+                response = await self.http().send(request, stream=True)
         except STALE_CONNECTION as exc:
             stale = exc
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
@@ -182,7 +184,8 @@ class Wire:
 async def _opened(up: Upstream, client: httpx.AsyncClient, request: httpx.Request,
                   first: Exception) -> AsyncIterator[httpx.Response]:
     try:
-        response = await client.send(request, stream=True)
+        with lost_socket.as_connect_error():
+            response = await client.send(request, stream=True)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise _unreachable(up, exc, retried_after=first) from exc
     try:
