@@ -32,6 +32,7 @@ from engines.clients.base import (
     stopped_mid_answer,
 )
 from engines.clients.counters import DraftCounters, LoneRequests, RequestCounters
+from engines.clients.openai_chunks import fast_take
 from engines.clients.reasoning import ThinkSplitter
 from engines.errors import EngineMalformed
 
@@ -85,13 +86,16 @@ class OpenAIClient(EngineClient):
         # The lines, not sse_objects: one generator less between each read and its chunk.
         async with aclosing(self._stream_lines("/v1/chat/completions", self.chat_body(request))) as lines:
             async for t, line in lines:  # t: when the line's bytes were read, before parsing
-                data = self.sse_object(line)
-                if data is None:
-                    continue
-                if isinstance(data, str):  # DONE
-                    done = True
-                    break
-                reasoning, text = answer.take(data)
+                taken = answer.take_line(line)
+                if taken is None:  # not a plain chunk: the general path
+                    data = self.sse_object(line)
+                    if data is None:
+                        continue
+                    if isinstance(data, str):  # DONE
+                        done = True
+                        break
+                    taken = answer.take(data)
+                reasoning, text = taken
                 if reasoning:
                     answer.n_chunks += 1
                     yield Chunk(t, reasoning, reasoning=True)
@@ -263,6 +267,21 @@ class _Answer:
             self.timings = timings
         if "sglext" in data:
             self._take_spec_details(data["sglext"])
+        return reasoning, text
+
+    def take_line(self, line: str) -> tuple[str, str] | None:
+        """As take() for a plain chunk's `data:` line, decoded straight into the fields it reads
+        (engines.clients.openai_chunks); None for any other line, which the caller parses whole."""
+        taken = fast_take(line[6:]) if line.startswith("data: ") else None
+        if taken is None:
+            return None
+        reasoning, text, finish, chunk = taken
+        if finish:
+            self.finish_reason = finish
+        if isinstance(chunk.usage, dict):
+            self.usage = chunk.usage
+        if isinstance(chunk.timings, dict):
+            self.timings = chunk.timings
         return reasoning, text
 
     def _take_spec_details(self, sglext: Any) -> None:
