@@ -21,6 +21,7 @@ from typing import IO, TypeVar
 
 import httpx
 
+from engines.clients import lost_socket
 from engines.clients.base import EngineError
 
 __all__ = [
@@ -296,7 +297,8 @@ def kill_orphan(pid: int, argv: Sequence[str]) -> bool:
 
 async def _answers_200(http: httpx.AsyncClient, url: str, timeout_s: float) -> bool:
     try:
-        response = await http.get(url, timeout=timeout_s)
+        with lost_socket.as_connect_error():  # an engine dying as it starts can reset the poll's connection
+            response = await http.get(url, timeout=timeout_s)
     except httpx.HTTPError:
         return False
     return response.status_code == 200

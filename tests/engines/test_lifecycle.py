@@ -11,8 +11,10 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
+from engines import lifecycle
 from engines.clients import GenerationRequest, client_for
 from engines.clients.base import EngineError
 from engines.lifecycle import (
@@ -23,6 +25,8 @@ from engines.lifecycle import (
     run_while_alive,
     wait_port_free,
 )
+from measure import event_loop
+from tests.engines.resetting import resetting_engine
 
 pytestmark = pytest.mark.backend_free
 
@@ -233,3 +237,13 @@ def _alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     return state != "Z"
+
+
+def test_it_counts_a_connection_reset_as_it_opens_as_not_yet_healthy_on_uvloop() -> None:
+    async def polls(url: str) -> list[bool]:
+        async with httpx.AsyncClient(trust_env=False) as http:
+            return [await lifecycle._answers_200(http, url + "/health", 1.0) for _ in range(300)]
+
+    # Without the client's guard, uvloop's lost socket raised AttributeError out of a few of these.
+    with resetting_engine() as url:
+        assert event_loop.run(polls(url)) == [False] * 300
